@@ -1,0 +1,38 @@
+# Every target bootstraps .venv when it is missing, so a fresh clone needs only python3 and make.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: dev demo chat test lint bench editor clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+dev: $(STAMP)  ## LangGraph Studio + API on http://127.0.0.1:2024 (offline model when no key is set)
+	LANGGRAPH_CLI_NO_ANALYTICS=1 $(BIN)/langgraph dev --no-browser --n-jobs-per-worker 4
+
+demo: $(STAMP)  ## two sessions on the offline model: a fact told in session 1 is recalled in session 2
+	$(BIN)/python -m graph.demo
+
+chat: $(STAMP)  ## terminal chat with /memories, /forget and /quit
+	$(BIN)/python -m graph.chat
+
+test: $(STAMP)  ## the whole test suite: unit, integration (real files, processes, databases) and e2e
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+bench: $(STAMP)  ## benchmarks print their figures; they are not part of the tests
+	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

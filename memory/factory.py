@@ -1,0 +1,69 @@
+"""open_memory_manager: one manager for one user from a short spec such as `yaml:data/memory`."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from memory.manager import BaseMemoryManager
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SPEC = "yaml:data/memory"
+SPEC_HELP = (
+    "use 'yaml:<directory>', 'sqlite:<file.db>', 'store' (the LangGraph store passed in), "
+    "or 'postgres:<connection string>'"
+)
+
+
+def open_memory_manager(spec: str, user_id: str, store: Any | None = None) -> BaseMemoryManager:
+    """Open the manager named by `spec` for `user_id`; a bad spec raises ValueError with the forms."""
+    kind, _, target = spec.partition(":")
+    kind = kind.strip().lower()
+    if kind == "yaml":
+        from memory.yaml_manager import YamlMemoryManager
+
+        return YamlMemoryManager(target or "data/memory", user_id)
+    if kind == "sqlite":
+        from memory.sqlite_manager import SqliteMemoryManager
+
+        return SqliteMemoryManager(target or "data/memory.db", user_id)
+    if kind == "store":
+        from memory.store_manager import StoreMemoryManager
+
+        if store is None:
+            from langgraph.store.memory import InMemoryStore
+
+            store = InMemoryStore()
+        return StoreMemoryManager(store, user_id)
+    if kind == "postgres":
+        from memory.store_manager import StoreMemoryManager, open_postgres_store
+
+        if not target:
+            raise ValueError(f"memory backend {spec!r} needs a connection string: {SPEC_HELP}")
+        return StoreMemoryManager(open_postgres_store(target), user_id)
+    raise ValueError(f"unknown memory backend {spec!r}: {SPEC_HELP}")
+
+
+_opened: dict[tuple[str, str, int], BaseMemoryManager] = {}
+
+
+def get_memory_manager(spec: str, user_id: str, store: Any | None = None) -> BaseMemoryManager:
+    """The process-wide manager for (spec, user, store), self-checked the first time it is opened.
+
+    A FAIL report stops writes for that user (reads go on); the report is logged either way.
+    """
+    key = (spec, user_id, id(store))
+    manager = _opened.get(key)
+    if manager is None:
+        manager = open_memory_manager(spec, user_id, store)
+        report = manager.self_check()
+        log = logger.error if report.status == "FAIL" else logger.info
+        log(
+            "memory self_check for user %r (%s): %s, %d items, issues=%s, repaired=%s",
+            user_id, manager.backend, report.status, report.item_count, report.issues,
+            report.repaired,
+        )
+        manager.last_report = report
+        _opened[key] = manager
+    return manager

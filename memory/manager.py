@@ -1,0 +1,420 @@
+"""BaseMemoryManager: the seed's three storage primitives and everything built on them."""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from memory.errors import CorruptStoreError, MemoryNotFound, WritesDisabled
+from memory.item import MemoryItem, check_description, check_theme
+from memory.repair import SelfCheckReport, item_from_raw
+
+logger = logging.getLogger(__name__)
+
+_USER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$")
+_MEMORY_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def validate_user_id(user_id: object) -> str:
+    """Return the id if it is safe to use in a file name or key, else raise ValueError."""
+    if not isinstance(user_id, str) or not _USER_ID.match(user_id) or ".." in user_id:
+        raise ValueError(
+            f"user_id {user_id!r} is not allowed: use 1-128 letters, digits, '_', '-', '.' or '@', "
+            "starting with a letter or digit"
+        )
+    return user_id
+
+
+@dataclass
+class MemoryDocument:
+    """Everything one user's store holds: items (tombstones included), applied turns, revision.
+
+    The seed's `_load_all` returned only the items; here it returns the document so that the
+    revision and the applied turn ids are persisted in the same atomic write as the items.
+    """
+
+    items: dict[str, MemoryItem] = field(default_factory=dict)
+    applied_turns: list[str] = field(default_factory=list)
+    revision: int = 0
+
+
+@dataclass(frozen=True)
+class Change:
+    """One operation of an `apply` batch. `id` may be chosen in advance for an `add`."""
+
+    op: Literal["add", "update", "delete", "merge", "hit", "restore"]
+    id: str | None = None
+    description: str | None = None
+    theme: str | None = None
+    reason: str = ""
+    other_id: str | None = None  # merge: the item absorbed into `id`
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    """The outcome of `apply`: `applied` is False when the turn had already been applied."""
+
+    turn_id: str
+    applied: bool
+    results: list[Any]
+
+
+class MemoryTransaction(ABC):
+    """Point reads and writes inside one write lock; nothing is stored unless it commits."""
+
+    @abstractmethod
+    def get(self, memory_id: str) -> MemoryItem | None: ...
+
+    @abstractmethod
+    def put(self, memory_id: str, item: MemoryItem) -> None: ...
+
+    @abstractmethod
+    def remove(self, memory_id: str) -> None: ...
+
+    @abstractmethod
+    def has_turn(self, turn_id: str) -> bool: ...
+
+    @abstractmethod
+    def record_turn(self, turn_id: str) -> None: ...
+
+
+class _DocumentTransaction(MemoryTransaction):
+    """The seed's default: load the whole document, change it in memory, save it whole."""
+
+    def __init__(self, document: MemoryDocument) -> None:
+        self.document = document
+        self.dirty = False
+
+    def get(self, memory_id: str) -> MemoryItem | None:
+        return self.document.items.get(memory_id)
+
+    def put(self, memory_id: str, item: MemoryItem) -> None:
+        self.document.items[memory_id] = item
+        self.dirty = True
+
+    def remove(self, memory_id: str) -> None:
+        self.document.items.pop(memory_id, None)
+        self.dirty = True
+
+    def has_turn(self, turn_id: str) -> bool:
+        return turn_id in self.document.applied_turns
+
+    def record_turn(self, turn_id: str) -> None:
+        self.document.applied_turns.append(turn_id)
+        self.dirty = True
+
+
+class BaseMemoryManager(ABC):
+    """One user's memories over some storage, built on three primitives.
+
+    Subclasses implement `_load_all` (read the whole document), `_save_all` (replace it
+    atomically) and `_write_lock` (exclusive across threads and processes). Every CRUD method runs
+    inside `_transaction()`, which by default is lock → load → change → save. Backends with point
+    reads and writes (SQLite, LangGraph stores) override `_transaction()` instead of each method,
+    so validation, history and tombstones live in one place.
+    """
+
+    backend: str = "base"
+
+    def __init__(self, user_id: str) -> None:
+        self.user_id = validate_user_id(user_id)
+        self._writes_blocked: str | None = None
+        self.last_report: SelfCheckReport | None = None
+
+    # ── storage primitives ──────────────────────────────────────────────
+
+    @abstractmethod
+    def _load_all(self) -> MemoryDocument:
+        """Read the whole document. Raises CorruptStoreError if it cannot be parsed."""
+
+    @abstractmethod
+    def _save_all(self, document: MemoryDocument) -> None:
+        """Replace the whole document atomically. Called with the write lock held."""
+
+    @abstractmethod
+    def _write_lock(self) -> AbstractContextManager[None]:
+        """Exclusive access for one read-modify-write sequence."""
+
+    @contextmanager
+    def _transaction(self) -> Iterator[MemoryTransaction]:
+        self._check_writable()
+        with self._write_lock():
+            document = self._load_all()
+            transaction = _DocumentTransaction(document)
+            yield transaction
+            if transaction.dirty:
+                document.revision += 1
+                self._save_all(document)
+
+    def _read_document(self) -> MemoryDocument:
+        """The document for read-only use; backends may serve it from a cache."""
+        return self._load_all()
+
+    # ── queries ─────────────────────────────────────────────────────────
+
+    @property
+    def revision(self) -> str:
+        """A token that changes on every write, so readers can cache indexes cheaply."""
+        return str(self._read_document().revision)
+
+    def list_items(self) -> dict[str, MemoryItem]:
+        """Live items by id (tombstones left out). Treat them as read-only."""
+        return {i: item for i, item in self._read_document().items.items() if not item.deleted}
+
+    def show(self) -> list[dict[str, Any]]:
+        """All live memories as `[{id, description, theme}]`, the seed's LLM-friendly form."""
+        return [
+            {"id": i, "description": item.description, "theme": item.theme}
+            for i, item in self.list_items().items()
+        ]
+
+    def get(self, memory_id: str, include_deleted: bool = False) -> MemoryItem:
+        """One item by id; MemoryNotFound if unknown (or deleted, unless asked for)."""
+        item = self._read_document().items.get(memory_id)
+        if item is None or (item.deleted and not include_deleted):
+            raise MemoryNotFound(memory_id, "it was deleted" if item else "")
+        return item
+
+    def show_description_history(self, memory_id: str) -> list[dict[str, str]]:
+        """The history of one item (tombstones too), newest first."""
+        return self.get(memory_id, include_deleted=True).show_description_history()
+
+    def get_memories_grouped(self) -> dict[str, list[dict[str, Any]]]:
+        """Live items grouped by theme, newest first within a theme, for the editor's waterfall."""
+        groups: dict[str, list[dict[str, Any]]] = {}
+        ordered = sorted(self.list_items().items(), key=lambda kv: kv[1].latest_update_time)
+        for memory_id, item in reversed(ordered):
+            groups.setdefault(item.theme, []).append(
+                {
+                    "id": memory_id,
+                    "description": item.description,
+                    "theme": item.theme,
+                    "hit": item.hit,
+                    "latest_update_time": item.latest_update_time,
+                }
+            )
+        return groups
+
+    def deleted_items(self) -> dict[str, MemoryItem]:
+        """Tombstones by id, for a "recently deleted" view."""
+        return {i: item for i, item in self._read_document().items.items() if item.deleted}
+
+    def has_applied(self, turn_id: str) -> bool:
+        """Whether `apply` already recorded this turn."""
+        return turn_id in self._read_document().applied_turns
+
+    # ── CRUD ────────────────────────────────────────────────────────────
+
+    def add(self, description: str, theme: str, reason: str = "") -> str:
+        """Add a memory and return its id."""
+        with self._transaction() as tx:
+            return self._add(tx, description, theme, reason, None)
+
+    def update(
+        self,
+        id: str,
+        reason: str,
+        new_description: str | None = None,
+        new_theme: str | None = None,
+    ) -> None:
+        """Change a memory's description and/or theme; the old values go into its history."""
+        with self._transaction() as tx:
+            self._update(tx, id, reason, new_description, new_theme)
+
+    def delete(self, id: str, reason: str = "") -> str:
+        """Tombstone a memory (undo with `restore`) and return its description."""
+        with self._transaction() as tx:
+            return self._delete(tx, id, reason)
+
+    def restore(self, id: str, reason: str = "") -> None:
+        """Bring a deleted memory back."""
+        with self._transaction() as tx:
+            self._restore(tx, id, reason)
+
+    def merge(
+        self, id1: str, id2: str, merged_description: str, merged_theme: str, reason: str
+    ) -> None:
+        """Merge id2 into id1: id1 keeps both histories, id2 becomes a tombstone pointing at id1."""
+        with self._transaction() as tx:
+            self._merge(tx, id1, id2, merged_description, merged_theme, reason)
+
+    def hit(self, id: str) -> int:
+        """Count one more use of a memory and return the new count."""
+        with self._transaction() as tx:
+            return self._hit(tx, id)
+
+    def purge(self, id: str) -> None:
+        """Really remove an item, tombstone or not, with its history. Only ever an explicit call."""
+        with self._transaction() as tx:
+            if tx.get(id) is None:
+                raise MemoryNotFound(id)
+            tx.remove(id)
+
+    def apply(self, changes: Sequence[Change], turn_id: str) -> ApplyResult:
+        """Apply a batch all-or-nothing and record `turn_id`; a repeated turn changes nothing."""
+        if not isinstance(turn_id, str) or not turn_id.strip():
+            raise ValueError("turn_id must be a non-empty string")
+        with self._transaction() as tx:
+            if tx.has_turn(turn_id):
+                return ApplyResult(turn_id=turn_id, applied=False, results=[])
+            results = [self._apply_one(tx, change) for change in changes]
+            tx.record_turn(turn_id)
+            return ApplyResult(turn_id=turn_id, applied=True, results=results)
+
+    # ── operations inside a transaction ─────────────────────────────────
+
+    def _apply_one(self, tx: MemoryTransaction, change: Change) -> Any:
+        if change.op == "add":
+            return self._add(tx, change.description, change.theme, change.reason, change.id)
+        target = self._require_id(change.id, change.op)
+        if change.op == "update":
+            return self._update(tx, target, change.reason, change.description, change.theme)
+        if change.op == "delete":
+            return self._delete(tx, target, change.reason)
+        if change.op == "restore":
+            return self._restore(tx, target, change.reason)
+        if change.op == "hit":
+            return self._hit(tx, target)
+        if change.op == "merge":
+            other = self._require_id(change.other_id, "merge", "other_id")
+            return self._merge(
+                tx, target, other, change.description, change.theme, change.reason
+            )
+        raise ValueError(f"op {change.op!r} is not one of add, update, delete, merge, hit, restore")
+
+    def _add(
+        self,
+        tx: MemoryTransaction,
+        description: str | None,
+        theme: str | None,
+        reason: str,
+        wanted_id: str | None,
+    ) -> str:
+        item = MemoryItem.create(check_description(description), check_theme(theme), reason)
+        if wanted_id is not None:
+            if not _MEMORY_ID.match(wanted_id):
+                raise ValueError(f"id {wanted_id!r} must be 1-64 letters, digits, '_' or '-'")
+            if tx.get(wanted_id) is not None:
+                raise ValueError(f"id {wanted_id!r} is already taken")
+            memory_id = wanted_id
+        else:
+            memory_id = self._generate_id()
+            while tx.get(memory_id) is not None:
+                memory_id = self._generate_id()
+        tx.put(memory_id, item)
+        return memory_id
+
+    def _update(
+        self,
+        tx: MemoryTransaction,
+        memory_id: str,
+        reason: str,
+        new_description: str | None,
+        new_theme: str | None,
+    ) -> None:
+        item = self._live(tx, memory_id)
+        item.update(reason, new_description, new_theme)
+        tx.put(memory_id, item)
+
+    def _delete(self, tx: MemoryTransaction, memory_id: str, reason: str) -> str:
+        item = self._live(tx, memory_id)
+        item.mark_deleted(reason)
+        tx.put(memory_id, item)
+        return item.description
+
+    def _restore(self, tx: MemoryTransaction, memory_id: str, reason: str) -> None:
+        item = tx.get(memory_id)
+        if item is None:
+            raise MemoryNotFound(memory_id)
+        if not item.deleted:
+            raise ValueError(f"id {memory_id!r} is not deleted; there is nothing to restore")
+        item.mark_restored(reason)
+        tx.put(memory_id, item)
+
+    def _merge(
+        self,
+        tx: MemoryTransaction,
+        id1: str,
+        id2: str,
+        description: str | None,
+        theme: str | None,
+        reason: str,
+    ) -> None:
+        if id1 == id2:
+            raise ValueError("merge needs two different ids (id1 and id2 are the same)")
+        keep, absorbed = self._live(tx, id1), self._live(tx, id2)
+        keep.merge(absorbed, reason, check_description(description, "merged_description"),
+                   check_theme(theme, "merged_theme"))
+        absorbed.mark_deleted(reason, action="merged_into", into=id1)
+        tx.put(id1, keep)
+        tx.put(id2, absorbed)
+
+    def _hit(self, tx: MemoryTransaction, memory_id: str) -> int:
+        item = self._live(tx, memory_id)
+        item.hit += 1
+        tx.put(memory_id, item)
+        return item.hit
+
+    @staticmethod
+    def _live(tx: MemoryTransaction, memory_id: str) -> MemoryItem:
+        item = tx.get(memory_id)
+        if item is None:
+            raise MemoryNotFound(memory_id)
+        if item.deleted:
+            raise MemoryNotFound(memory_id, "it was deleted; restore it first")
+        return item
+
+    @staticmethod
+    def _require_id(value: str | None, op: str, field_name: str = "id") -> str:
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"{field_name} is required for {op}")
+        return value
+
+    def _generate_id(self) -> str:
+        """A short random id, as in the seed."""
+        return secrets.token_hex(4)
+
+    # ── self-check ──────────────────────────────────────────────────────
+
+    def _validate_all_items(self, raw_items: dict[str, Any]) -> tuple[dict[str, MemoryItem], list[str]]:
+        """Rebuild every item from raw data; returns the items and the repairs made."""
+        repaired: list[str] = []
+        items = {str(i): item_from_raw(str(i), raw, repaired) for i, raw in raw_items.items()}
+        return items, repaired
+
+    def self_check(self) -> SelfCheckReport:
+        """Check that the store is readable and writable and its items are whole; repair what can be.
+
+        FAIL (unreadable or unwritable store) stops writes for this manager until a later check
+        passes; reads go on where they can.
+        """
+        self._writes_blocked = None
+        try:
+            issues, repaired = self._check_and_repair()
+        except CorruptStoreError as exc:
+            self._writes_blocked = str(exc)
+        except OSError as exc:
+            self._writes_blocked = f"storage is not usable: {exc}"
+        if self._writes_blocked:
+            self.last_report = SelfCheckReport("FAIL", [self._writes_blocked], [], 0)
+            return self.last_report
+        count = len(self.list_items())
+        status = "WARN" if issues or repaired else "OK"
+        self.last_report = SelfCheckReport(status, issues, repaired, count)
+        return self.last_report
+
+    def _check_and_repair(self) -> tuple[list[str], list[str]]:
+        """Backend-specific part of self_check: (issues, repaired)."""
+        return [], []
+
+    def _check_writable(self) -> None:
+        if self._writes_blocked:
+            raise WritesDisabled(
+                f"writes for user {self.user_id!r} are stopped: {self._writes_blocked}"
+            )

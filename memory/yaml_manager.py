@@ -1,0 +1,168 @@
+"""YamlMemoryManager: one human-readable YAML file per user, locked across processes, replaced atomically."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import portalocker
+import yaml
+
+from memory.errors import CorruptStoreError
+from memory.manager import BaseMemoryManager, MemoryDocument
+from memory.repair import item_from_raw
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster when present
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+LOCK_TIMEOUT_SECONDS = 60.0
+_HEADER = "# Gulfstream memories of one user. Safe to edit by hand; the app repairs and reports.\n"
+
+
+class YamlMemoryManager(BaseMemoryManager):
+    """The seed's default backend: `<directory>/<user_id>.yaml`, edited by people and by the app."""
+
+    backend = "yaml"
+
+    def __init__(self, directory: str | os.PathLike[str], user_id: str) -> None:
+        super().__init__(user_id)
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.path = self.directory / f"{self.user_id}.yaml"
+        self._lock_path = self.directory / f".{self.user_id}.yaml.lock"
+        self._thread_lock = threading.RLock()
+        self._cache: tuple[tuple[int, int, int], MemoryDocument, list[str]] | None = None
+
+    # ── primitives ──────────────────────────────────────────────────────
+
+    @contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        with (
+            self._thread_lock,
+            portalocker.Lock(str(self._lock_path), mode="a", timeout=LOCK_TIMEOUT_SECONDS),
+        ):
+            yield
+
+    def _load_all(self) -> MemoryDocument:
+        document, _ = self._parse_file()
+        return document
+
+    def _save_all(self, document: MemoryDocument) -> None:
+        data: dict[str, Any] = {
+            "revision": document.revision,
+            "items": {i: item.to_dict() for i, item in document.items.items()},
+            "applied_turns": document.applied_turns,
+        }
+        text = _HEADER + yaml.dump(
+            data, Dumper=_Dumper, allow_unicode=True, default_flow_style=False, sort_keys=False
+        )
+        # Write beside the target, fsync, then rename: a crash leaves the old file or the new one.
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{self.user_id}.", suffix=".tmp", dir=self.directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp_name, self.path)
+        except BaseException:
+            Path(tmp_name).unlink(missing_ok=True)
+            raise
+        _fsync_directory(self.directory)
+
+    def _read_document(self) -> MemoryDocument:
+        # Reads are served from a cache keyed by the file's identity; each write replaces the file.
+        key = self._file_key()
+        if key is not None and self._cache is not None and self._cache[0] == key:
+            return self._cache[1]
+        document, repairs = self._parse_file()
+        if key is not None:
+            self._cache = (key, document, repairs)
+        return document
+
+    # ── parsing ─────────────────────────────────────────────────────────
+
+    def _file_key(self) -> tuple[int, int, int] | None:
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+
+    def _parse_file(self) -> tuple[MemoryDocument, list[str]]:
+        """Parse the file leniently: type errors are repaired in memory and listed, never fatal."""
+        try:
+            raw_text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return MemoryDocument(), []
+        except UnicodeDecodeError as exc:
+            raise CorruptStoreError(f"{self.path} is not UTF-8 text: {exc}") from exc
+        try:
+            data = yaml.load(raw_text, Loader=_Loader)  # noqa: S506 - a safe loader
+        except yaml.YAMLError as exc:
+            raise CorruptStoreError(f"{self.path} is not valid YAML: {exc}") from exc
+        if data is None:
+            return MemoryDocument(), []
+        if not isinstance(data, dict):
+            raise CorruptStoreError(f"{self.path} must hold a mapping, found {type(data).__name__}")
+        repairs: list[str] = []
+        if "items" in data and isinstance(data.get("items"), dict | None):
+            raw_items = data.get("items") or {}
+            turns = data.get("applied_turns") or []
+            revision = data.get("revision", 0)
+        else:  # the seed's flat layout: {id: item}
+            raw_items, turns, revision = data, [], 0
+            repairs.append("file used the seed's flat layout; rewritten with items/revision")
+        if not isinstance(turns, list):
+            repairs.append("applied_turns was not a list; reset")
+            turns = []
+        if isinstance(revision, bool) or not isinstance(revision, int):
+            repairs.append("revision was not a number; reset")
+            revision = 0
+        items = {str(i): item_from_raw(str(i), raw, repairs) for i, raw in raw_items.items()}
+        return MemoryDocument(items, [str(t) for t in turns], revision), repairs
+
+    # ── self-check ──────────────────────────────────────────────────────
+
+    def _check_and_repair(self) -> tuple[list[str], list[str]]:
+        probe = self.directory / f".{self.user_id}.probe"
+        probe.write_text("ok", encoding="utf-8")
+        probe.unlink()
+        with self._write_lock():
+            try:
+                document, repairs = self._parse_file()
+            except CorruptStoreError as exc:
+                copy = self._copy_aside("corrupt")
+                raise CorruptStoreError(
+                    f"{exc}. The file is left untouched and a copy is at {copy}; fix or move it, "
+                    "then run self_check again"
+                ) from exc
+            if repairs:
+                backup = self._copy_aside("bak")
+                document.revision += 1
+                self._save_all(document)
+                repairs.append(f"original bytes kept at {backup}")
+        return [], repairs
+
+    def _copy_aside(self, label: str) -> Path:
+        stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
+        target = self.directory / f"{self.user_id}.{label}-{stamp}.yaml"
+        shutil.copy2(self.path, target)
+        return target
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make the rename itself durable (POSIX); a no-op where directories cannot be opened."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,1 @@
+"""Gulfstream prompts package."""
