@@ -1,4 +1,4 @@
-"""Gulfstream's memory system: items, managers over YAML/SQLite/LangGraph stores, retrieval and writing."""
+"""Gulfstream memory: items, managers (YAML, SQLite, LangGraph store), retrieval and writing."""
 
 from memory.errors import CorruptStoreError, MemoryNotFound, WritesDisabled
 from memory.factory import open_memory_manager

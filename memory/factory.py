@@ -17,7 +17,7 @@ SPEC_HELP = (
 
 
 def open_memory_manager(spec: str, user_id: str, store: Any | None = None) -> BaseMemoryManager:
-    """Open the manager named by `spec` for `user_id`; a bad spec raises ValueError with the forms."""
+    """Open the manager named by `spec` for `user_id`; a bad spec raises ValueError."""
     kind, _, target = spec.partition(":")
     kind = kind.strip().lower()
     if kind == "yaml":
@@ -61,7 +61,11 @@ def get_memory_manager(spec: str, user_id: str, store: Any | None = None) -> Bas
         log = logger.error if report.status == "FAIL" else logger.info
         log(
             "memory self_check for user %r (%s): %s, %d items, issues=%s, repaired=%s",
-            user_id, manager.backend, report.status, report.item_count, report.issues,
+            user_id,
+            manager.backend,
+            report.status,
+            report.item_count,
+            report.issues,
             report.repaired,
         )
         manager.last_report = report

@@ -47,7 +47,9 @@ def check_reason(value: object, field_name: str = "reason") -> str:
     if not isinstance(value, str):
         raise ValueError(f"{field_name} must be a string")
     if len(value) > MAX_REASON_CHARS:
-        raise ValueError(f"{field_name} is {len(value)} characters; the limit is {MAX_REASON_CHARS}")
+        raise ValueError(
+            f"{field_name} is {len(value)} characters; the limit is {MAX_REASON_CHARS}"
+        )
     return value.strip()
 
 

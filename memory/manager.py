@@ -8,9 +8,15 @@ import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from memory.document import (
+    ApplyResult,
+    Change,
+    DocumentTransaction,
+    MemoryDocument,
+    MemoryTransaction,
+)
 from memory.errors import CorruptStoreError, MemoryNotFound, WritesDisabled
 from memory.item import MemoryItem, check_description, check_theme
 from memory.repair import SelfCheckReport, item_from_raw
@@ -29,85 +35,6 @@ def validate_user_id(user_id: object) -> str:
             "starting with a letter or digit"
         )
     return user_id
-
-
-@dataclass
-class MemoryDocument:
-    """Everything one user's store holds: items (tombstones included), applied turns, revision.
-
-    The seed's `_load_all` returned only the items; here it returns the document so that the
-    revision and the applied turn ids are persisted in the same atomic write as the items.
-    """
-
-    items: dict[str, MemoryItem] = field(default_factory=dict)
-    applied_turns: list[str] = field(default_factory=list)
-    revision: int = 0
-
-
-@dataclass(frozen=True)
-class Change:
-    """One operation of an `apply` batch. `id` may be chosen in advance for an `add`."""
-
-    op: Literal["add", "update", "delete", "merge", "hit", "restore"]
-    id: str | None = None
-    description: str | None = None
-    theme: str | None = None
-    reason: str = ""
-    other_id: str | None = None  # merge: the item absorbed into `id`
-
-
-@dataclass(frozen=True)
-class ApplyResult:
-    """The outcome of `apply`: `applied` is False when the turn had already been applied."""
-
-    turn_id: str
-    applied: bool
-    results: list[Any]
-
-
-class MemoryTransaction(ABC):
-    """Point reads and writes inside one write lock; nothing is stored unless it commits."""
-
-    @abstractmethod
-    def get(self, memory_id: str) -> MemoryItem | None: ...
-
-    @abstractmethod
-    def put(self, memory_id: str, item: MemoryItem) -> None: ...
-
-    @abstractmethod
-    def remove(self, memory_id: str) -> None: ...
-
-    @abstractmethod
-    def has_turn(self, turn_id: str) -> bool: ...
-
-    @abstractmethod
-    def record_turn(self, turn_id: str) -> None: ...
-
-
-class _DocumentTransaction(MemoryTransaction):
-    """The seed's default: load the whole document, change it in memory, save it whole."""
-
-    def __init__(self, document: MemoryDocument) -> None:
-        self.document = document
-        self.dirty = False
-
-    def get(self, memory_id: str) -> MemoryItem | None:
-        return self.document.items.get(memory_id)
-
-    def put(self, memory_id: str, item: MemoryItem) -> None:
-        self.document.items[memory_id] = item
-        self.dirty = True
-
-    def remove(self, memory_id: str) -> None:
-        self.document.items.pop(memory_id, None)
-        self.dirty = True
-
-    def has_turn(self, turn_id: str) -> bool:
-        return turn_id in self.document.applied_turns
-
-    def record_turn(self, turn_id: str) -> None:
-        self.document.applied_turns.append(turn_id)
-        self.dirty = True
 
 
 class BaseMemoryManager(ABC):
@@ -146,7 +73,7 @@ class BaseMemoryManager(ABC):
         self._check_writable()
         with self._write_lock():
             document = self._load_all()
-            transaction = _DocumentTransaction(document)
+            transaction = DocumentTransaction(document)
             yield transaction
             if transaction.dirty:
                 document.revision += 1
@@ -283,9 +210,7 @@ class BaseMemoryManager(ABC):
             return self._hit(tx, target)
         if change.op == "merge":
             other = self._require_id(change.other_id, "merge", "other_id")
-            return self._merge(
-                tx, target, other, change.description, change.theme, change.reason
-            )
+            return self._merge(tx, target, other, change.description, change.theme, change.reason)
         raise ValueError(f"op {change.op!r} is not one of add, update, delete, merge, hit, restore")
 
     def _add(
@@ -349,8 +274,12 @@ class BaseMemoryManager(ABC):
         if id1 == id2:
             raise ValueError("merge needs two different ids (id1 and id2 are the same)")
         keep, absorbed = self._live(tx, id1), self._live(tx, id2)
-        keep.merge(absorbed, reason, check_description(description, "merged_description"),
-                   check_theme(theme, "merged_theme"))
+        keep.merge(
+            absorbed,
+            reason,
+            check_description(description, "merged_description"),
+            check_theme(theme, "merged_theme"),
+        )
         absorbed.mark_deleted(reason, action="merged_into", into=id1)
         tx.put(id1, keep)
         tx.put(id2, absorbed)
@@ -382,14 +311,16 @@ class BaseMemoryManager(ABC):
 
     # ── self-check ──────────────────────────────────────────────────────
 
-    def _validate_all_items(self, raw_items: dict[str, Any]) -> tuple[dict[str, MemoryItem], list[str]]:
-        """Rebuild every item from raw data; returns the items and the repairs made."""
+    def _validate_all_items(
+        self, raw_items: dict[str, Any]
+    ) -> tuple[dict[str, MemoryItem], list[str]]:
+        """Rebuild every item from raw stored data; return the items and the repairs made."""
         repaired: list[str] = []
         items = {str(i): item_from_raw(str(i), raw, repaired) for i, raw in raw_items.items()}
         return items, repaired
 
     def self_check(self) -> SelfCheckReport:
-        """Check that the store is readable and writable and its items are whole; repair what can be.
+        """Check that the store is readable, writable and whole; repair what can be repaired.
 
         FAIL (unreadable or unwritable store) stops writes for this manager until a later check
         passes; reads go on where they can.

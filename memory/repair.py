@@ -1,4 +1,4 @@
-"""Turn raw stored dicts into MemoryItems, repairing what a hand edit can break, and say what was done."""
+"""Rebuild MemoryItems from raw stored data, repairing what a hand edit can break, and say so."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ _KNOWN_FIELDS = ("description", "theme", "history", "latest_update_time", "hit",
 
 @dataclass
 class SelfCheckReport:
-    """What `self_check()` found: FAIL stops writes for the user, WARN means something was repaired."""
+    """What `self_check()` found: FAIL stops writes for the user; WARN means something was fixed."""
 
     status: str  # "OK" | "WARN" | "FAIL"
     issues: list[str]

@@ -1,4 +1,4 @@
-"""YamlMemoryManager: one human-readable YAML file per user, locked across processes, replaced atomically."""
+"""YamlMemoryManager: one human-readable YAML file per user, locked across processes, atomic."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ import yaml
 
 from memory.errors import CorruptStoreError
 from memory.manager import BaseMemoryManager, MemoryDocument
-from memory.repair import item_from_raw
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster when present
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -63,7 +62,9 @@ class YamlMemoryManager(BaseMemoryManager):
             data, Dumper=_Dumper, allow_unicode=True, default_flow_style=False, sort_keys=False
         )
         # Write beside the target, fsync, then rename: a crash leaves the old file or the new one.
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{self.user_id}.", suffix=".tmp", dir=self.directory)
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{self.user_id}.", suffix=".tmp", dir=self.directory
+        )
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
@@ -103,7 +104,7 @@ class YamlMemoryManager(BaseMemoryManager):
         except UnicodeDecodeError as exc:
             raise CorruptStoreError(f"{self.path} is not UTF-8 text: {exc}") from exc
         try:
-            data = yaml.load(raw_text, Loader=_Loader)  # noqa: S506 - a safe loader
+            data = yaml.load(raw_text, Loader=_Loader)  # a safe loader (CSafeLoader or SafeLoader)
         except yaml.YAMLError as exc:
             raise CorruptStoreError(f"{self.path} is not valid YAML: {exc}") from exc
         if data is None:
@@ -124,7 +125,8 @@ class YamlMemoryManager(BaseMemoryManager):
         if isinstance(revision, bool) or not isinstance(revision, int):
             repairs.append("revision was not a number; reset")
             revision = 0
-        items = {str(i): item_from_raw(str(i), raw, repairs) for i, raw in raw_items.items()}
+        items, item_repairs = self._validate_all_items(raw_items)
+        repairs.extend(item_repairs)
         return MemoryDocument(items, [str(t) for t in turns], revision), repairs
 
     # ── self-check ──────────────────────────────────────────────────────
