@@ -1,0 +1,185 @@
+"""Snapshots keep everything across backends and folders, and never overwrite a non-empty store."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memory import CorruptStoreError, open_memory_manager
+from memory.manager import BaseMemoryManager
+from memory.snapshot import (
+    SnapshotScheduler,
+    default_snapshot_path,
+    import_snapshot,
+    restore_if_empty,
+    write_snapshot,
+)
+
+
+def _fill(manager: BaseMemoryManager) -> dict[str, str]:
+    ids = {
+        "city": manager.add("用户住在杭州西湖边", "地点与路径", "用户自述"),
+        "job": manager.add("The user works as a nurse", "identity"),
+        "gone": manager.add("The user has an exam on 2026-12-01", "to-dos"),
+    }
+    manager.update(ids["job"], "changed jobs", new_description="The user works as a doctor")
+    manager.hit(ids["city"])
+    manager.delete(ids["gone"], "exam is over")
+    manager.apply([], "turn-1")
+    return ids
+
+
+def _state(manager: BaseMemoryManager) -> tuple[object, ...]:
+    document = manager._load_all()
+    return (
+        {i: item.to_dict() for i, item in document.items.items()},
+        document.applied_turns,
+    )
+
+
+@pytest.mark.parametrize("target_spec", ["yaml", "store", "sqlite"])
+def test_round_trip_keeps_chinese_history_tombstones_and_turns(
+    tmp_path: Path, target_spec: str
+) -> None:
+    source = open_memory_manager(f"yaml:{tmp_path / 'src'}", "alice")
+    ids = _fill(source)
+    path = write_snapshot(source, tmp_path / "backup.jsonl.gz")
+    if target_spec == "sqlite":
+        pytest.importorskip("memory.sqlite_manager")
+    spec = {
+        "yaml": f"yaml:{tmp_path / 'dst'}",
+        "store": "store",
+        "sqlite": f"sqlite:{tmp_path / 'm.db'}",
+    }
+    target = open_memory_manager(spec[target_spec], "alice")
+
+    assert import_snapshot(target, path) == 3
+    assert _state(target) == _state(source)
+    assert target.get(ids["city"]).description == "用户住在杭州西湖边"
+    assert target.get(ids["city"]).hit == 1
+    assert [e["action"] for e in target.show_description_history(ids["job"])] == [
+        "update",
+        "create",
+    ]
+    assert ids["gone"] in target.deleted_items()
+    assert target.has_applied("turn-1")
+    target.restore(ids["gone"], "undo")  # a restored tombstone is a live item again
+    assert len(target.show()) == 3
+
+
+def test_import_refuses_a_non_empty_store_and_changes_nothing(tmp_path: Path) -> None:
+    source = open_memory_manager(f"yaml:{tmp_path / 'src'}", "bob")
+    _fill(source)
+    path = write_snapshot(source, tmp_path / "b.jsonl.gz")
+    target = open_memory_manager(f"yaml:{tmp_path / 'dst'}", "bob")
+    target.add("Bob likes tea", "taste")
+    before = target.path.read_bytes()
+    with pytest.raises(ValueError, match="not empty"):
+        import_snapshot(target, path)
+    assert target.path.read_bytes() == before
+
+
+def test_corrupt_snapshot_is_a_clear_error(tmp_path: Path) -> None:
+    manager = open_memory_manager(f"yaml:{tmp_path}", "carol")
+    bad = tmp_path / "bad.jsonl.gz"
+    bad.write_bytes(b"not gzip at all")
+    with pytest.raises(CorruptStoreError, match="cannot be read"):
+        import_snapshot(manager, bad)
+    wrong = tmp_path / "wrong.jsonl.gz"
+    with gzip.open(wrong, "wt") as handle:
+        handle.write('{"hello": 1}\n')
+    with pytest.raises(CorruptStoreError, match="header"):
+        import_snapshot(manager, wrong)
+    assert manager.show() == []
+
+
+def test_copying_the_data_folder_elsewhere_keeps_everything(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    manager = open_memory_manager(f"yaml:{data}", "dave")
+    _fill(manager)
+    write_snapshot(manager, default_snapshot_path(manager))  # type: ignore[arg-type]
+    elsewhere = tmp_path / "elsewhere" / "data"
+    shutil.copytree(data, elsewhere)
+    moved = open_memory_manager(f"yaml:{elsewhere}", "dave")
+    assert _state(moved) == _state(manager)
+
+    # Only the snapshot survives (the store file was lost): start restores it automatically.
+    moved.path.unlink()
+    assert restore_if_empty(moved) is True
+    assert _state(moved) == _state(manager)
+    assert restore_if_empty(moved) is False  # not empty any more: nothing happens
+
+
+def test_scheduler_debounces_a_burst_into_one_snapshot(tmp_path: Path) -> None:
+    manager = open_memory_manager(f"yaml:{tmp_path}", "erin")
+    path = tmp_path / "erin.jsonl.gz"
+    scheduler = SnapshotScheduler(manager, path, delay=0.2)
+    for n in range(5):
+        manager.add(f"fact {n}", "moments")
+        scheduler.changed()
+    assert not path.exists()  # still inside the quiet period
+    import time
+
+    time.sleep(0.6)
+    assert path.exists()
+    restored = open_memory_manager(f"yaml:{tmp_path / 'r'}", "erin")
+    assert import_snapshot(restored, path) == 5
+
+
+def test_make_export_and_import_commands(tmp_path: Path) -> None:
+    manager = open_memory_manager(f"yaml:{tmp_path / 'a'}", "frank")
+    _fill(manager)
+    out = tmp_path / "frank.jsonl.gz"
+    run = [sys.executable, "-m", "memory.snapshot"]
+    exported = subprocess.run(
+        [
+            *run,
+            "export",
+            "--backend",
+            f"yaml:{tmp_path / 'a'}",
+            "--user",
+            "frank",
+            "--file",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "3 items" in exported.stdout
+    imported = subprocess.run(
+        [
+            *run,
+            "import",
+            "--backend",
+            f"yaml:{tmp_path / 'b'}",
+            "--user",
+            "frank",
+            "--file",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "imported 3 items" in imported.stdout
+    again = subprocess.run(
+        [
+            *run,
+            "import",
+            "--backend",
+            f"yaml:{tmp_path / 'b'}",
+            "--user",
+            "frank",
+            "--file",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert again.returncode == 1 and "not empty" in again.stdout
