@@ -1,0 +1,488 @@
+"""SqliteMemoryManager: many users in one SQLite file, point reads and writes in transactions."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memory.errors import CorruptStoreError, MemoryNotFound
+from memory.item import MemoryItem, now_iso
+from memory.manager import BaseMemoryManager, MemoryDocument, MemoryTransaction
+from memory.repair import item_from_raw
+
+BUSY_TIMEOUT_MS = 60_000
+SCHEMA_VERSION = 1
+# Migration steps by the schema version they reach; `_migrate` runs the missing ones in order.
+_MIGRATIONS: dict[int, list[str]] = {
+    1: [
+        # `pos` keeps insertion order, as the YAML file does; an update keeps its row.
+        """CREATE TABLE IF NOT EXISTS memory_items (
+            pos INTEGER PRIMARY KEY, user_id TEXT NOT NULL, id TEXT NOT NULL,
+            description TEXT, theme TEXT, latest_update_time TEXT, hit INTEGER, deleted INTEGER,
+            UNIQUE (user_id, id))""",
+        "CREATE INDEX IF NOT EXISTS memory_items_by_user ON memory_items (user_id, pos)",
+        """CREATE TABLE IF NOT EXISTS memory_history (
+            user_id TEXT NOT NULL, item_id TEXT NOT NULL, seq INTEGER NOT NULL, entry TEXT NOT NULL,
+            PRIMARY KEY (user_id, item_id, seq)) WITHOUT ROWID""",
+        """CREATE TABLE IF NOT EXISTS memory_turns (
+            pos INTEGER PRIMARY KEY, user_id TEXT NOT NULL, turn_id TEXT NOT NULL,
+            applied_at TEXT NOT NULL, UNIQUE (user_id, turn_id))""",
+        """CREATE TABLE IF NOT EXISTS memory_meta (
+            user_id TEXT PRIMARY KEY, revision INTEGER NOT NULL DEFAULT 0)""",
+    ],
+}
+_ITEM_COLUMNS = "id, description, theme, latest_update_time, hit, deleted"
+_UPSERT_ITEM = (
+    "INSERT INTO memory_items (user_id, id, description, theme, latest_update_time, hit, deleted)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, id) DO UPDATE SET"
+    " description = excluded.description, theme = excluded.theme,"
+    " latest_update_time = excluded.latest_update_time, hit = excluded.hit,"
+    " deleted = excluded.deleted"
+)
+_INSERT_HISTORY = "INSERT INTO memory_history (user_id, item_id, seq, entry) VALUES (?, ?, ?, ?)"
+
+
+def _raw_row(row: tuple[Any, ...], history: list[Any]) -> dict[str, Any]:
+    """A stored row as the raw dict `item_from_raw` repairs; 0/1 are SQLite's booleans."""
+    _, description, theme, latest, hit, deleted = row
+    return {
+        "description": description,
+        "theme": theme,
+        "history": history,
+        "latest_update_time": latest,
+        "hit": hit,
+        "deleted": bool(deleted) if deleted in (0, 1) else deleted,
+    }
+
+
+def _decode_entry(text: Any) -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return text  # item_from_raw keeps it as a note and reports the repair
+
+
+def _item_params(user_id: str, memory_id: str, item: MemoryItem) -> tuple[Any, ...]:
+    return (
+        user_id,
+        memory_id,
+        item.description,
+        item.theme,
+        item.latest_update_time,
+        item.hit,
+        int(item.deleted),
+    )
+
+
+class _SqliteTransaction(MemoryTransaction):
+    """Point reads and writes on one connection inside BEGIN IMMEDIATE; history is appended."""
+
+    def __init__(self, conn: sqlite3.Connection, user_id: str) -> None:
+        self.conn, self.user_id = conn, user_id
+        self.dirty = False
+        # What each item's history rows held when read: lets `put` append instead of rewrite.
+        self._stored: dict[str, tuple[list[Any], int]] = {}
+
+    def get(self, memory_id: str) -> MemoryItem | None:
+        row = self.conn.execute(
+            f"SELECT {_ITEM_COLUMNS} FROM memory_items WHERE user_id = ? AND id = ?",
+            (self.user_id, memory_id),
+        ).fetchone()
+        if row is None:
+            return None
+        rows = self.conn.execute(
+            "SELECT seq, entry FROM memory_history WHERE user_id = ? AND item_id = ? ORDER BY seq",
+            (self.user_id, memory_id),
+        ).fetchall()
+        history = [_decode_entry(entry) for _, entry in rows]
+        self._stored[memory_id] = (list(history), rows[-1][0] if rows else -1)
+        return item_from_raw(memory_id, _raw_row(row, list(history)), [])
+
+    def put(self, memory_id: str, item: MemoryItem) -> None:
+        self.conn.execute(_UPSERT_ITEM, _item_params(self.user_id, memory_id, item))
+        stored, last_seq = self._stored.get(memory_id, ([], -1))
+        if memory_id not in self._stored or item.history[: len(stored)] != stored:
+            # New item, or history reordered (merge) or repaired: rewrite this item's history.
+            self.conn.execute(
+                "DELETE FROM memory_history WHERE user_id = ? AND item_id = ?",
+                (self.user_id, memory_id),
+            )
+            stored, last_seq = [], -1
+        new_entries = item.history[len(stored) :]
+        self.conn.executemany(
+            _INSERT_HISTORY,
+            [
+                (self.user_id, memory_id, last_seq + 1 + n, json.dumps(entry, ensure_ascii=False))
+                for n, entry in enumerate(new_entries)
+            ],
+        )
+        self._stored[memory_id] = (
+            [dict(entry) for entry in item.history],
+            last_seq + len(new_entries),
+        )
+        self.dirty = True
+
+    def remove(self, memory_id: str) -> None:
+        for table, column in (("memory_items", "id"), ("memory_history", "item_id")):
+            self.conn.execute(
+                f"DELETE FROM {table} WHERE user_id = ? AND {column} = ?",
+                (self.user_id, memory_id),
+            )
+        self._stored.pop(memory_id, None)
+        self.dirty = True
+
+    def has_turn(self, turn_id: str) -> bool:
+        return _has_turn(self.conn, self.user_id, turn_id)
+
+    def record_turn(self, turn_id: str) -> None:
+        self.conn.execute(
+            "INSERT INTO memory_turns (user_id, turn_id, applied_at) VALUES (?, ?, ?)",
+            (self.user_id, turn_id, now_iso()),
+        )
+        self.dirty = True
+
+
+def _has_turn(conn: sqlite3.Connection, user_id: str, turn_id: str) -> bool:
+    return (
+        conn.execute(
+            "SELECT 1 FROM memory_turns WHERE user_id = ? AND turn_id = ?", (user_id, turn_id)
+        ).fetchone()
+        is not None
+    )
+
+
+class SqliteMemoryManager(BaseMemoryManager):
+    """`sqlite:<file.db>`: one file holds many users; every write is a short point transaction.
+
+    WAL mode lets readers run beside the one writer; `BEGIN IMMEDIATE` plus a busy timeout
+    serialises writers across threads and processes. Each thread gets its own connection.
+    """
+
+    backend = "sqlite"
+
+    def __init__(self, path: str | os.PathLike[str], user_id: str) -> None:
+        super().__init__(user_id)
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        self._schema_ready = False
+        self._cache: tuple[int, MemoryDocument] | None = None
+
+    # ── connections and schema ──────────────────────────────────────────
+
+    def _conn(self) -> sqlite3.Connection:
+        """This thread's connection, opened lazily so that a bad file fails in self_check."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        try:
+            # isolation_level=None: we issue BEGIN/COMMIT ourselves.
+            conn = sqlite3.connect(
+                self.path,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA synchronous=FULL")  # a returned write survives power loss too
+            if not self._schema_ready:
+                self._migrate(conn)
+                self._schema_ready = True
+        except sqlite3.DatabaseError as exc:
+            if conn is not None:
+                conn.close()
+            if isinstance(exc, sqlite3.OperationalError):
+                raise OSError(f"{self.path}: {exc}") from exc
+            raise CorruptStoreError(f"{self.path} is not a usable SQLite database: {exc}") from exc
+        with self._connections_lock:
+            self._connections.append(conn)
+        self._local.conn = conn
+        return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        """Bring the schema to SCHEMA_VERSION; a newer file than this code is refused."""
+        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            return
+        conn.execute("BEGIN IMMEDIATE")  # another process may be migrating too: re-read inside
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise CorruptStoreError(
+                    f"{self.path} has schema version {version}; this code knows {SCHEMA_VERSION}"
+                )
+            for target in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in _MIGRATIONS[target]:
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        """Close every connection this manager opened (any thread)."""
+        with self._connections_lock:
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()
+        self._local = threading.local()
+
+    # ── primitives ──────────────────────────────────────────────────────
+
+    @contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        try:
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    @contextmanager
+    def _transaction(self) -> Iterator[MemoryTransaction]:
+        self._check_writable()
+        with self._write_lock():
+            conn = self._conn()
+            transaction = _SqliteTransaction(conn, self.user_id)
+            yield transaction
+            if transaction.dirty:
+                conn.execute(
+                    "INSERT INTO memory_meta (user_id, revision) VALUES (?, 1) ON CONFLICT"
+                    " (user_id) DO UPDATE SET revision = revision + 1",
+                    (self.user_id,),
+                )
+
+    def _load_all(self) -> MemoryDocument:
+        conn = self._conn()
+        own_transaction = not conn.in_transaction
+        if own_transaction:  # one snapshot for items, history, turns and revision
+            conn.execute("BEGIN")
+        try:
+            items = {i: item for i, item, _ in self._scan_items(conn, "")}
+            turns = [
+                t
+                for (t,) in conn.execute(
+                    "SELECT turn_id FROM memory_turns WHERE user_id = ? ORDER BY pos",
+                    (self.user_id,),
+                )
+            ]
+            return MemoryDocument(items, turns, self._revision(conn))
+        finally:
+            if own_transaction:
+                conn.execute("COMMIT")
+
+    def _save_all(self, document: MemoryDocument) -> None:
+        conn = self._conn()
+        if not conn.in_transaction:
+            with self._write_lock():
+                return self._save_all(document)
+        for table in ("memory_items", "memory_history", "memory_turns"):
+            conn.execute(f"DELETE FROM {table} WHERE user_id = ?", (self.user_id,))
+        conn.executemany(
+            _UPSERT_ITEM, [_item_params(self.user_id, i, it) for i, it in document.items.items()]
+        )
+        conn.executemany(
+            _INSERT_HISTORY,
+            [
+                (self.user_id, i, seq, json.dumps(entry, ensure_ascii=False))
+                for i, it in document.items.items()
+                for seq, entry in enumerate(it.history)
+            ],
+        )
+        applied = now_iso()
+        conn.executemany(
+            "INSERT OR IGNORE INTO memory_turns (user_id, turn_id, applied_at) VALUES (?, ?, ?)",
+            [(self.user_id, t, applied) for t in document.applied_turns],
+        )
+        conn.execute(
+            "INSERT INTO memory_meta (user_id, revision) VALUES (?, ?) ON CONFLICT (user_id)"
+            " DO UPDATE SET revision = excluded.revision",
+            (self.user_id, document.revision),
+        )
+        return None
+
+    def _scan_items(
+        self, conn: sqlite3.Connection, where: str, with_history: bool = True
+    ) -> Iterator[tuple[str, MemoryItem, list[str]]]:
+        """(id, item, repairs) for this user's rows matching `where`, in insertion order."""
+        histories: dict[str, list[Any]] = {}
+        if with_history:
+            for item_id, entry in conn.execute(
+                "SELECT item_id, entry FROM memory_history WHERE user_id = ? ORDER BY item_id, seq",
+                (self.user_id,),
+            ):
+                histories.setdefault(item_id, []).append(_decode_entry(entry))
+        rows = conn.execute(
+            f"SELECT {_ITEM_COLUMNS} FROM memory_items WHERE user_id = ? {where} ORDER BY pos",
+            (self.user_id,),
+        )
+        for row in rows:
+            repairs: list[str] = []
+            item = item_from_raw(str(row[0]), _raw_row(row, histories.get(row[0], [])), repairs)
+            yield str(row[0]), item, repairs
+
+    def _revision(self, conn: sqlite3.Connection) -> int:
+        row = conn.execute(
+            "SELECT revision FROM memory_meta WHERE user_id = ?", (self.user_id,)
+        ).fetchone()
+        return row[0] if row and isinstance(row[0], int) else 0
+
+    # ── cheap reads ─────────────────────────────────────────────────────
+
+    def _read_document(self) -> MemoryDocument:
+        # Cached by revision: a write anywhere (any process) bumps it, so the cache never lies.
+        revision = self._revision(self._conn())
+        if self._cache is not None and self._cache[0] == revision:
+            return self._cache[1]
+        document = self._load_all()
+        self._cache = (document.revision, document)
+        return document
+
+    @property
+    def revision(self) -> str:
+        return str(self._revision(self._conn()))
+
+    def show(self) -> list[dict[str, Any]]:
+        return [
+            {"id": i, "description": item.description, "theme": item.theme}
+            for i, item, _ in self._scan_items(self._conn(), "AND deleted = 0", with_history=False)
+        ]
+
+    def get(self, memory_id: str, include_deleted: bool = False) -> MemoryItem:
+        item = _SqliteTransaction(self._conn(), self.user_id).get(memory_id)
+        if item is None or (item.deleted and not include_deleted):
+            raise MemoryNotFound(memory_id, "it was deleted" if item else "")
+        return item
+
+    def get_memories_grouped(self) -> dict[str, list[dict[str, Any]]]:
+        live = [
+            (i, item)
+            for i, item, _ in self._scan_items(self._conn(), "AND deleted = 0", with_history=False)
+        ]
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for memory_id, item in sorted(live, key=lambda kv: kv[1].latest_update_time, reverse=True):
+            groups.setdefault(item.theme, []).append(
+                {
+                    "id": memory_id,
+                    "description": item.description,
+                    "theme": item.theme,
+                    "hit": item.hit,
+                    "latest_update_time": item.latest_update_time,
+                }
+            )
+        return groups
+
+    def has_applied(self, turn_id: str) -> bool:
+        return _has_turn(self._conn(), self.user_id, turn_id)
+
+    def _live_count(self) -> int:
+        row = (
+            self._conn()
+            .execute(
+                "SELECT count(*) FROM memory_items WHERE user_id = ? AND deleted = 0",
+                (self.user_id,),
+            )
+            .fetchone()
+        )
+        return int(row[0])
+
+    # ── self-check ──────────────────────────────────────────────────────
+
+    def _check_and_repair(self) -> tuple[list[str], list[str]]:
+        if self.path.exists() and not os.access(self.path, os.R_OK | os.W_OK):
+            raise OSError(f"{self.path} is not readable and writable by this process")
+        try:
+            conn = self._conn()
+            verdict = [row[0] for row in conn.execute("PRAGMA quick_check")]
+        except (CorruptStoreError, sqlite3.DatabaseError) as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                raise OSError(f"{self.path}: {exc}") from exc
+            raise self._refuse(str(exc)) from exc
+        if verdict != ["ok"]:
+            raise self._refuse(f"PRAGMA quick_check reported: {'; '.join(verdict[:5])}")
+        issues: list[str] = []
+        orphans = conn.execute(
+            "SELECT count(*) FROM memory_history h WHERE user_id = ? AND NOT EXISTS (SELECT 1"
+            " FROM memory_items i WHERE i.user_id = h.user_id AND i.id = h.item_id)",
+            (self.user_id,),
+        ).fetchone()[0]
+        if orphans:
+            issues.append(f"{orphans} history rows belong to no memory; left in place")
+        needs_repair = any([repairs for _, _, repairs in self._scan_items(conn, "")])
+        raw_revision = conn.execute(
+            "SELECT revision FROM memory_meta WHERE user_id = ?", (self.user_id,)
+        ).fetchone()
+        bad_revision = raw_revision is not None and not isinstance(raw_revision[0], int)
+        if not needs_repair and not bad_revision:
+            try:  # prove the database takes writes: make sure this user's meta row exists
+                with self._write_lock():
+                    conn.execute(
+                        "INSERT OR IGNORE INTO memory_meta (user_id, revision) VALUES (?, 0)",
+                        (self.user_id,),
+                    )
+            except sqlite3.OperationalError as exc:
+                raise OSError(f"{self.path} does not take writes: {exc}") from exc
+            return issues, []
+        backup = self._backup_copy()
+        repaired: list[str] = []
+        with self._write_lock():
+            tx = _SqliteTransaction(conn, self.user_id)
+            for memory_id, item, repairs in list(self._scan_items(conn, "")):
+                if repairs:
+                    repaired.extend(repairs)
+                    tx.put(memory_id, item)
+            if bad_revision:
+                repaired.append(f"revision was {raw_revision[0]!r}; reset")
+                conn.execute(
+                    "UPDATE memory_meta SET revision = 0 WHERE user_id = ?", (self.user_id,)
+                )
+            conn.execute(
+                "UPDATE memory_meta SET revision = revision + 1 WHERE user_id = ?", (self.user_id,)
+            )
+            conn.execute(
+                "INSERT OR IGNORE INTO memory_meta (user_id, revision) VALUES (?, 1)",
+                (self.user_id,),
+            )
+        repaired.append(f"the database as it was before the repair is kept at {backup}")
+        return issues, repaired
+
+    def _refuse(self, reason: str) -> CorruptStoreError:
+        """Close our handles, copy the file aside and explain; the file itself is not touched."""
+        self.close()
+        self._schema_ready = False
+        copy = self.path.with_name(f"{self.path.name}.corrupt-{_stamp()}")
+        if self.path.exists():
+            shutil.copy2(self.path, copy)
+        return CorruptStoreError(
+            f"{reason}. {self.path} is left untouched and a copy is at {copy}; fix or move it, "
+            "then run self_check again"
+        )
+
+    def _backup_copy(self) -> Path:
+        target = self.path.with_name(f"{self.path.name}.bak-{_stamp()}")
+        with sqlite3.connect(target) as copy:
+            self._conn().backup(copy)
+        copy.close()
+        return target
+
+
+def _stamp() -> str:
+    return datetime.now().strftime("%Y%m%dT%H%M%S%f")

@@ -1,0 +1,265 @@
+"""StoreMemoryManager: one user's memories in any LangGraph BaseStore (memory, SQLite, Postgres)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from langgraph.store.base import BaseStore, PutOp
+
+from memory.errors import MemoryNotFound
+from memory.item import MemoryItem, now_iso
+from memory.manager import BaseMemoryManager, MemoryDocument, MemoryTransaction
+from memory.repair import item_from_raw
+
+ITEMS_NAMESPACE = "memories"
+META_NAMESPACE = "memories_meta"
+TURNS_NAMESPACE = "memories_turns"
+BACKUP_NAMESPACE = "memories_backup"
+REVISION_KEY = "revision"
+PAGE_SIZE = 500  # store.search returns at most `limit` items: read in pages
+WRITE_CHUNK = 2000  # Postgres allows 65535 parameters per statement; a put uses four
+
+_locks: dict[tuple[int, str], threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def namespace_label(user_id: str) -> str:
+    """The user id as a namespace label: stores refuse "." (user ids allow it; never "%")."""
+    return user_id.replace(".", "%2E")
+
+
+def _lock_for(store: BaseStore, user_id: str) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault((id(store), user_id), threading.Lock())
+
+
+class _StoreTransaction(MemoryTransaction):
+    """Reads go to the store (or to this transaction's own pending writes); writes are buffered."""
+
+    def __init__(self, manager: StoreMemoryManager) -> None:
+        self.manager = manager
+        self.pending: dict[str, MemoryItem | None] = {}  # None: remove
+        self.turns: list[str] = []
+
+    def get(self, memory_id: str) -> MemoryItem | None:
+        if memory_id in self.pending:
+            pending = self.pending[memory_id]
+            return None if pending is None else MemoryItem(**pending.to_dict())
+        return self.manager._get_item(memory_id)
+
+    def put(self, memory_id: str, item: MemoryItem) -> None:
+        self.pending[memory_id] = MemoryItem(**item.to_dict())
+
+    def remove(self, memory_id: str) -> None:
+        self.pending[memory_id] = None
+
+    def has_turn(self, turn_id: str) -> bool:
+        return turn_id in self.turns or self.manager.has_applied(turn_id)
+
+    def record_turn(self, turn_id: str) -> None:
+        self.turns.append(turn_id)
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self.pending or self.turns)
+
+
+class StoreMemoryManager(BaseMemoryManager):
+    """`store`: items in namespace ("memories", user), keyed by memory id, value = the item dict.
+
+    The revision lives in ("memories_meta", user) and the applied turn ids in
+    ("memories_turns", user). Each write is one `store.batch` of puts. Writers are serialised by
+    a lock per (store, user) inside this process; across processes this relies on the server
+    running one writer per user (the `memory_writer` graph runs per thread with a multitask
+    strategy), because BaseStore offers no transactions or compare-and-set.
+    """
+
+    backend = "store"
+
+    def __init__(self, store: BaseStore, user_id: str) -> None:
+        super().__init__(user_id)
+        self.store = store
+        label = namespace_label(self.user_id)
+        self.items_ns = (ITEMS_NAMESPACE, label)
+        self.meta_ns = (META_NAMESPACE, label)
+        self.turns_ns = (TURNS_NAMESPACE, label)
+        self._lock = _lock_for(store, self.user_id)
+        self._cache: tuple[int, MemoryDocument] | None = None
+
+    # ── primitives ──────────────────────────────────────────────────────
+
+    @contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        with self._lock:
+            yield
+
+    @contextmanager
+    def _transaction(self) -> Iterator[MemoryTransaction]:
+        self._check_writable()
+        with self._write_lock():
+            transaction = _StoreTransaction(self)
+            yield transaction
+            if not transaction.dirty:
+                return
+            ops = [
+                PutOp(self.items_ns, i, None if item is None else item.to_dict())
+                for i, item in transaction.pending.items()
+            ]
+            applied = now_iso()
+            ops += [
+                PutOp(self.turns_ns, t, {"applied_at": applied}, index=False)
+                for t in transaction.turns
+            ]
+            ops.append(self._revision_op(self._revision() + 1))
+            self.store.batch(ops)  # after the body succeeded: an error above writes nothing
+
+    def _load_all(self) -> MemoryDocument:
+        items = {key: item for key, item, _ in self._scan(self.items_ns)}
+        turns = [
+            key
+            for key, value in sorted(
+                self._search_all(self.turns_ns),
+                key=lambda kv: (str(kv[1].get("applied_at")), kv[0]),
+            )
+        ]
+        return MemoryDocument(items, turns, self._revision())
+
+    def _save_all(self, document: MemoryDocument) -> None:
+        stale = {key for key, _ in self._search_all(self.items_ns)} - set(document.items)
+        ops = [PutOp(self.items_ns, key, None) for key in sorted(stale)]
+        ops += [PutOp(self.items_ns, i, item.to_dict()) for i, item in document.items.items()]
+        applied = now_iso()
+        ops += [
+            PutOp(self.turns_ns, t, {"applied_at": applied}, index=False)
+            for t in document.applied_turns
+        ]
+        # The revision goes last so that a reader never sees the new revision with old items.
+        for start in range(0, len(ops), WRITE_CHUNK):
+            self.store.batch(ops[start : start + WRITE_CHUNK])
+        self.store.batch([self._revision_op(document.revision)])
+
+    # ── store access ────────────────────────────────────────────────────
+
+    def _revision_op(self, revision: int) -> PutOp:
+        return PutOp(self.meta_ns, REVISION_KEY, {"revision": revision}, index=False)
+
+    def _revision(self) -> int:
+        stored = self.store.get(self.meta_ns, REVISION_KEY)
+        value = stored.value.get("revision") if stored else 0
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    def _search_all(self, namespace: tuple[str, ...]) -> list[tuple[str, dict[str, Any]]]:
+        """Every (key, value) directly in `namespace`, read page by page."""
+        found: list[tuple[str, dict[str, Any]]] = []
+        offset = 0
+        while True:
+            page = self.store.search(namespace, limit=PAGE_SIZE, offset=offset)
+            found += [(hit.key, hit.value) for hit in page if tuple(hit.namespace) == namespace]
+            if len(page) < PAGE_SIZE:
+                return found
+            offset += PAGE_SIZE
+
+    def _scan(self, namespace: tuple[str, ...]) -> list[tuple[str, MemoryItem, list[str]]]:
+        """(id, item, repairs) in creation order, as the other backends list them.
+
+        Stores reset `created_at` on every put, so the order comes from the item's own history.
+        """
+        scanned = []
+        for key, value in self._search_all(namespace):
+            repairs: list[str] = []
+            scanned.append((key, item_from_raw(key, value, repairs), repairs))
+        scanned.sort(key=lambda entry: (_created_time(entry[1]), entry[0]))
+        return scanned
+
+    def _get_item(self, memory_id: str) -> MemoryItem | None:
+        stored = self.store.get(self.items_ns, memory_id)
+        return None if stored is None else item_from_raw(memory_id, stored.value, [])
+
+    # ── cheap reads ─────────────────────────────────────────────────────
+
+    def _read_document(self) -> MemoryDocument:
+        # Cached by revision; every write through any manager bumps it.
+        revision = self._revision()
+        if self._cache is not None and self._cache[0] == revision:
+            return self._cache[1]
+        document = self._load_all()
+        self._cache = (document.revision, document)
+        return document
+
+    @property
+    def revision(self) -> str:
+        return str(self._revision())
+
+    def get(self, memory_id: str, include_deleted: bool = False) -> MemoryItem:
+        item = self._get_item(memory_id)
+        if item is None or (item.deleted and not include_deleted):
+            raise MemoryNotFound(memory_id, "it was deleted" if item else "")
+        return item
+
+    def has_applied(self, turn_id: str) -> bool:
+        return self.store.get(self.turns_ns, turn_id) is not None
+
+    # ── self-check ──────────────────────────────────────────────────────
+
+    def _check_and_repair(self) -> tuple[list[str], list[str]]:
+        with self._write_lock():
+            stored = self.store.get(self.meta_ns, REVISION_KEY)
+            raw_revision = stored.value.get("revision") if stored else 0
+            repaired: list[str] = []
+            ops: list[PutOp] = []
+            stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
+            backup_ns = (BACKUP_NAMESPACE, namespace_label(self.user_id))
+            for key, value in self._search_all(self.items_ns):
+                repairs: list[str] = []
+                item = item_from_raw(key, value, repairs)
+                if repairs:
+                    repaired += repairs
+                    repaired.append(
+                        f"item {key!r}: original value kept in {backup_ns} key {key}@{stamp}"
+                    )
+                    ops.append(PutOp(backup_ns, f"{key}@{stamp}", dict(value), index=False))
+                    ops.append(PutOp(self.items_ns, key, item.to_dict()))
+            revision = self._revision()
+            if revision != raw_revision:
+                repaired.append(f"revision was {raw_revision!r}; reset")
+            # The revision write doubles as the proof that the store takes writes.
+            ops.append(self._revision_op(revision + 1 if repaired else revision))
+            self.store.batch(ops)
+        return [], repaired
+
+
+def _created_time(item: MemoryItem) -> str:
+    for entry in item.history:
+        if entry.get("action") == "create" and "via" not in entry:
+            return entry.get("time", "")
+    return item.history[0].get("time", "") if item.history else item.latest_update_time
+
+
+_postgres_stores: dict[str, Any] = {}
+_postgres_guard = threading.Lock()
+
+
+def open_postgres_store(conn_string: str) -> Any:
+    """A set-up PostgresStore for `conn_string`, one per process, its connection kept open.
+
+    Needs the `postgres` extra (langgraph-checkpoint-postgres and psycopg).
+    """
+    with _postgres_guard:
+        store = _postgres_stores.get(conn_string)
+        if store is None:
+            from langgraph.store.postgres import PostgresStore
+            from psycopg import Connection
+            from psycopg.rows import dict_row
+
+            # The same settings as PostgresStore.from_conn_string, without closing on exit.
+            conn = Connection.connect(
+                conn_string, autocommit=True, prepare_threshold=0, row_factory=dict_row
+            )
+            store = PostgresStore(conn)
+            store.setup()
+            _postgres_stores[conn_string] = store
+        return store
