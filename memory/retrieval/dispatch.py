@@ -1,0 +1,95 @@
+"""get_related_memories: one entry point per mode, with retrievers kept per manager."""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory.manager import BaseMemoryManager
+from memory.retrieval.hybrid import HybridRetriever
+from memory.retrieval.llm import LLMRetriever, OnFailure
+from memory.retrieval.mechanical import MechanicalRetriever
+from memory.retrieval.modes import RetrievalMode
+
+logger = logging.getLogger(__name__)
+
+_warned_without_llm = False
+# A cache, not state: the BM25 index of a manager outlives one call and dies with the manager.
+_shared: weakref.WeakKeyDictionary[BaseMemoryManager, Retrievers] = weakref.WeakKeyDictionary()
+
+
+@dataclass
+class Retrievers:
+    """The retrievers of one manager and one model, created on first use and then reused."""
+
+    manager: BaseMemoryManager
+    llm: Any | None = None
+    language: str = "en"
+    on_failure: OnFailure = "mechanical"
+    _mechanical: MechanicalRetriever | None = field(default=None, repr=False)
+    _llm: LLMRetriever | None = field(default=None, repr=False)
+    _hybrid: HybridRetriever | None = field(default=None, repr=False)
+
+    @property
+    def mechanical(self) -> MechanicalRetriever:
+        if self._mechanical is None:
+            self._mechanical = MechanicalRetriever(self.manager)
+        return self._mechanical
+
+    def retrieve(self, query: str, mode: RetrievalMode | str, limit: int = 10) -> list[dict]:
+        """Run `mode`; LLM modes without a model run BM25 instead (logged once per process)."""
+        mode = RetrievalMode.parse(mode)
+        if mode is not RetrievalMode.MECHANICAL and self.llm is None:
+            _warn_without_llm(mode)
+            mode = RetrievalMode.MECHANICAL
+        if mode is RetrievalMode.MECHANICAL:
+            return self.mechanical.retrieve(query, limit)
+        if mode is RetrievalMode.LLM:
+            if self._llm is None:
+                self._llm = LLMRetriever(
+                    self.manager,
+                    self.llm,
+                    fallback=self.mechanical,
+                    language=self.language,
+                    on_failure=self.on_failure,
+                )
+            return self._llm.retrieve(query, limit)
+        if self._hybrid is None:
+            self._hybrid = HybridRetriever(
+                self.manager,
+                self.llm,
+                mechanical=self.mechanical,
+                language=self.language,
+                on_failure=self.on_failure,
+            )
+        return self._hybrid.retrieve(query, limit)
+
+
+def get_related_memories(
+    manager: BaseMemoryManager,
+    query: str,
+    mode: RetrievalMode | str = RetrievalMode.LLM,
+    llm: Any | None = None,
+    limit: int = 10,
+) -> list[dict]:
+    """Memories related to `query` as `{id, description, theme}`, best first, by `mode`."""
+    retrievers = _shared.get(manager)
+    if retrievers is None or retrievers.llm is not llm:
+        retrievers = Retrievers(
+            manager, llm, _mechanical=retrievers.mechanical if retrievers else None
+        )
+        _shared[manager] = retrievers
+    return retrievers.retrieve(query, mode, limit)
+
+
+def _warn_without_llm(mode: RetrievalMode) -> None:
+    global _warned_without_llm
+    if not _warned_without_llm:
+        _warned_without_llm = True
+        logger.warning(
+            "retrieval mode %r needs a chat model and none is configured; "
+            "using BM25 (mechanical) retrieval",
+            mode.value,
+        )

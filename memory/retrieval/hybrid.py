@@ -1,0 +1,66 @@
+"""HybridRetriever: under a budget the LLM sees every memory; above it, only BM25's candidates."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from memory.manager import BaseMemoryManager
+from memory.retrieval.llm import LLMRetriever, OnFailure
+from memory.retrieval.mechanical import MechanicalRetriever
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_ITEMS = 200
+DEFAULT_MAX_CHARS = 20_000
+
+
+class HybridRetriever:
+    """LLM retrieval that keeps working at 10,000 memories.
+
+    When the store holds more than `max_items` memories or `max_chars` characters, BM25 picks
+    `candidates` memories, the `extra_recent` most recent and the `extra_hit` most used are added
+    (broad queries need them, and BM25 misses paraphrases), and only those go to the model.
+    """
+
+    def __init__(
+        self,
+        manager: BaseMemoryManager,
+        llm: Any,
+        *,
+        mechanical: MechanicalRetriever | None = None,
+        max_items: int = DEFAULT_MAX_ITEMS,
+        max_chars: int = DEFAULT_MAX_CHARS,
+        candidates: int = 40,
+        extra_recent: int = 5,
+        extra_hit: int = 5,
+        language: str = "en",
+        on_failure: OnFailure = "mechanical",
+    ) -> None:
+        self.manager = manager
+        self.mechanical = mechanical or MechanicalRetriever(manager)
+        self.llm_retriever = LLMRetriever(
+            manager, llm, fallback=self.mechanical, language=language, on_failure=on_failure
+        )
+        self.max_items = max_items
+        self.max_chars = max_chars
+        self.candidates = candidates
+        self.extra_recent = extra_recent
+        self.extra_hit = extra_hit
+
+    def retrieve(self, query: str, limit: int = 10) -> list[dict]:
+        """Memories related to `query` as `{id, description, theme}`, most relevant first."""
+        if not isinstance(query, str) or not query.strip() or limit <= 0:
+            return []
+        index = self.mechanical.index()
+        entries = index.entries
+        total_chars = sum(len(entry.description) + len(entry.theme) for entry in entries)
+        if len(entries) <= self.max_items and total_chars <= self.max_chars:
+            return self.llm_retriever.select(query, entries, limit)
+        chosen = self.mechanical.rank(index, query, self.candidates)
+        chosen += index.recent_order[: self.extra_recent] + index.hit_order[: self.extra_hit]
+        positions = list(dict.fromkeys(chosen))  # BM25 order first, no repeats
+        logger.debug(
+            "hybrid retrieval: %d of %d memories go to the model", len(positions), len(entries)
+        )
+        return self.llm_retriever.select(query, [entries[i] for i in positions], limit)

@@ -1,0 +1,119 @@
+"""LLMRetriever: the seed's default — numbered memories, a few-shot prompt, a JSON index array."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from datetime import date
+from typing import Any, Literal
+
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from memory.item import MemoryItem
+from memory.manager import BaseMemoryManager
+from memory.retrieval.bm25_index import IndexedMemory
+from memory.retrieval.mechanical import MechanicalRetriever
+from memory.retrieval.parsing import message_text, parse_indices
+from prompts.retrieval import find_related_memory_prompts
+
+logger = logging.getLogger(__name__)
+
+OnFailure = Literal["mechanical", "empty"]
+
+
+def escape_data(text: str) -> str:
+    """Memory text as inert data: one line, and no way to close the <memories> fence early."""
+    flat = " ".join(str(text).split())
+    return flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def format_memory_lines(entries: Sequence[IndexedMemory]) -> str:
+    """The seed's numbered list, `[i] (theme, last update date) description`, escaped."""
+    return "\n".join(
+        f"[{i}] ({escape_data(entry.theme)}, {entry.latest_update_time[:10] or 'unknown'}) "
+        f"{escape_data(entry.description)}"
+        for i, entry in enumerate(entries)
+    )
+
+
+def entries_from_items(items: Mapping[str, MemoryItem]) -> list[IndexedMemory]:
+    """The store's live items in the shape the prompt needs."""
+    return [
+        IndexedMemory(i, item.description, item.theme, item.latest_update_time, 0.0, item.hit)
+        for i, item in items.items()
+    ]
+
+
+class LLMRetriever:
+    """Let a chat model read the memories and pick the related ones; never raise into the chat.
+
+    On an exception or an unusable answer it returns the mechanical result (`on_failure=
+    "mechanical"`, the default, when a fallback is given) or `[]` (`on_failure="empty"`, the
+    seed's behaviour), and logs why.
+    """
+
+    def __init__(
+        self,
+        manager: BaseMemoryManager,
+        llm: Any,
+        *,
+        fallback: MechanicalRetriever | None = None,
+        language: str = "en",
+        on_failure: OnFailure = "mechanical",
+    ) -> None:
+        if on_failure not in ("mechanical", "empty"):
+            raise ValueError(f"on_failure must be 'mechanical' or 'empty', not {on_failure!r}")
+        self.manager = manager
+        self.llm = llm
+        self.fallback = fallback
+        self.language = language
+        self.on_failure: OnFailure = on_failure
+        self.last_failure: str | None = None  # why the last call fell back, for logs and tests
+
+    def retrieve(self, query: str, limit: int = 10) -> list[dict]:
+        """Memories related to `query` as `{id, description, theme}`, most relevant first."""
+        if not isinstance(query, str) or not query.strip() or limit <= 0:
+            return []
+        try:
+            entries = entries_from_items(self.manager.list_items())
+        except Exception as exc:
+            logger.warning("LLM retrieval could not read the store: %s", exc)
+            return []
+        return self.select(query, entries, limit)
+
+    def select(self, query: str, entries: Sequence[IndexedMemory], limit: int) -> list[dict]:
+        """Ask the model to choose among `entries` (all memories, or hybrid's candidates)."""
+        self.last_failure = None
+        if not entries:
+            return []
+        try:
+            answer = self.llm.invoke(self.messages(query, entries))
+            indices = parse_indices(message_text(getattr(answer, "content", answer)), len(entries))
+        except Exception as exc:
+            return self._fail(query, limit, f"the model raised {type(exc).__name__}: {exc}")
+        if indices is None:
+            text = message_text(getattr(answer, "content", answer))
+            return self._fail(query, limit, f"unusable answer {text[:200]!r}")
+        return [entries[i].as_result() for i in indices[:limit]]
+
+    def messages(self, query: str, entries: Sequence[IndexedMemory]) -> list[Any]:
+        """System prompt and the user message with the fenced memory list and the query."""
+        system, template = find_related_memory_prompts(self.language)
+        user = template.format(
+            today=date.today().isoformat(),
+            memories=format_memory_lines(entries),
+            query=escape_data(query),
+        )
+        return [SystemMessage(content=system), HumanMessage(content=user)]
+
+    def _fail(self, query: str, limit: int, reason: str) -> list[dict]:
+        self.last_failure = reason
+        if self.on_failure == "empty" or self.fallback is None:
+            logger.warning("LLM retrieval failed (%s); returning no memories", reason)
+            return []
+        logger.warning("LLM retrieval failed (%s); using the BM25 result", reason)
+        try:
+            return self.fallback.retrieve(query, limit)
+        except Exception as exc:
+            logger.warning("BM25 fallback failed too: %s", exc)
+            return []

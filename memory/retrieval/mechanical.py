@@ -1,0 +1,63 @@
+"""MechanicalRetriever: BM25 without a model, the index rebuilt only when the store changes."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from memory.manager import BaseMemoryManager
+from memory.retrieval.bm25_index import Bm25Index
+from memory.retrieval.query import read_query
+
+logger = logging.getLogger(__name__)
+
+
+class MechanicalRetriever:
+    """BM25 retrieval with a Chinese/English tokenizer; broad queries get recent and high-hit items.
+
+    Usage::
+
+        retriever = MechanicalRetriever(manager)
+        retriever.retrieve("塔罗牌重构")  # [{id, description, theme}, ...] best first
+    """
+
+    def __init__(self, manager: BaseMemoryManager) -> None:
+        self.manager = manager
+        self.builds = 0  # how many times the index was built (tests and benchmarks read it)
+        self._index: Bm25Index | None = None
+        self._lock = threading.Lock()
+
+    def index(self) -> Bm25Index:
+        """The index for the store's current revision; built at most once per revision."""
+        revision = self.manager.revision
+        index = self._index
+        if index is not None and index.revision == revision:
+            return index
+        with self._lock:
+            index = self._index
+            if index is None or index.revision != revision:
+                index = Bm25Index.build(revision, self.manager.list_items())
+                self._index = index
+                self.builds += 1
+                logger.debug(
+                    "built BM25 index of %d memories at revision %s", len(index.entries), revision
+                )
+        return index
+
+    def retrieve(self, query: str, limit: int = 10) -> list[dict]:
+        """Memories related to `query` as `{id, description, theme}`, most relevant first."""
+        if not isinstance(query, str) or not query.strip() or limit <= 0:
+            return []
+        index = self.index()
+        if not index.entries:
+            return []
+        return [index.entries[i].as_result() for i in self.rank(index, query, limit)]
+
+    def rank(self, index: Bm25Index, query: str, limit: int) -> list[int]:
+        """Positions in `index`, best first: BM25, or the broad-query rule for broad queries."""
+        reading = read_query(query, frozenset(index.themes))
+        if reading.theme_key is not None:
+            return index.themes[reading.theme_key][:limit]
+        if reading.broad:
+            return index.broad_order[:limit]
+        return index.search(reading.tokens, limit, favour_recent=reading.time_cue)
