@@ -1,0 +1,321 @@
+"""One contract for every memory backend: the same calls give the same results on each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory.errors import MemoryNotFound
+from memory.item import MAX_DESCRIPTION_CHARS
+from memory.manager import BaseMemoryManager, Change
+
+from .conftest import OpenManager
+
+CHINESE = "用户喜欢在周末去西湖边骑自行车，讨厌下雨天。"
+ENGLISH = "The user is allergic to peanuts and prefers tea over coffee."
+
+
+def _snapshot(manager: BaseMemoryManager) -> dict[str, object]:
+    """Everything a user could look at, to compare before/after or across a reopen."""
+    return {
+        "show": sorted(manager.show(), key=lambda row: row["id"]),
+        "items": {i: item.to_dict() for i, item in manager.list_items().items()},
+        "deleted": {i: item.to_dict() for i, item in manager.deleted_items().items()},
+        "revision": manager.revision,
+    }
+
+
+def test_add_show_get_round_trip_chinese_and_english(manager: BaseMemoryManager) -> None:
+    zh = manager.add(CHINESE, "爱好", "用户自己说的")
+    en = manager.add(ENGLISH, "health")
+    assert zh != en
+    shown = {row["id"]: row for row in manager.show()}
+    assert shown == {
+        zh: {"id": zh, "description": CHINESE, "theme": "爱好"},
+        en: {"id": en, "description": ENGLISH, "theme": "health"},
+    }
+    item = manager.get(zh)
+    assert (item.description, item.theme, item.hit, item.deleted) == (CHINESE, "爱好", 0, False)
+    assert item.history[0]["action"] == "create"
+    assert item.history[0]["reason"] == "用户自己说的"
+    assert item.latest_update_time == item.history[0]["time"]
+    assert set(manager.list_items()) == {zh, en}
+
+
+def test_user_ids_with_dots_and_at_signs_work(open_manager: OpenManager, unique_user: str) -> None:
+    user = f"ann.lee+{unique_user}@example.com".replace("+", "-")
+    manager = open_manager(user)
+    memory_id = manager.add(ENGLISH, "health")
+    assert open_manager(user).get(memory_id).description == ENGLISH
+
+
+def test_users_do_not_see_each_other(open_manager: OpenManager, unique_user: str) -> None:
+    alice, bob = open_manager(unique_user + "-a"), open_manager(unique_user + "-b")
+    alice_id = alice.add("alice likes jazz", "music")
+    bob.add("bob likes metal", "music")
+    assert [row["description"] for row in bob.show()] == ["bob likes metal"]
+    with pytest.raises(MemoryNotFound):
+        bob.get(alice_id)
+
+
+def test_update_records_history_newest_first(manager: BaseMemoryManager) -> None:
+    memory_id = manager.add("likes green tea", "food")
+    manager.update(memory_id, "user changed taste", new_description="likes black tea")
+    manager.update(memory_id, "better label", new_theme="drinks")
+    item = manager.get(memory_id)
+    assert (item.description, item.theme) == ("likes black tea", "drinks")
+    history = manager.show_description_history(memory_id)
+    assert [entry["action"] for entry in history] == ["update", "update", "create"]
+    assert history[0]["reason"] == "better label"
+    assert history[0]["previous_theme"] == "food"
+    assert history[1]["previous_description"] == "likes green tea"
+    assert history[1]["description"] == "likes black tea"
+    assert [entry["time"] for entry in history] == sorted(
+        (entry["time"] for entry in history), reverse=True
+    )
+
+
+def test_delete_is_a_tombstone_that_restore_undoes(manager: BaseMemoryManager) -> None:
+    keep = manager.add("keep me", "misc")
+    gone = manager.add("我住在杭州", "住处")
+    assert manager.delete(gone, "用户说搬家了") == "我住在杭州"
+    assert [row["id"] for row in manager.show()] == [keep]
+    assert set(manager.list_items()) == {keep}
+    assert set(manager.deleted_items()) == {gone}
+    with pytest.raises(MemoryNotFound, match=gone):
+        manager.get(gone)
+    tombstone = manager.get(gone, include_deleted=True)
+    assert tombstone.deleted and tombstone.description == "我住在杭州"
+    assert manager.show_description_history(gone)[0]["action"] == "delete"
+    with pytest.raises(MemoryNotFound, match=gone):
+        manager.delete(gone)
+    with pytest.raises(MemoryNotFound, match=gone):
+        manager.hit(gone)
+
+    manager.restore(gone, "mistake")
+    assert {row["id"] for row in manager.show()} == {keep, gone}
+    assert manager.deleted_items() == {}
+    actions = [entry["action"] for entry in manager.show_description_history(gone)]
+    assert actions == ["restore", "delete", "create"]
+    with pytest.raises(ValueError, match="not deleted"):
+        manager.restore(keep)
+
+
+def test_merge_keeps_both_histories_and_tombstones_the_second(manager: BaseMemoryManager) -> None:
+    first = manager.add("likes tea", "food", "said at breakfast")
+    second = manager.add("喜欢喝茶", "饮食", "说过")
+    manager.hit(first)
+    manager.hit(second)
+    manager.hit(second)
+    manager.update(second, "typo", new_description="很喜欢喝茶")
+    manager.merge(first, second, "loves tea (很喜欢喝茶)", "food", "same fact twice")
+
+    merged = manager.get(first)
+    assert (merged.description, merged.theme, merged.hit) == ("loves tea (很喜欢喝茶)", "food", 3)
+    history = manager.show_description_history(first)
+    assert history[0]["action"] == "merge"
+    assert history[0]["merged_description"] == "很喜欢喝茶"
+    reasons = {entry["reason"] for entry in history}
+    assert {"said at breakfast", "说过", "typo", "same fact twice"} <= reasons
+    assert [e["via"] for e in history if e.get("reason") in ("说过", "typo")] == ["merge"] * 2
+
+    assert [row["id"] for row in manager.show()] == [first]
+    absorbed = manager.deleted_items()[second]
+    assert absorbed.history[-1]["action"] == "merged_into"
+    assert absorbed.history[-1]["into"] == first
+    with pytest.raises(ValueError, match="two different ids"):
+        manager.merge(first, first, "x", "food", "r")
+    with pytest.raises(MemoryNotFound, match=second):
+        manager.merge(first, second, "x", "food", "r")
+
+
+def test_hit_counts_and_purge_really_removes(manager: BaseMemoryManager) -> None:
+    memory_id = manager.add("counts", "misc")
+    assert [manager.hit(memory_id) for _ in range(3)] == [1, 2, 3]
+    assert manager.get(memory_id).hit == 3
+    tombstone = manager.add("old", "misc")
+    manager.delete(tombstone)
+    manager.purge(tombstone)
+    manager.purge(memory_id)
+    assert manager.show() == [] and manager.deleted_items() == {}
+    for gone in (memory_id, tombstone):
+        with pytest.raises(MemoryNotFound, match=gone):
+            manager.get(gone, include_deleted=True)
+        with pytest.raises(MemoryNotFound, match=gone):
+            manager.purge(gone)
+
+
+def test_grouped_by_theme_newest_first_without_tombstones(manager: BaseMemoryManager) -> None:
+    old = manager.add("plays go", "爱好")
+    other = manager.add("lives in Hangzhou", "place")
+    new = manager.add("reads sci-fi", "爱好")
+    hidden = manager.add("deleted hobby", "爱好")
+    manager.delete(hidden)
+    grouped = manager.get_memories_grouped()
+    assert set(grouped) == {"爱好", "place"}
+    assert [row["id"] for row in grouped["爱好"]] == [new, old]
+    assert [row["id"] for row in grouped["place"]] == [other]
+    assert set(grouped["place"][0]) == {"id", "description", "theme", "hit", "latest_update_time"}
+
+
+def test_revision_changes_on_every_write_and_only_then(manager: BaseMemoryManager) -> None:
+    seen = [manager.revision]
+
+    def changed() -> bool:
+        seen.append(manager.revision)
+        return seen[-1] != seen[-2]
+
+    first = manager.add("a", "t")
+    assert changed()
+    second = manager.add("b", "t")
+    assert changed()
+    manager.show(), manager.list_items(), manager.get(first), manager.get_memories_grouped()
+    assert not changed()
+    manager.update(first, "r", new_description="a2")
+    assert changed()
+    manager.hit(first)
+    assert changed()
+    manager.delete(second)
+    assert changed()
+    manager.restore(second)
+    assert changed()
+    manager.merge(first, second, "ab", "t", "r")
+    assert changed()
+    with pytest.raises(MemoryNotFound):
+        manager.hit("missing")
+    assert not changed()
+    manager.apply([Change("hit", id=first)], "turn-1")
+    assert changed()
+    manager.apply([Change("hit", id=first)], "turn-1")
+    assert not changed()
+    manager.purge(second)
+    assert changed()
+    assert len(set(seen)) == 10
+
+
+def test_apply_is_all_or_nothing(manager: BaseMemoryManager) -> None:
+    kept = manager.add("stays as it is", "misc")
+    before = _snapshot(manager)
+    failing_batches = [
+        ([Change("add", description="new one", theme="t"),
+          Change("update", id=kept, description="changed", reason="r"),
+          Change("hit", id="no-such-id"),
+          Change("add", description="never", theme="t")], MemoryNotFound, "no-such-id"),
+        ([Change("delete", id=kept),
+          Change("add", description="", theme="t")], ValueError, "description"),
+        ([Change("add", id="chosen", description="x", theme="t"),
+          Change("add", id="chosen", description="y", theme="t")], ValueError, "chosen"),
+        ([Change("hit", id=kept), Change("merge", id=kept, description="m", theme="t")],
+         ValueError, "other_id"),
+    ]  # fmt: skip
+    for number, (changes, error, named) in enumerate(failing_batches):
+        with pytest.raises(error, match=named):
+            manager.apply(changes, f"bad-{number}")
+        assert _snapshot(manager) == before
+        assert not manager.has_applied(f"bad-{number}")
+
+
+def test_apply_is_idempotent_per_turn(manager: BaseMemoryManager) -> None:
+    target = manager.add("likes cats", "pets")
+    changes = [
+        Change("add", id="turn1-a", description="有一只猫叫咪咪", theme="宠物", reason="told"),
+        Change("update", id=target, description="likes cats a lot", reason="emphasis"),
+        Change("hit", id=target),
+    ]
+    assert not manager.has_applied("turn-1")
+    first = manager.apply(changes, "turn-1")
+    assert first.applied and first.results == ["turn1-a", None, 1]
+    assert manager.has_applied("turn-1")
+    after = _snapshot(manager)
+    again = manager.apply(changes, "turn-1")
+    assert not again.applied and again.results == []
+    assert _snapshot(manager) == after
+    assert manager.get("turn1-a").description == "有一只猫叫咪咪"
+    assert manager.get(target).hit == 1
+    with pytest.raises(ValueError, match="turn_id"):
+        manager.apply(changes, "")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.get("ghost-1"),
+        lambda m: m.update("ghost-1", "r", new_description="x"),
+        lambda m: m.delete("ghost-1"),
+        lambda m: m.restore("ghost-1"),
+        lambda m: m.hit("ghost-1"),
+        lambda m: m.purge("ghost-1"),
+        lambda m: m.show_description_history("ghost-1"),
+        lambda m: m.merge(m.add("real", "t"), "ghost-1", "x", "t", "r"),
+    ],
+    ids=["get", "update", "delete", "restore", "hit", "purge", "history", "merge"],
+)
+def test_unknown_id_is_memory_not_found_naming_it(  # type: ignore[no-untyped-def]
+    manager: BaseMemoryManager, call
+) -> None:
+    with pytest.raises(MemoryNotFound) as caught:
+        call(manager)
+    assert caught.value.memory_id == "ghost-1"
+    assert "ghost-1" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda m, i, j: m.add("", "t"), "description"),
+        (lambda m, i, j: m.add("   ", "t"), "description"),
+        (lambda m, i, j: m.add("x" * (MAX_DESCRIPTION_CHARS + 1), "t"), "description"),
+        (lambda m, i, j: m.add("x", "two\nlines"), "theme"),
+        (lambda m, i, j: m.add("x", "a theme that is far too long to be a label"), "theme"),
+        (lambda m, i, j: m.add("x", ""), "theme"),
+        (lambda m, i, j: m.update(i, "r", new_description=""), "new_description"),
+        (lambda m, i, j: m.update(i, "r", new_theme="x" * 100), "new_theme"),
+        (lambda m, i, j: m.update(i, "r"), "new_description or new_theme"),
+        (lambda m, i, j: m.merge(i, j, "", "t", "r"), "merged_description"),
+        (lambda m, i, j: m.merge(i, j, "ok", "a\nb", "r"), "merged_theme"),
+        (lambda m, i, j: m.update(i, "r" * 5000, new_description="x"), "reason"),
+    ],
+)
+def test_bad_fields_are_value_errors_naming_the_field(  # type: ignore[no-untyped-def]
+    manager: BaseMemoryManager, call, field
+) -> None:
+    first, second = manager.add("existing", "t"), manager.add("another", "t")
+    before = _snapshot(manager)
+    with pytest.raises(ValueError, match=field) as caught:
+        call(manager, first, second)
+    assert not isinstance(caught.value, MemoryNotFound)
+    assert _snapshot(manager) == before
+
+
+@pytest.mark.parametrize(
+    "hostile", ["../../etc", "..", "a/b", "a\\b", "", " ", "x" * 200, "用户", "-x", ".hidden", None]
+)
+def test_hostile_user_ids_are_refused(
+    open_manager: OpenManager, tmp_path: Path, hostile: object
+) -> None:
+    before = sorted(p.name for p in tmp_path.parent.iterdir())
+    with pytest.raises(ValueError, match="user_id"):
+        open_manager(hostile)
+    assert sorted(p.name for p in tmp_path.parent.iterdir()) == before
+    assert not (tmp_path / "etc.yaml").exists()
+
+
+def test_reopening_sees_everything(open_manager: OpenManager, unique_user: str) -> None:
+    manager = open_manager(unique_user)
+    a = manager.add(CHINESE, "爱好")
+    b = manager.add(ENGLISH, "health")
+    c = manager.add("temporary", "misc")
+    manager.update(a, "更正", new_description=CHINESE + "（更正）")
+    manager.hit(b)
+    manager.delete(c, "no longer true")
+    manager.apply([Change("add", id="from-turn", description="turn fact", theme="t")], "turn-7")
+    before = _snapshot(manager)
+    assert manager.self_check().status == "OK"
+
+    reopened = open_manager(unique_user)
+    assert _snapshot(reopened) == before
+    assert reopened.has_applied("turn-7")
+    assert reopened.show_description_history(a) == manager.show_description_history(a)
+    report = reopened.self_check()
+    assert (report.status, report.item_count) == ("OK", 3)
