@@ -72,7 +72,7 @@ class MemoryItem:
     def create(cls, description: str, theme: str, reason: str = "") -> MemoryItem:
         """A new item whose history starts with its creation."""
         item = cls(description=check_description(description), theme=check_theme(theme))
-        item._record("create", reason, description=item.description, theme=item.theme)
+        item._record("create", check_reason(reason), description=item.description, theme=item.theme)
         return item
 
     def update(
