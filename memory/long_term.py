@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from memory.manager import BaseMemoryManager
 from memory.retrieval import RetrievalMode, Retrievers
+from memory.writer.consumer import MemoryConsumer
+from memory.writer.journal import TurnJournal
+from memory.writer.queue import DurableWriteQueue, RetryPolicy, TurnConsumer, WriteStatus
+from memory.writer.staging import EventCallback
+from memory.writer.trace import WriteTrace
+from memory.writer.turns import extract_last_turn
 
 logger = logging.getLogger(__name__)
 
@@ -22,10 +31,20 @@ class LongTermMemory:
         *,
         llm: Any | None = None,
         writer_llm: Any | None = None,
+        journal_path: str | os.PathLike[str] | None = None,
+        consumer: TurnConsumer | None = None,
+        on_event: EventCallback | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.manager = manager
         self.llm = llm
         self.writer_llm = writer_llm if writer_llm is not None else llm
+        # Write side (downlink): built lazily by `_writer()` so that reading needs no journal.
+        self._journal_path = journal_path
+        self._consumer = consumer
+        self._on_event = on_event
+        self._retry = retry
+        self._write_queue: DurableWriteQueue | None = None
 
     # ── read interface (uplink) ─────────────────────────────────────────
 
@@ -50,5 +69,88 @@ class LongTermMemory:
             return []
 
     # ── write interface (downlink) ──────────────────────────────────────
-    # start(); async send_history(turn_messages, session_id=None, turn_id=None) -> str;
-    # async send_history_from_session(...); async stop()
+
+    def _writer(self) -> DurableWriteQueue:
+        """The journal, the trace beside it, the consumer and the queue, built on first use."""
+        if self._write_queue is None:
+            journal_path = Path(self._journal_path or default_journal_path(self.manager))
+            trace = WriteTrace(write_trace_path(journal_path))
+            consumer = self._consumer
+            if consumer is None:
+                if self.writer_llm is None:
+                    raise ValueError(
+                        "LongTermMemory needs writer_llm (or llm, or consumer) to write memories"
+                    )
+                consumer = MemoryConsumer(self.writer_llm, language="auto")
+            self._write_queue = DurableWriteQueue(
+                self.manager,
+                consumer,
+                TurnJournal(journal_path),
+                trace=trace,
+                retry=self._retry,
+                on_event=self._on_event,
+            )
+        return self._write_queue
+
+    @property
+    def write_trace(self) -> WriteTrace | None:
+        """The flat trace of applied changes (seed 000), listable per user and per turn."""
+        return self._writer().trace
+
+    def start(self) -> int:
+        """Start the background writer inside the running event loop (seed: `start()`).
+
+        Unfinished turns from the journal are replayed first; returns how many.
+        """
+        return self._writer().start()
+
+    async def send_history(
+        self,
+        turn_messages: list[dict[str, str]],
+        session_id: str | None = None,
+        turn_id: str | None = None,
+    ) -> str:
+        """Queue one turn (`[{role, content}]`) for the memory agent; returns its turn id at once.
+
+        The turn is in the journal when this returns, so a crash does not lose it; it is applied
+        exactly once. Bad input raises ValueError; calling before `start()` raises RuntimeError.
+        """
+        return await self._writer().send(turn_messages, session_id, turn_id)
+
+    async def send_history_from_session(
+        self, session_messages: Sequence[Any], session_id: str | None = None
+    ) -> str | None:
+        """Queue the last turn of a session (LangChain messages or role/content dicts): the last
+        user message and the replies after it. Returns the turn id, or None without a user message.
+
+        The turn id comes from the user message's id when it has one, so sending the same
+        session twice queues its last turn once.
+        """
+        turn, message_id = extract_last_turn(session_messages)
+        if not turn:
+            return None
+        turn_id = f"{session_id or 'session'}:{message_id}" if message_id else None
+        return await self.send_history(turn, session_id=session_id, turn_id=turn_id)
+
+    async def stop(self) -> None:
+        """Put the `None` pill and wait until the queue is drained (seed: `stop()`)."""
+        if self._write_queue is not None:
+            await self._write_queue.stop()
+
+    def write_status(self) -> WriteStatus:
+        """Pending, done and dead-lettered turns for self-check reporting (WARN on dead letters)."""
+        return self._writer().status()
+
+
+def default_journal_path(manager: BaseMemoryManager) -> Path:
+    """Where the write journal lives when none is given: beside the manager's files."""
+    directory = getattr(manager, "directory", None)
+    file_path = getattr(manager, "path", None)
+    if directory is None and file_path is not None:
+        directory = Path(file_path).parent
+    return Path(directory or "data") / "write-journal.sqlite"
+
+
+def write_trace_path(journal_path: Path) -> Path:
+    """The write trace's SQLite file, next to the journal."""
+    return journal_path.with_name(f"{journal_path.stem}-trace.sqlite")

@@ -1,0 +1,215 @@
+"""MemoryConsumer: one turn → the ReAct memory agent on staged tools → one all-or-nothing commit."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from langchain.agents import create_agent
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.errors import GraphRecursionError
+
+from memory.manager import BaseMemoryManager, Change
+from memory.writer.guards import detect_forget_request
+from memory.writer.staging import EventCallback, ToolEvent
+from memory.writer.tools import make_memory_tools
+from memory.writer.trace import WriteTrace
+from memory.writer.turns import check_turn_messages, contains_cjk, format_turn
+from prompts.writer import WriterPrompts, format_sections, writer_prompts
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_STEP_LIMIT = 12  # tool rounds; a turn rarely needs more than read + a few writes
+DEFAULT_TIMEOUT_SECONDS = 180.0
+
+
+class MemoryWriteFailed(Exception):
+    """The memory agent did not finish (model error, step limit, timeout) or the commit was
+    refused; nothing of the turn was written, so it can be retried as a whole."""
+
+
+@dataclass(frozen=True)
+class ConsumeResult:
+    """What one `consume` did. `applied` is False when the turn had been applied before."""
+
+    turn_id: str
+    applied: bool
+    changes: list[Change] = field(default_factory=list)
+    events: list[ToolEvent] = field(default_factory=list)
+    results: list[Any] = field(default_factory=list)
+    summary: str = ""
+
+
+def _local_now() -> datetime:
+    return datetime.now().astimezone()
+
+
+class MemoryConsumer:
+    """The background memory agent of seed 002, without module globals: the manager is an argument.
+
+    `language` is "en", "zh" or "auto" (Chinese when the user wrote Chinese). `sections` replaces
+    the default sections (a list of names or a name → hint mapping).
+    """
+
+    def __init__(
+        self,
+        llm: BaseChatModel,
+        *,
+        language: str = "en",
+        step_limit: int = DEFAULT_STEP_LIMIT,
+        timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+        sections: Mapping[str, str] | Sequence[str] | None = None,
+        max_deletes: int = 3,
+        trace: WriteTrace | None = None,
+        clock: Callable[[], datetime] = _local_now,
+    ) -> None:
+        if llm is None:
+            raise ValueError("MemoryConsumer needs a chat model (llm) to run the memory agent")
+        if step_limit < 1 or timeout_seconds <= 0:
+            raise ValueError("step_limit must be >= 1 and timeout_seconds > 0")
+        if language != "auto":
+            writer_prompts(language)  # fail early on an unsupported language
+        self.llm = llm
+        self.language = language
+        self.step_limit = step_limit
+        self.timeout_seconds = timeout_seconds
+        self.sections = sections
+        self.max_deletes = max_deletes
+        self.trace = trace
+        self.clock = clock
+
+    def _prompts_for(self, turn: list[dict[str, str]]) -> WriterPrompts:
+        if self.language != "auto":
+            return writer_prompts(self.language)
+        user_text = " ".join(m["content"] for m in turn if m["role"] == "user")
+        return writer_prompts("zh" if contains_cjk(user_text) else "en")
+
+    def build_user_prompt(self, turn: list[dict[str, str]], prompts: WriterPrompts) -> str:
+        """The turn as fenced data, then the current time with its weekday."""
+        now = self.clock()
+        now_line = prompts.now_line.format(
+            date=now.strftime("%Y-%m-%d"),
+            time=now.strftime("%H:%M"),
+            weekday=prompts.weekdays[now.weekday()],
+            tz=now.tzname() or "local",
+        )
+        return prompts.turn_prompt.format(
+            conversation=format_turn(turn, prompts.role_labels), now_line=now_line
+        )
+
+    async def consume(
+        self,
+        session_id: str | None,
+        turn_id: str,
+        turn_messages: list[dict[str, str]],
+        manager: BaseMemoryManager,
+        on_event: EventCallback | None = None,
+        *,
+        trace: WriteTrace | None = None,
+    ) -> ConsumeResult:
+        """Run the memory agent on one turn and apply its changes exactly once.
+
+        Raises ValueError for bad input and MemoryWriteFailed when nothing could be written.
+        """
+        turn = check_turn_messages(turn_messages)
+        if not isinstance(turn_id, str) or not turn_id.strip():
+            raise ValueError("turn_id must be a non-empty string")
+        trace = trace if trace is not None else self.trace
+        user_id = manager.user_id
+        if await asyncio.to_thread(manager.has_applied, turn_id):
+            if trace is not None:  # a crash after the commit left the trace rows staged
+                await asyncio.to_thread(trace.mark_applied, user_id, turn_id)
+            logger.info(
+                "memory turn %s was already applied for %s; nothing to do", turn_id, user_id
+            )
+            return ConsumeResult(
+                turn_id, applied=False, summary="turn already applied; nothing to do"
+            )
+
+        user_words = " ".join(m["content"] for m in turn if m["role"] == "user")
+        toolkit = make_memory_tools(
+            manager,
+            max_deletes=self.max_deletes,
+            forget_requested=detect_forget_request(user_words),
+            on_event=on_event,
+        )
+        await asyncio.to_thread(toolkit.view.load)  # the snapshot the agent works on
+        prompts = self._prompts_for(turn)
+        template = prompts.update_system if toolkit.view.live else prompts.cold_start_system
+        sections = self.sections if self.sections is not None else prompts.default_sections
+        agent = create_agent(
+            self.llm,
+            toolkit.tools,
+            system_prompt=template.format(sections=format_sections(sections)),
+            name="memory_writer_agent",
+        )
+        summary = await self._run_agent(agent, self.build_user_prompt(turn, prompts), turn_id)
+
+        staged = toolkit.staged
+        if trace is not None:
+            await asyncio.to_thread(trace.stage, user_id, turn_id, session_id, staged)
+        try:
+            outcome = await asyncio.to_thread(manager.apply, toolkit.changes, turn_id)
+        except Exception as exc:  # e.g. the user deleted a memory in the editor meanwhile
+            if trace is not None:
+                await asyncio.to_thread(trace.discard_staged, user_id, turn_id)
+            raise MemoryWriteFailed(f"commit of turn {turn_id} refused: {exc}") from exc
+        if trace is not None:
+            if outcome.applied:
+                await asyncio.to_thread(trace.mark_applied, user_id, turn_id)
+            else:
+                await asyncio.to_thread(trace.discard_staged, user_id, turn_id)
+        return ConsumeResult(
+            turn_id,
+            outcome.applied,
+            toolkit.changes if outcome.applied else [],
+            toolkit.events,
+            outcome.results,
+            summary,
+        )
+
+    async def _run_agent(self, agent: Any, user_prompt: str, turn_id: str) -> str:
+        config = {"recursion_limit": 2 * self.step_limit + 1}
+        try:
+            async with asyncio.timeout(self.timeout_seconds):
+                state = await agent.ainvoke(
+                    {"messages": [HumanMessage(user_prompt)]}, config=config
+                )
+        except TimeoutError as exc:
+            raise MemoryWriteFailed(
+                f"memory agent for turn {turn_id} timed out after {self.timeout_seconds:g} s"
+            ) from exc
+        except GraphRecursionError as exc:
+            raise MemoryWriteFailed(
+                f"memory agent for turn {turn_id} did not finish within {self.step_limit} steps"
+            ) from exc
+        except Exception as exc:
+            raise MemoryWriteFailed(
+                f"memory agent for turn {turn_id} failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        last = state["messages"][-1] if state.get("messages") else None
+        return last.text if isinstance(last, AIMessage) else ""
+
+    def consume_sync(
+        self,
+        session_id: str | None,
+        turn_id: str,
+        turn_messages: list[dict[str, str]],
+        manager: BaseMemoryManager,
+        on_event: EventCallback | None = None,
+        *,
+        trace: WriteTrace | None = None,
+    ) -> ConsumeResult:
+        """`consume` for callers without an event loop (sync graph nodes, scripts)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(
+                self.consume(session_id, turn_id, turn_messages, manager, on_event, trace=trace)
+            )
+        raise RuntimeError("consume_sync was called inside a running event loop; await consume()")

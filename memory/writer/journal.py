@@ -1,0 +1,172 @@
+"""TurnJournal: a SQLite (WAL) journal of queued turns, so a queued turn survives a crash."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from memory.item import now_iso
+
+TurnState = Literal["pending", "done", "dead"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS turns (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,   -- arrival order, the replay order
+    user_id    TEXT NOT NULL,
+    turn_id    TEXT NOT NULL,
+    session_id TEXT,
+    messages   TEXT NOT NULL,                       -- JSON [{role, content}]
+    state      TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done', 'dead')),
+    attempts   INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (user_id, turn_id)
+);
+CREATE INDEX IF NOT EXISTS turns_by_state ON turns (user_id, state, seq);
+"""
+
+
+@dataclass(frozen=True)
+class QueuedTurn:
+    """One turn as journaled: enough to run the memory agent on it again after a crash."""
+
+    user_id: str
+    turn_id: str
+    session_id: str | None
+    messages: list[dict[str, str]]
+    seq: int = 0
+    state: TurnState = "pending"
+    attempts: int = 0
+    last_error: str | None = None
+    created_at: str = ""
+    updated_at: str = ""
+
+
+class TurnJournal:
+    """Turns move pending → done, or pending → dead after too many failures; none is deleted.
+
+    `append` commits with `synchronous=FULL` before it returns, so an accepted turn survives a
+    process crash and a power cut.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute("PRAGMA busy_timeout=10000")
+        self._db.executescript(_SCHEMA)
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def append(self, turn: QueuedTurn) -> QueuedTurn:
+        """Journal a turn durably and return it with its sequence number.
+
+        Sending the same turn id again is idempotent and returns the journaled turn; the same id
+        with different messages is a ValueError, never a silent drop.
+        """
+        now = now_iso()
+        messages = json.dumps(turn.messages, ensure_ascii=False)
+        with self._write() as db:
+            existing = db.execute(
+                "SELECT messages FROM turns WHERE user_id = ? AND turn_id = ?",
+                (turn.user_id, turn.turn_id),
+            ).fetchone()
+            if existing is None:
+                db.execute(
+                    "INSERT INTO turns (user_id, turn_id, session_id, messages, created_at, "
+                    "updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    (turn.user_id, turn.turn_id, turn.session_id, messages, now, now),
+                )
+            elif existing[0] != messages:
+                raise ValueError(
+                    f"turn_id {turn.turn_id!r} was already queued with other messages; "
+                    "use a new turn_id for a new turn"
+                )
+        found = self.get(turn.user_id, turn.turn_id)
+        assert found is not None
+        return found
+
+    def get(self, user_id: str, turn_id: str) -> QueuedTurn | None:
+        rows = self._select("WHERE user_id = ? AND turn_id = ?", (user_id, turn_id))
+        return rows[0] if rows else None
+
+    def pending(self, user_id: str) -> list[QueuedTurn]:
+        """Unfinished turns in arrival order: what `start()` replays."""
+        return self._select("WHERE user_id = ? AND state = 'pending' ORDER BY seq", (user_id,))
+
+    def dead_letters(self, user_id: str) -> list[QueuedTurn]:
+        """Turns that failed too often, with their last error, oldest first."""
+        return self._select("WHERE user_id = ? AND state = 'dead' ORDER BY seq", (user_id,))
+
+    def counts(self, user_id: str) -> dict[str, int]:
+        """How many turns are pending, done and dead."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT state, COUNT(*) FROM turns WHERE user_id = ? GROUP BY state", (user_id,)
+            ).fetchall()
+        counts = {"pending": 0, "done": 0, "dead": 0}
+        counts.update({state: count for state, count in rows})
+        return counts
+
+    def mark_done(self, user_id: str, turn_id: str) -> None:
+        self._set(user_id, turn_id, "state = 'done'", ())
+
+    def record_failure(self, user_id: str, turn_id: str, error: str) -> int:
+        """Count one failed attempt, keep its error, and return the number of attempts so far."""
+        self._set(user_id, turn_id, "attempts = attempts + 1, last_error = ?", (error,))
+        turn = self.get(user_id, turn_id)
+        return turn.attempts if turn else 0
+
+    def mark_dead(self, user_id: str, turn_id: str) -> None:
+        self._set(user_id, turn_id, "state = 'dead'", ())
+
+    def requeue(self, user_id: str, turn_id: str) -> None:
+        """Give a dead letter another chance (after fixing its cause); `start()` will replay it."""
+        self._set(user_id, turn_id, "state = 'pending', attempts = 0", ())
+
+    def _set(
+        self, user_id: str, turn_id: str, assignments: str, params: tuple[object, ...]
+    ) -> None:
+        with self._write() as db:
+            cursor = db.execute(
+                f"UPDATE turns SET {assignments}, updated_at = ? WHERE user_id = ? AND turn_id = ?",
+                (*params, now_iso(), user_id, turn_id),
+            )
+            if cursor.rowcount == 0:
+                raise KeyError(f"turn {turn_id!r} of user {user_id!r} is not in the journal")
+
+    def _select(self, where: str, params: tuple[object, ...]) -> list[QueuedTurn]:
+        query = (
+            "SELECT user_id, turn_id, session_id, messages, seq, state, attempts, last_error, "
+            f"created_at, updated_at FROM turns {where}"
+        )
+        with self._lock:
+            rows = self._db.execute(query, params).fetchall()
+        return [
+            QueuedTurn(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6], r[7], r[8], r[9])
+            for r in rows
+        ]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,119 @@
+"""The staged view a memory agent works on: the store read once, plus its uncommitted changes."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory.item import now_iso
+from memory.manager import BaseMemoryManager, Change
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ToolEvent:
+    """One tool call of the memory agent, as the editor shows it live and the trace records it."""
+
+    step: int
+    tool: str
+    arguments: dict[str, Any]
+    result: str
+    ok: bool
+    time: str
+
+
+EventCallback = Callable[[ToolEvent], Any]
+
+
+@dataclass
+class StagedMemory:
+    """One memory as the agent sees it: a short id for the model, the real id for the store."""
+
+    short_id: int
+    real_id: str
+    description: str
+    theme: str
+    new: bool = False
+
+
+@dataclass(frozen=True)
+class StagedChange:
+    """A change waiting for commit, with the tool call that asked for it (for the trace)."""
+
+    change: Change
+    event: ToolEvent
+
+
+@dataclass
+class StagedView:
+    """The store snapshot plus staged changes; nothing here touches the store."""
+
+    manager: BaseMemoryManager
+    live: dict[int, StagedMemory] = field(default_factory=dict)
+    staged: list[StagedChange] = field(default_factory=list)
+    events: list[ToolEvent] = field(default_factory=list)
+    on_event: EventCallback | None = None
+    tombstone_ids: set[str] = field(default_factory=set)
+    _next_short_id: int = 1
+    _loaded: bool = False
+
+    def load(self) -> None:
+        """Read the store once; short ids 1, 2, 3 … follow the store's order."""
+        if self._loaded:
+            return
+        for real_id, item in self.manager.list_items().items():
+            self._add_live(real_id, item.description, item.theme, new=False)
+        self.tombstone_ids = set(self.manager.deleted_items())
+        self._loaded = True
+
+    def _add_live(self, real_id: str, description: str, theme: str, *, new: bool) -> StagedMemory:
+        memory = StagedMemory(self._next_short_id, real_id, description, theme, new)
+        self.live[memory.short_id] = memory
+        self._next_short_id += 1
+        return memory
+
+    def next_real_id(self) -> str:
+        """A fresh real id from the manager, unused in the snapshot (tombstones too) and this view.
+
+        No store I/O here, so the tools can run inside the event loop; `apply` still refuses a
+        taken id, which only makes the turn retry.
+        """
+        taken = {memory.real_id for memory in self.live.values()} | self.tombstone_ids
+        taken.update(s.change.id for s in self.staged if s.change.id)
+        candidate = self.manager._generate_id()
+        while candidate in taken:
+            candidate = self.manager._generate_id()
+        return candidate
+
+    def stage_new(self, description: str, theme: str) -> StagedMemory:
+        """A created memory: visible under the next short id until commit."""
+        return self._add_live(self.next_real_id(), description, theme, new=True)
+
+    def record(self, tool: str, arguments: dict[str, Any], result: str, ok: bool) -> ToolEvent:
+        """Log one tool call and tell the listener; a failing listener never breaks the agent."""
+        event = ToolEvent(len(self.events), tool, arguments, result, ok, now_iso())
+        self.events.append(event)
+        if self.on_event is not None:
+            try:
+                self.on_event(event)
+            except Exception:  # the live view is optional; the write is not
+                logger.exception("memory on_event listener failed for %s", tool)
+        return event
+
+    def render(self) -> str:
+        """The staged view as the model reads it: `[id] (section) text`, grouped by section."""
+        if not self.live:
+            return "No memories yet."
+        by_theme: dict[str, list[StagedMemory]] = {}
+        for memory in self.live.values():
+            by_theme.setdefault(memory.theme, []).append(memory)
+        lines = [f"{len(self.live)} memories (ids are the numbers in brackets):"]
+        for theme, memories in by_theme.items():
+            lines.append(f"## {theme}")
+            for memory in memories:
+                text = " ".join(memory.description.split())  # one line each: data, not markup
+                lines.append(f"[{memory.short_id}] {text}")
+        return "\n".join(lines)

@@ -1,0 +1,156 @@
+"""WriteTrace: the flat trace of the memory agent's writes (seed 000), one SQLite row per change."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory.writer.staging import StagedChange
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS write_trace (
+    user_id    TEXT NOT NULL,
+    turn_id    TEXT NOT NULL,
+    step       INTEGER NOT NULL,          -- index of the change within its turn
+    session_id TEXT,
+    tool       TEXT NOT NULL,
+    op         TEXT NOT NULL,
+    arguments  TEXT NOT NULL,             -- JSON
+    result     TEXT NOT NULL,
+    time       TEXT NOT NULL,
+    state      TEXT NOT NULL CHECK (state IN ('staged', 'applied')),
+    PRIMARY KEY (user_id, turn_id, step)
+);
+CREATE INDEX IF NOT EXISTS write_trace_by_user ON write_trace (user_id, time);
+"""
+
+
+@dataclass(frozen=True)
+class TraceEntry:
+    """One change the memory agent made: who, which turn, which tool with what, and when."""
+
+    user_id: str
+    turn_id: str
+    step: int
+    session_id: str | None
+    tool: str
+    op: str
+    arguments: dict[str, Any]
+    result: str
+    time: str
+    state: str
+
+
+class WriteTrace:
+    """Rows are written as `staged` before the store commit and marked `applied` after it.
+
+    A crash between the two leaves `staged` rows; the replay of that turn either finds the turn
+    applied and marks them (`mark_applied`) or reruns the agent and replaces them (`stage`), so a
+    replayed turn never duplicates rows.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._connection.execute("PRAGMA journal_mode=WAL")
+        self._connection.execute("PRAGMA busy_timeout=10000")
+        self._connection.executescript(_SCHEMA)
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._connection
+            except BaseException:
+                self._connection.execute("ROLLBACK")
+                raise
+            self._connection.execute("COMMIT")
+
+    def stage(
+        self, user_id: str, turn_id: str, session_id: str | None, changes: Sequence[StagedChange]
+    ) -> None:
+        """Record a turn's changes as staged, replacing staged rows of an earlier attempt."""
+        with self._write() as db:
+            db.execute(
+                "DELETE FROM write_trace WHERE user_id = ? AND turn_id = ? AND state = 'staged'",
+                (user_id, turn_id),
+            )
+            db.executemany(
+                "INSERT OR IGNORE INTO write_trace VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'staged')",
+                [
+                    (
+                        user_id,
+                        turn_id,
+                        step,
+                        session_id,
+                        s.event.tool,
+                        s.change.op,
+                        json.dumps(s.event.arguments, ensure_ascii=False, default=str),
+                        s.event.result,
+                        s.event.time,
+                    )
+                    for step, s in enumerate(changes)
+                ],
+            )
+
+    def mark_applied(self, user_id: str, turn_id: str) -> int:
+        """The store committed the turn: its staged rows become applied. Returns how many."""
+        with self._write() as db:
+            cursor = db.execute(
+                "UPDATE write_trace SET state = 'applied' "
+                "WHERE user_id = ? AND turn_id = ? AND state = 'staged'",
+                (user_id, turn_id),
+            )
+            return cursor.rowcount
+
+    def discard_staged(self, user_id: str, turn_id: str) -> None:
+        """The commit did not happen (or changed nothing): drop the turn's staged rows."""
+        with self._write() as db:
+            db.execute(
+                "DELETE FROM write_trace WHERE user_id = ? AND turn_id = ? AND state = 'staged'",
+                (user_id, turn_id),
+            )
+
+    def for_user(
+        self, user_id: str, limit: int = 200, include_staged: bool = False
+    ) -> list[TraceEntry]:
+        """The user's most recent changes, newest first."""
+        state = "" if include_staged else "AND state = 'applied'"
+        return self._select(
+            f"WHERE user_id = ? {state} ORDER BY time DESC, step DESC LIMIT ?", (user_id, limit)
+        )
+
+    def for_turn(
+        self, user_id: str, turn_id: str, include_staged: bool = False
+    ) -> list[TraceEntry]:
+        """One turn's changes in the order they were made."""
+        state = "" if include_staged else "AND state = 'applied'"
+        return self._select(
+            f"WHERE user_id = ? AND turn_id = ? {state} ORDER BY step", (user_id, turn_id)
+        )
+
+    def _select(self, where: str, params: tuple[Any, ...]) -> list[TraceEntry]:
+        query = (
+            "SELECT user_id, turn_id, step, session_id, tool, op, arguments, result, time, state "
+            f"FROM write_trace {where}"
+        )
+        with self._lock:
+            rows = self._connection.execute(query, params).fetchall()
+        return [
+            TraceEntry(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7], r[8], r[9])
+            for r in rows
+        ]
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
