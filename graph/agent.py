@@ -1,0 +1,39 @@
+"""The Gulfstream chat graph: START → retrieve_memory → agent ⇄ tools → ltm_write → END."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import ToolNode
+
+from graph.context import Context
+from graph.nodes import agent, ltm_write, retrieve_memory, route_after_agent
+from graph.state import InputState, State
+from graph.tools import CHAT_TOOLS
+
+builder = StateGraph(State, input_schema=InputState, context_schema=Context)
+builder.add_node("retrieve_memory", retrieve_memory)
+builder.add_node("agent", agent)
+builder.add_node("tools", ToolNode(CHAT_TOOLS))
+builder.add_node("ltm_write", ltm_write)
+builder.add_edge(START, "retrieve_memory")
+builder.add_edge("retrieve_memory", "agent")
+builder.add_conditional_edges("agent", route_after_agent)
+builder.add_edge("tools", "agent")
+builder.add_edge("ltm_write", END)
+
+
+def compile_graph(
+    checkpointer: Any = None, store: Any = None
+) -> CompiledStateGraph[State, Context, InputState, State]:
+    """The graph with your own checkpointer/store, for the CLI, notebooks and tests.
+
+    `langgraph dev` and LangGraph Platform bring their own, and refuse a graph that has one:
+    they load `graph` below.
+    """
+    return builder.compile(checkpointer=checkpointer, store=store, name="Gulfstream")
+
+
+graph = builder.compile(name="Gulfstream")

@@ -1,0 +1,77 @@
+"""load_chat_model: a chat model from "provider/model", loaded lazily; offline with no key."""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+logger = logging.getLogger(__name__)
+
+OFFLINE_PROVIDER = "offline"
+# Any OpenAI-compatible server accepts a dummy key; the client library insists on having one.
+PLACEHOLDER_API_KEY = "not-needed"
+
+_cache: dict[tuple[Any, ...], BaseChatModel] = {}
+
+
+def split_model_name(fully_specified_name: str) -> tuple[str, str]:
+    """("openai", "gpt-4o-mini") from "openai/gpt-4o-mini"; no provider means OpenAI."""
+    if not isinstance(fully_specified_name, str) or not fully_specified_name.strip():
+        raise ValueError("model must be a non-empty 'provider/model' string")
+    provider, sep, model = fully_specified_name.strip().partition("/")
+    if not sep:
+        return "openai", provider
+    if not model:
+        raise ValueError(f"model {fully_specified_name!r} names no model after the provider")
+    return provider.lower(), model
+
+
+def has_credentials(provider: str) -> bool:
+    """True when a real model can be reached: a provider key, or an OpenAI-compatible base URL."""
+    if provider == OFFLINE_PROVIDER:
+        return False
+    if os.environ.get("OPENAI_BASE_URL"):
+        return True
+    return bool(os.environ.get(f"{provider.upper()}_API_KEY"))
+
+
+def load_chat_model(fully_specified_name: str) -> BaseChatModel:
+    """The chat model named `provider/model`.
+
+    - `OPENAI_BASE_URL` set: any OpenAI-compatible endpoint (vLLM, Ollama, DeepSeek, Qwen, ...),
+      with `OPENAI_API_KEY` or a placeholder key when the server needs none.
+    - no key for the provider and no base URL: the offline rule-based model (logged as such).
+    - otherwise LangChain's `init_chat_model` for the provider.
+    """
+    provider, model = split_model_name(fully_specified_name)
+    base_url = os.environ.get("OPENAI_BASE_URL") or None
+    key = (provider, model, base_url, has_credentials(provider))
+    if key not in _cache:
+        _cache[key] = _build(provider, model, base_url)
+    return _cache[key]
+
+
+def _build(provider: str, model: str, base_url: str | None) -> BaseChatModel:
+    if not has_credentials(provider):
+        from graph.offline_model import OfflineChatModel
+
+        if provider != OFFLINE_PROVIDER:
+            logger.warning(
+                "No %s_API_KEY and no OPENAI_BASE_URL: using the OFFLINE rule-based model "
+                "instead of %s/%s. Its replies are labelled; set a key for real answers.",
+                provider.upper(),
+                provider,
+                model,
+            )
+        return OfflineChatModel()
+    if base_url:
+        from langchain_openai import ChatOpenAI
+
+        api_key = os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_API_KEY
+        return ChatOpenAI(model=model, base_url=base_url, api_key=api_key)  # type: ignore[arg-type]
+    from langchain.chat_models import init_chat_model
+
+    return init_chat_model(model, model_provider=provider)

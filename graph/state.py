@@ -1,0 +1,26 @@
+"""The graph's state: the conversation and the memories related to the current turn."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph import add_messages
+
+
+@dataclass
+class InputState:
+    """What a caller sends: only messages (e.g. `{"messages": [{"role": "user", ...}]}`)."""
+
+    messages: Annotated[Sequence[AnyMessage], add_messages] = field(default_factory=list)
+
+
+@dataclass
+class State(InputState):
+    """The full state. `related_memories` is replaced on every turn by `retrieve_memory`:
+    a list of `{"id", "description", "theme"}` dicts, most relevant first.
+    """
+
+    related_memories: list[dict[str, Any]] = field(default_factory=list)

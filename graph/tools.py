@@ -1,0 +1,58 @@
+"""The chat agent's tools. Add your own here and list them in CHAT_TOOLS; the docstring is what
+the model reads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from langgraph.config import get_config
+from langgraph.runtime import get_runtime
+
+from graph.context import Context
+from graph.memory_access import context_of, facade_for, open_manager, resolve_user_id
+
+SEARCH_LIMIT = 20
+
+
+def get_current_time() -> str:
+    """Return the current local date and time with the weekday, e.g. 'Monday 2026-01-05 14:03'."""
+    return datetime.now().astimezone().strftime("%A %Y-%m-%d %H:%M %z")
+
+
+def search_memory(query: str) -> str:
+    """Search this user's long-term memory for anything about `query` (a few keywords).
+
+    Use it when the memories already in your instructions do not cover what you need.
+    """
+    runtime = get_runtime(Context)
+    context = context_of(runtime.context)
+    user_id = resolve_user_id(get_config(), context)
+    manager = open_manager(context, user_id, runtime.store)
+    # Mechanical search: a deeper recall mid-conversation must not cost another LLM call.
+    found = facade_for(manager, context).get_related_memory_from(
+        query, "mechanical", limit=SEARCH_LIMIT
+    )
+    if not found:
+        return "No memory matches."
+    return "\n".join(f"- [{m.get('theme', '')}] {m.get('description', '')}" for m in found)
+
+
+def convert_units(value: float, unit_from: str, unit_to: str) -> str:
+    """Convert a length or temperature: units km, mi, m, ft, c, f.
+
+    (An example tool: write your own as a typed, documented function and add it to CHAT_TOOLS.)
+    """
+    to_metres = {"km": 1000.0, "mi": 1609.344, "m": 1.0, "ft": 0.3048}
+    a, b = unit_from.strip().lower(), unit_to.strip().lower()
+    if a in to_metres and b in to_metres:
+        return f"{value * to_metres[a] / to_metres[b]:.4g} {b}"
+    if (a, b) == ("c", "f"):
+        return f"{value * 9 / 5 + 32:.4g} f"
+    if (a, b) == ("f", "c"):
+        return f"{(value - 32) * 5 / 9:.4g} c"
+    return f"cannot convert {unit_from} to {unit_to}; known units: km, mi, m, ft, c, f"
+
+
+CHAT_TOOLS: list[Callable[..., Any]] = [get_current_time, search_memory, convert_units]
