@@ -37,20 +37,23 @@ def stem(word: str) -> str:
     """A light English stemmer: plurals, -ing, -ed, doubled consonants and a final e.
 
     Deliberately crude (no dictionary): documents and queries go through the same rules, so
-    "refactoring", "refactored" and "refactor" meet, as do "cats"/"cat" and "liked"/"likes".
+    "refactoring", "refactored" and "refactor" meet, as do "cats"/"cat", "liked"/"likes" and
+    "movies"/"movie", "stories"/"story".
     """
     if len(word) > 4 and word.endswith("ies"):
-        word = word[:-3] + "y"
+        word = word[:-2]  # "stories" → "stori", to meet "story" → "stori" below
     elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
     if len(word) > 5 and word.endswith("ing"):
         word = word[:-3]
     elif len(word) > 4 and word.endswith("ed"):
         word = word[:-2]
-    if len(word) > 4 and word[-1] == word[-2] and word[-1] not in "lsz":
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeioulsz":
         word = word[:-1]
     if len(word) > 3 and word.endswith("e"):
         word = word[:-1]
+    if len(word) > 3 and word.endswith("y"):
+        word = word[:-1] + "i"
     return word
 
 
