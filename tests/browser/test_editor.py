@@ -1,0 +1,189 @@
+"""The memory editor in Debian's Chromium: edit, delete and undo, live updates, inert XSS, screenshots."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory.yaml_manager import YamlMemoryManager
+from tests.webapp.editor_process import ROOT, run_editor
+
+CHROMIUM = Path("/usr/bin/chromium")
+if not CHROMIUM.exists():
+    pytest.skip(
+        "Debian's Chromium is not installed at /usr/bin/chromium; run scripts/install_chromium.sh",
+        allow_module_level=True,
+    )
+sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (dev extra)")
+
+pytestmark = pytest.mark.slow
+SCREENSHOTS = ROOT / "test-output"
+XSS_IMG = '<img src=x onerror="window.__xss = 1; alert(1)">'
+XSS_SCRIPT = "<script>window.__xss = 2; alert(2)</script>"
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("editor") / "memory"
+
+
+@pytest.fixture(scope="module")
+def base_url(data_dir: Path) -> Iterator[str]:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with run_editor(data_dir) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--no-first-run"],
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def user() -> str:
+    return f"user-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def page(browser: object, base_url: str, user: str) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 1280, "height": 860})  # type: ignore[attr-defined]
+    page = context.new_page()
+    page.dialogs = []
+    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(f"{base_url}/memories/?user={user}&lang=en")
+    yield page
+    context.close()
+
+
+def open_store(data_dir: Path, user: str) -> YamlMemoryManager:
+    return YamlMemoryManager(data_dir, user)
+
+
+def card(page: object, text: str) -> object:
+    return page.locator(".card", has_text=text)  # type: ignore[attr-defined]
+
+
+def test_edit_a_card_and_the_reason_goes_into_history(page, data_dir: Path, user: str) -> None:
+    store = open_store(data_dir, user)
+    memory_id = store.add("Drinks oolong tea every morning", "habits", "seed")
+    page.reload()
+    card(page, "oolong").locator("button.edit").click()
+    form = page.locator("dialog form")
+    form.locator("textarea[name=description]").fill("Drinks green tea every morning")
+    form.locator("input[name=reason]").fill("user switched to green tea")
+    form.locator("button[type=submit]").click()
+    sync_api.expect(card(page, "green tea")).to_be_visible()
+    assert store.get(memory_id).description == "Drinks green tea every morning"
+    assert store.get(memory_id).history[-1]["reason"] == "user switched to green tea"
+    card(page, "green tea").locator("button.history").click()
+    timeline = page.locator("dialog .timeline")
+    sync_api.expect(timeline.locator("li").first).to_contain_text("user switched to green tea")
+    sync_api.expect(timeline.locator("li").first).to_contain_text("oolong")  # the old text
+
+
+def test_a_reason_is_required_and_nothing_is_written_without_it(page, data_dir: Path, user: str) -> None:
+    store = open_store(data_dir, user)
+    memory_id = store.add("Prefers window seats", "travel", "seed")
+    page.reload()
+    card(page, "window seats").locator("button.edit").click()
+    form = page.locator("dialog form")
+    form.locator("textarea[name=description]").fill("Prefers aisle seats")
+    form.locator("input[name=reason]").evaluate("node => node.removeAttribute('required')")
+    form.locator("button[type=submit]").click()
+    sync_api.expect(form.locator(".error")).to_contain_text("reason")
+    sync_api.expect(form.locator("input[name=reason]")).to_have_class("invalid")
+    assert store.get(memory_id).description == "Prefers window seats"
+
+
+def test_delete_then_undo_and_restore_from_recently_deleted(page, data_dir: Path, user: str) -> None:
+    store = open_store(data_dir, user)
+    first = store.add("Has a cat named Miso", "family", "seed")
+    second = store.add("Allergic to peanuts", "health", "seed")
+    page.reload()
+    card(page, "Miso").locator("button.delete").click()
+    sync_api.expect(card(page, "Miso")).to_have_count(0)
+    assert store.get(first, include_deleted=True).deleted
+    page.locator("#toast button.undo").click()
+    sync_api.expect(card(page, "Miso")).to_be_visible()
+    assert not store.get(first).deleted
+
+    card(page, "peanuts").locator("button.delete").click()
+    sync_api.expect(card(page, "peanuts")).to_have_count(0)
+    page.locator("#show-deleted").click()
+    row = page.locator("dialog .deleted-item", has_text="peanuts")
+    row.locator("button.restore").click()
+    sync_api.expect(page.locator("dialog .deleted-item", has_text="peanuts")).to_have_count(0)
+    page.locator("dialog button", has_text="Close").click()
+    sync_api.expect(card(page, "peanuts")).to_be_visible()
+    assert not store.get(second).deleted
+
+
+def test_a_write_from_another_process_shows_up_live(page, data_dir: Path, user: str) -> None:
+    open_store(data_dir, user).add("Works as a nurse", "work", "seed")
+    page.reload()
+    sync_api.expect(page.locator("#live.on")).to_be_visible()
+    writer = (
+        "import sys; from memory.yaml_manager import YamlMemoryManager as M; "
+        "M(sys.argv[1], sys.argv[2]).add('Moved to Hangzhou in May', 'home', 'memory agent: add')"
+    )
+    subprocess.run([sys.executable, "-c", writer, str(data_dir), user], cwd=ROOT, check=True)
+    sync_api.expect(card(page, "Hangzhou")).to_be_visible(timeout=10_000)
+    sync_api.expect(page.locator("#activity li", has_text="Hangzhou")).to_contain_text("created")
+    sync_api.expect(page.locator("#activity li", has_text="Hangzhou")).to_contain_text("memory agent")
+
+
+def test_xss_payloads_show_literally_and_run_nothing(page, data_dir: Path, user: str) -> None:
+    store = open_store(data_dir, user)
+    store.add(f"Bio: {XSS_IMG}", XSS_SCRIPT[:32], "seed")
+    store.add(f"Note {XSS_SCRIPT}", "notes", "seed")
+    page.reload()
+    sync_api.expect(card(page, "Bio:")).to_be_visible()
+    assert card(page, "Bio:").locator(".description").text_content() == f"Bio: {XSS_IMG}"
+    assert card(page, "Note").locator(".description").text_content() == f"Note {XSS_SCRIPT}"
+    assert page.locator("#waterfall img, #waterfall script").count() == 0
+    card(page, "Bio:").locator("button.history").click()
+    sync_api.expect(page.locator("dialog .timeline")).to_contain_text(XSS_IMG)
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__xss === undefined")
+    assert page.dialogs == []
+
+
+def test_screenshots_for_review(browser, base_url: str, data_dir: Path) -> None:
+    user = f"demo-{uuid.uuid4().hex[:6]}"
+    store = open_store(data_dir, user)
+    for description, theme in [
+        ("Likes hiking on weekends, usually in the Western Hills", "hobbies"),
+        ("喜欢周末去西山徒步", "hobbies"),
+        ("Daughter Lily starts primary school in September", "family"),
+        ("Allergic to peanuts; carries an epinephrine pen", "health"),
+        ("Prefers answers in Chinese with English technical terms", "preferences"),
+        (f"A pasted snippet: {XSS_IMG}", "notes"),
+    ]:
+        store.add(description, theme, "seed")
+    store.hit(next(iter(store.list_items())))
+    SCREENSHOTS.mkdir(exist_ok=True)
+    for name, viewport, lang in [("editor-en", (1280, 800), "en"), ("editor-zh-narrow", (390, 844), "zh")]:
+        context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+        shot = context.new_page()
+        shot.goto(f"{base_url}/memories/?user={user}&lang={lang}")
+        sync_api.expect(shot.locator(".card").first).to_be_visible()
+        sync_api.expect(shot.locator("#live.on")).to_be_visible()
+        shot.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+        if lang == "zh":
+            sync_api.expect(shot.locator("#add")).to_have_text("新增")
+            width = shot.evaluate("document.documentElement.scrollWidth")
+            assert width <= viewport[0], f"the page scrolls sideways on a phone ({width}px)"
+        context.close()
+    assert (SCREENSHOTS / "editor-en.png").stat().st_size > 10_000

@@ -1,0 +1,33 @@
+"""`python -m webapp`: the memory editor alone on 127.0.0.1 for the file backends (local use)."""
+
+from __future__ import annotations
+
+import os
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.responses import RedirectResponse
+from starlette.routing import Route
+
+from webapp.app import PREFIX, editor_routes
+
+DEFAULT_PORT = 8765
+
+
+def standalone_app() -> Starlette:
+    """The editor's routes plus a redirect from / to the page."""
+    root = Route("/", lambda request: RedirectResponse(f"{PREFIX}/", status_code=307))
+    return Starlette(routes=[root, *editor_routes()])
+
+
+def main() -> None:
+    port = int(os.environ.get("GULFSTREAM_EDITOR_PORT", DEFAULT_PORT))
+    spec = os.environ.get("GULFSTREAM_MEMORY_BACKEND", "yaml:data/memory")
+    print(f"Gulfstream memory editor: http://127.0.0.1:{port}{PREFIX}/  (backend {spec})")
+    print("Local mode: pick the user with ?user=<id> in the URL (default 'default').")
+    # Bound to loopback on purpose: without LangGraph auth the user id is whatever the URL says.
+    uvicorn.run(standalone_app(), host="127.0.0.1", port=port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""The memory editor as a Starlette app: the page and its JSON API under /memories/.
+
+Mounted on the LangGraph server by langgraph.json (`"http": {"app": "./webapp/app.py:app"}`) and
+runnable on its own with `python -m webapp`. It adds no app-wide middleware or exception handlers,
+because under the server those would apply to every LangGraph route too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from webapp import routes
+
+PREFIX = "/memories"
+STATIC_DIR = Path(__file__).parent / "static"
+# The page loads only its own script and style; inline script (an injected one included) never runs.
+PAGE_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; "
+        "frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-cache",
+}
+
+
+async def index(request: Request) -> Response:
+    return FileResponse(STATIC_DIR / "index.html", headers=PAGE_HEADERS)
+
+
+async def to_index(request: Request) -> Response:
+    return RedirectResponse(f"{PREFIX}/", status_code=307)
+
+
+def editor_routes() -> list[BaseRoute]:
+    """Every route with its full path, so the server can merge them beside its own."""
+    api = f"{PREFIX}/api"
+    return [
+        Route(f"{PREFIX}/", index, methods=["GET"]),
+        Route(PREFIX, to_index, methods=["GET"]),
+        Route(f"{api}/whoami", routes.whoami, methods=["GET"]),
+        Route(f"{api}/memories", routes.list_memories, methods=["GET"]),
+        Route(f"{api}/memories", routes.add_memory, methods=["POST"]),
+        Route(f"{api}/memories/{{id}}", routes.get_memory, methods=["GET"]),
+        Route(f"{api}/memories/{{id}}", routes.edit_memory, methods=["PATCH"]),
+        Route(f"{api}/memories/{{id}}", routes.delete_memory, methods=["DELETE"]),
+        Route(f"{api}/memories/{{id}}/restore", routes.restore_memory, methods=["POST"]),
+        Route(f"{api}/merge", routes.merge_memories, methods=["POST"]),
+        Route(f"{api}/deleted", routes.list_deleted, methods=["GET"]),
+        Route(f"{api}/status", routes.get_status, methods=["GET"]),
+        Route(f"{api}/self-check", routes.run_self_check, methods=["POST"]),
+        Route(f"{api}/export", routes.export_memories, methods=["GET"]),
+        Route(f"{api}/import", routes.import_memories, methods=["POST"]),
+        Route(f"{api}/events", routes.stream_events, methods=["GET"]),
+        Mount(f"{PREFIX}/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
+    ]
+
+
+app = Starlette(routes=editor_routes())

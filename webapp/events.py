@@ -1,0 +1,122 @@
+"""Server-sent events: poll the cheap revision token and push what changed, and by which tool."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from anyio import sleep, to_thread
+
+from memory.manager import BaseMemoryManager
+
+logger = logging.getLogger(__name__)
+HEARTBEAT_SECONDS = 15.0
+Snapshot = dict[str, tuple[str, str, bool, int]]
+
+
+def poll_seconds() -> float:
+    """How often a stream checks the revision (GULFSTREAM_EDITOR_POLL_SECONDS, default 0.5)."""
+    try:
+        return max(0.05, float(os.environ.get("GULFSTREAM_EDITOR_POLL_SECONDS", "0.5")))
+    except ValueError:
+        return 0.5
+
+
+def snapshot(manager: BaseMemoryManager) -> Snapshot:
+    """Enough of every item (tombstones too) to tell what a write changed."""
+    items = {**manager.list_items(), **manager.deleted_items()}
+    return {i: (it.description, it.theme, it.deleted, len(it.history)) for i, it in items.items()}
+
+
+def describe_changes(
+    manager: BaseMemoryManager, before: Snapshot, after: Snapshot
+) -> list[dict[str, Any]]:
+    """One row per changed item, from its newest history entry: action, reason, time, text."""
+    rows = []
+    for memory_id, state in after.items():
+        if before.get(memory_id) == state:
+            continue
+        try:
+            entry = manager.get(memory_id, include_deleted=True).history[-1]
+        except (KeyError, IndexError):
+            entry = {}
+        rows.append(
+            {
+                "id": memory_id,
+                "action": entry.get("action", "change"),
+                "reason": entry.get("reason", ""),
+                "time": entry.get("time", ""),
+                "description": state[0],
+                "theme": state[1],
+                "deleted": state[2],
+            }
+        )
+    rows.extend(
+        {
+            "id": i,
+            "action": "purge",
+            "reason": "",
+            "time": "",
+            "description": s[0],
+            "theme": s[1],
+            "deleted": True,
+        }
+        for i, s in before.items()
+        if i not in after
+    )
+    return sorted(rows, key=lambda row: row["time"])
+
+
+def trace_rows(user_id: str, since: float) -> list[dict[str, Any]]:
+    """Rows of the memory writer's trace (which tool changed what), when that module exists."""
+    try:
+        from webapp.trace_adapter import recent_trace_rows
+    except ImportError:
+        return []
+    try:
+        return recent_trace_rows(user_id, since)
+    except Exception:  # the trace is a nicety; a broken trace must not stop the stream
+        logger.exception("reading the write trace failed")
+        return []
+
+
+def format_event(event: str, data: dict[str, Any]) -> str:
+    """One SSE frame; JSON keeps newlines in memory text from splitting the frame."""
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+async def change_stream(
+    manager: BaseMemoryManager, since: str, is_disconnected: Callable[[], Any]
+) -> AsyncIterator[str]:
+    """Yield a `hello`, then a `change` event after every write, and heartbeats in between."""
+    revision = await to_thread.run_sync(lambda: manager.revision)
+    before = await to_thread.run_sync(snapshot, manager)
+    started = time.time()
+    yield "retry: 2000\n\n"
+    yield format_event("hello", {"revision": revision, "user_id": manager.user_id})
+    if since and since != revision:
+        yield format_event("change", {"revision": revision, "changes": [], "trace": []})
+    last_beat = time.monotonic()
+    interval = poll_seconds()
+    while not await is_disconnected():
+        await sleep(interval)
+        try:
+            current = await to_thread.run_sync(lambda: manager.revision)
+        except Exception as exc:  # a corrupt file mid-edit: tell the page, keep the stream
+            yield format_event("problem", {"error": str(exc)})
+            await sleep(interval * 4)
+            continue
+        if current != revision:
+            after = await to_thread.run_sync(snapshot, manager)
+            changes = await to_thread.run_sync(describe_changes, manager, before, after)
+            trace = await to_thread.run_sync(trace_rows, manager.user_id, started)
+            revision, before = current, after
+            yield format_event("change", {"revision": revision, "changes": changes, "trace": trace})
+            last_beat = time.monotonic()
+        elif time.monotonic() - last_beat > HEARTBEAT_SECONDS:
+            yield ": heartbeat\n\n"
+            last_beat = time.monotonic()

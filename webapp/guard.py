@@ -1,0 +1,126 @@
+"""Who is asking and may they write: the user id, cross-site write protection, JSON errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from memory.manager import validate_user_id
+
+CSRF_HEADER = "x-gulfstream-csrf"
+USER_HEADER = "x-gulfstream-user"
+MAX_BODY_BYTES = 5 * 1024 * 1024
+DEFAULT_LOCAL_USER = "default"
+
+
+class ApiError(Exception):
+    """A refused request: HTTP status, a message, and the field that was wrong (if any)."""
+
+    def __init__(self, status: int, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.field = field
+
+    def response(self) -> JSONResponse:
+        return error_response(self.status, self.message, self.field)
+
+
+def error_response(status: int, message: str, field: str | None = None) -> JSONResponse:
+    """The one JSON error shape the page reads: {"error": ..., "field": ...}."""
+    return JSONResponse({"error": message, "field": field}, status_code=status)
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The resolved user and how we know it (`auth` = LangGraph custom auth, `local` = no auth)."""
+
+    user_id: str
+    mode: str
+
+
+def _custom_auth_configured() -> bool:
+    """True when running inside the LangGraph server with an `auth` section in langgraph.json."""
+    if "langgraph_api" not in sys.modules:
+        return False
+    try:
+        from langgraph_api import config
+    except ImportError:  # pragma: no cover - langgraph_api is present whenever it is in sys.modules
+        return False
+    return bool(getattr(config, "LANGGRAPH_AUTH", None))
+
+
+def resolve_caller(request: Request) -> Caller:
+    """The user this request acts for.
+
+    An authenticated LangGraph user (custom auth with `enable_custom_route_auth`) always wins and
+    cannot be overridden by the client. Without authentication the user comes from the
+    `X-Gulfstream-User` header or the `user` query parameter (local use only); setting
+    GULFSTREAM_EDITOR_REQUIRE_AUTH=1 refuses that mode.
+    """
+    user = request.scope.get("user")
+    identity = getattr(user, "identity", "") if user is not None else ""
+    if user is not None and getattr(user, "is_authenticated", False) and identity:
+        return Caller(_checked_user(identity), "auth")
+    if _custom_auth_configured() or os.environ.get("GULFSTREAM_EDITOR_REQUIRE_AUTH") == "1":
+        raise ApiError(401, "sign in first: this editor needs an authenticated user", "user")
+    requested = (
+        request.headers.get(USER_HEADER)
+        or request.query_params.get("user")
+        or os.environ.get("GULFSTREAM_EDITOR_USER")
+        or DEFAULT_LOCAL_USER
+    )
+    return Caller(_checked_user(requested), "local")
+
+
+def _checked_user(user_id: str) -> str:
+    try:
+        return validate_user_id(user_id)
+    except ValueError as exc:
+        raise ApiError(400, str(exc), "user") from exc
+
+
+def check_write_allowed(request: Request) -> None:
+    """Refuse what a cross-site page could send: form encodings, no custom header, foreign Origin.
+
+    A plain HTML form can only post urlencoded, multipart or text/plain bodies and cannot add
+    headers; a cross-site fetch with a JSON body or a custom header needs a CORS preflight,
+    which this app never grants.
+    """
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type != "application/json":
+        raise ApiError(415, "send the body as application/json", "content-type")
+    if request.headers.get(CSRF_HEADER) != "1":
+        raise ApiError(403, "missing the X-Gulfstream-CSRF: 1 header", CSRF_HEADER)
+    origin = request.headers.get("origin")
+    if origin and origin != "null":
+        allowed = {o.strip() for o in os.environ.get("GULFSTREAM_EDITOR_ORIGINS", "").split(",")}
+        host = request.headers.get("host", "")
+        if urlsplit(origin).netloc != host and origin not in allowed:
+            raise ApiError(403, f"cross-site request from origin {origin!r} refused", "origin")
+    elif origin == "null":
+        raise ApiError(403, "requests from an opaque origin are refused", "origin")
+
+
+async def read_json_object(request: Request, allowed: set[str]) -> dict[str, Any]:
+    """The JSON body as a dict with only known fields; anything else is a 400 naming the field."""
+    body = await request.body()
+    if len(body) > MAX_BODY_BYTES:
+        raise ApiError(413, f"body is {len(body)} bytes; the limit is {MAX_BODY_BYTES}", "body")
+    try:
+        data = json.loads(body or b"{}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ApiError(400, f"body is not valid JSON: {exc}", "body") from exc
+    if not isinstance(data, dict):
+        raise ApiError(400, "body must be a JSON object", "body")
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise ApiError(400, f"unknown field {unknown[0]!r}; expected {sorted(allowed)}", unknown[0])
+    return data

@@ -1,0 +1,240 @@
+"""The JSON API under /memories/api/: every action the page takes, each refusing bad input whole."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from anyio import to_thread
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from memory.errors import CorruptStoreError, MemoryNotFound, WritesDisabled
+from memory.factory import DEFAULT_SPEC, get_memory_manager
+from memory.item import check_description, check_reason, check_theme
+from memory.manager import BaseMemoryManager
+from webapp import events, transfer, views
+from webapp.guard import (
+    ApiError,
+    Caller,
+    check_write_allowed,
+    error_response,
+    read_json_object,
+    resolve_caller,
+)
+
+Handler = Callable[[Request], Awaitable[Response]]
+# The manager's messages start with the field they reject; the API's names are shorter.
+_FIELD_ALIASES = {
+    "new_description": "description",
+    "merged_description": "description",
+    "new_theme": "theme",
+    "merged_theme": "theme",
+    "user_id": "user",
+    "id1": "id",
+    "id2": "other_id",
+}
+
+
+def backend_spec() -> str:
+    """The memory backend, read per request so a test or a restart can point it elsewhere."""
+    return os.environ.get("GULFSTREAM_MEMORY_BACKEND", DEFAULT_SPEC)
+
+
+def open_manager(caller: Caller) -> BaseMemoryManager:
+    spec = backend_spec()
+    if spec.split(":", 1)[0].strip().lower() == "store":
+        raise ApiError(
+            501,
+            "the editor cannot reach the server's in-process store; use a yaml, sqlite or "
+            "postgres backend in GULFSTREAM_MEMORY_BACKEND",
+            "GULFSTREAM_MEMORY_BACKEND",
+        )
+    return get_memory_manager(spec, caller.user_id)
+
+
+def _field_of(message: str) -> str | None:
+    match = re.match(r"^([A-Za-z_][\w.]*)\b", message)
+    if not match:
+        return None
+    name = match.group(1)
+    return _FIELD_ALIASES.get(name, name)
+
+
+def api(handler: Callable[[Request, BaseMemoryManager], Awaitable[Response]]) -> Handler:
+    """Resolve the user, open their manager, and turn every refusal into a JSON 4xx/5xx."""
+
+    @functools.wraps(handler)
+    async def endpoint(request: Request) -> Response:
+        try:
+            if request.method not in ("GET", "HEAD"):
+                check_write_allowed(request)
+            caller = resolve_caller(request)
+            manager = await to_thread.run_sync(open_manager, caller)
+            return await handler(request, manager)
+        except ApiError as exc:
+            return exc.response()
+        except MemoryNotFound as exc:
+            return error_response(404, str(exc), "id")
+        except WritesDisabled as exc:
+            return error_response(409, str(exc), None)
+        except CorruptStoreError as exc:
+            return error_response(503, str(exc), None)
+        except transfer.ImportRejected as exc:
+            return error_response(400, str(exc), exc.field)
+        except ValueError as exc:
+            return error_response(400, str(exc), _field_of(str(exc)))
+
+    return endpoint
+
+
+def _text(data: dict[str, Any], name: str, required: bool = True) -> str | None:
+    value = data.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str):
+        raise ApiError(400, f"{name} must be a string", name)
+    return value
+
+
+def _reason(data: dict[str, Any], required: bool) -> str:
+    reason = check_reason(data.get("reason"))
+    if required and not reason:
+        raise ApiError(400, "reason must say why (it goes into the history)", "reason")
+    return reason
+
+
+async def _run(fn: Callable[..., Any], *args: Any) -> Any:
+    # File and database I/O stays off the event loop (the LangGraph server flags blocking calls).
+    return await to_thread.run_sync(fn, *args)
+
+
+async def _revision(manager: BaseMemoryManager) -> str:
+    return str(await to_thread.run_sync(lambda: manager.revision))
+
+
+@api
+async def list_memories(request: Request, manager: BaseMemoryManager) -> Response:
+    q, theme = request.query_params.get("q", ""), request.query_params.get("theme", "")
+    if len(q) > 500:
+        raise ApiError(400, "q is longer than 500 characters", "q")
+    return JSONResponse(await _run(views.waterfall, manager, q, theme))
+
+
+@api
+async def add_memory(request: Request, manager: BaseMemoryManager) -> Response:
+    data = await read_json_object(request, {"description", "theme", "reason"})
+    description = check_description(_text(data, "description"))
+    theme = check_theme(_text(data, "theme"))
+    memory_id = await _run(manager.add, description, theme, _reason(data, False))
+    return JSONResponse({"id": memory_id, "revision": await _revision(manager)}, status_code=201)
+
+
+@api
+async def get_memory(request: Request, manager: BaseMemoryManager) -> Response:
+    return JSONResponse(await _run(views.card_with_history, manager, request.path_params["id"]))
+
+
+@api
+async def edit_memory(request: Request, manager: BaseMemoryManager) -> Response:
+    data = await read_json_object(request, {"description", "theme", "reason"})
+    description, theme = _text(data, "description", False), _text(data, "theme", False)
+    if description is None and theme is None:
+        raise ApiError(400, "send description and/or theme to change", "description")
+    description = check_description(description) if description is not None else None
+    theme = check_theme(theme) if theme is not None else None
+    reason = _reason(data, True)
+    await _run(manager.update, request.path_params["id"], reason, description, theme)
+    return JSONResponse(await _run(views.card_with_history, manager, request.path_params["id"]))
+
+
+@api
+async def delete_memory(request: Request, manager: BaseMemoryManager) -> Response:
+    data = await read_json_object(request, {"reason"})
+    reason = _reason(data, False) or "deleted in the memory editor"
+    await _run(manager.delete, request.path_params["id"], reason)
+    return JSONResponse(
+        {"id": request.path_params["id"], "deleted": True, "revision": await _revision(manager)}
+    )
+
+
+@api
+async def restore_memory(request: Request, manager: BaseMemoryManager) -> Response:
+    data = await read_json_object(request, {"reason"})
+    reason = _reason(data, False) or "restored in the memory editor"
+    await _run(manager.restore, request.path_params["id"], reason)
+    return JSONResponse(await _run(views.card_with_history, manager, request.path_params["id"]))
+
+
+@api
+async def merge_memories(request: Request, manager: BaseMemoryManager) -> Response:
+    data = await read_json_object(request, {"id", "other_id", "description", "theme", "reason"})
+    keep, other = _text(data, "id"), _text(data, "other_id")
+    assert keep is not None and other is not None  # _text raised otherwise
+    description = check_description(_text(data, "description"))
+    theme = check_theme(_text(data, "theme"))
+    await _run(manager.merge, keep, other, description, theme, _reason(data, True))
+    return JSONResponse(await _run(views.card_with_history, manager, keep))
+
+
+@api
+async def list_deleted(request: Request, manager: BaseMemoryManager) -> Response:
+    return JSONResponse({"items": await _run(views.deleted_cards, manager)})
+
+
+@api
+async def get_status(request: Request, manager: BaseMemoryManager) -> Response:
+    caller = resolve_caller(request)
+    return JSONResponse({**await _run(views.status, manager), "auth_mode": caller.mode})
+
+
+@api
+async def run_self_check(request: Request, manager: BaseMemoryManager) -> Response:
+    await read_json_object(request, set())
+    await _run(manager.self_check)
+    return JSONResponse(await _run(views.status, manager))
+
+
+@api
+async def export_memories(request: Request, manager: BaseMemoryManager) -> Response:
+    document = await _run(transfer.export_document, manager)
+    name = f"memories-{manager.user_id}.json"
+    return JSONResponse(document, headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+
+@api
+async def import_memories(request: Request, manager: BaseMemoryManager) -> Response:
+    data = await read_json_object(request, transfer.IMPORT_FIELDS)
+    items = transfer.parse_import(data)
+    origin_user, exported_at = str(data.get("user_id", "?"))[:64], str(data.get("exported_at", "?"))
+    source = f"an export of user {origin_user} at {exported_at[:40]}"
+    outcome = await _run(transfer.import_items, manager, items, source)
+    return JSONResponse(
+        {
+            "added": outcome.added,
+            "renamed": outcome.renamed,
+            "skipped": outcome.skipped,
+            "revision": await _revision(manager),
+        }
+    )
+
+
+@api
+async def stream_events(request: Request, manager: BaseMemoryManager) -> Response:
+    since = request.query_params.get("since", "")
+    return StreamingResponse(
+        events.change_stream(manager, since, request.is_disconnected),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+@api
+async def whoami(request: Request, manager: BaseMemoryManager) -> Response:
+    caller = resolve_caller(request)
+    return JSONResponse(
+        {"user_id": caller.user_id, "auth_mode": caller.mode, "backend": manager.backend}
+    )

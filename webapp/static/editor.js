@@ -1,0 +1,442 @@
+// Gulfstream memory editor. Memory text is only ever put into the page with textContent.
+"use strict";
+
+const TEXT = {
+  en: {
+    title: "Memories", search: "Search memories…", allThemes: "All themes", add: "Add",
+    recentlyDeleted: "Recently deleted", export: "Export", import: "Import", activity: "Live changes",
+    edit: "Edit", merge: "Merge", history: "History", delete: "Delete", restore: "Restore",
+    undo: "Undo", deleted: "Deleted", restored: "Restored", save: "Save", cancel: "Cancel",
+    close: "Close", description: "Description", theme: "Theme",
+    reason: "Reason (goes into the history)", reasonOptional: "Reason (optional)",
+    mergeWith: "Merge with", updated: "Updated", hits: "Hits", items: "memories",
+    shown: "shown", live: "Live", offline: "Offline", liveTitle: "Updates as memory changes",
+    noMemories: "No memories yet.", noDeleted: "Nothing was deleted.", editTitle: "Edit memory",
+    mergeTitle: "Merge two memories", addTitle: "Add a memory", historyTitle: "History",
+    statusTitle: "Self-check", rerun: "Run self-check again", issues: "Issues", repaired: "Repaired",
+    imported: "Imported: {a} added, {r} renamed, {s} already present.", mergedInto: "merged into",
+    nothingToMerge: "There is no other memory to merge with.", user: "User",
+    action_create: "created", action_update: "edited", action_delete: "deleted",
+    action_restore: "restored", action_merge: "merged", action_merged_into: "merged into another",
+    action_import: "imported", action_repair: "repaired", action_purge: "purged",
+    action_hit: "used", action_change: "changed",
+  },
+  zh: {
+    title: "记忆", search: "搜索记忆…", allThemes: "全部主题", add: "新增",
+    recentlyDeleted: "最近删除", export: "导出", import: "导入", activity: "实时变更",
+    edit: "编辑", merge: "合并", history: "历史", delete: "删除", restore: "恢复",
+    undo: "撤销", deleted: "已删除", restored: "已恢复", save: "保存", cancel: "取消",
+    close: "关闭", description: "描述", theme: "主题",
+    reason: "原因（写入历史）", reasonOptional: "原因（可选）",
+    mergeWith: "合并对象", updated: "更新于", hits: "命中", items: "条记忆",
+    shown: "已显示", live: "实时", offline: "离线", liveTitle: "记忆变化时自动更新",
+    noMemories: "还没有记忆。", noDeleted: "没有删除的记忆。", editTitle: "编辑记忆",
+    mergeTitle: "合并两条记忆", addTitle: "新增记忆", historyTitle: "历史",
+    statusTitle: "自检", rerun: "重新自检", issues: "问题", repaired: "已修复",
+    imported: "导入完成：新增 {a}，改名 {r}，已存在 {s}。", mergedInto: "已合并到",
+    nothingToMerge: "没有可以合并的其他记忆。", user: "用户",
+    action_create: "创建", action_update: "编辑", action_delete: "删除",
+    action_restore: "恢复", action_merge: "合并", action_merged_into: "并入其他记忆",
+    action_import: "导入", action_repair: "修复", action_purge: "彻底删除",
+    action_hit: "使用", action_change: "变更",
+  },
+};
+
+const state = { lang: "en", revision: "", themes: {}, cards: {}, query: "", theme: "" };
+const params = new URLSearchParams(location.search);
+const $ = (id) => document.getElementById(id);
+
+function t(key) {
+  return (TEXT[state.lang] && TEXT[state.lang][key]) || TEXT.en[key] || key;
+}
+
+function actionLabel(action) {
+  return TEXT.en["action_" + action] ? t("action_" + action) : String(action || "");
+}
+
+// Build elements from plain values: strings become text nodes, never markup.
+function el(tag, props, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(props || {})) {
+    if (name === "class") node.className = value;
+    else if (name === "dataset") Object.assign(node.dataset, value);
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+// ── talking to the API ─────────────────────────────────────────────────
+function authHeaders() {
+  const headers = {};
+  const token = sessionStorage.getItem("gulfstream-token");
+  if (token) headers.Authorization = "Bearer " + token;
+  if (params.get("user")) headers["X-Gulfstream-User"] = params.get("user");
+  return headers;
+}
+
+class ApiFailure extends Error {
+  constructor(message, field, status) { super(message); this.field = field; this.status = status; }
+}
+
+async function api(method, path, body) {
+  const headers = { Accept: "application/json", ...authHeaders() };
+  const init = { method, headers, credentials: "same-origin" };
+  if (method !== "GET") {
+    headers["Content-Type"] = "application/json";
+    headers["X-Gulfstream-CSRF"] = "1";
+    init.body = JSON.stringify(body || {});
+  }
+  const response = await fetch("api/" + path, init);
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) throw new ApiFailure(data.error || response.statusText, data.field, response.status);
+  return data;
+}
+
+// ── rendering ──────────────────────────────────────────────────────────
+function when(iso) {
+  if (!iso) return "—";
+  const date = new Date(iso);
+  if (isNaN(date)) return iso;
+  return date.toLocaleString(state.lang === "zh" ? "zh-CN" : "en-US",
+    { dateStyle: "medium", timeStyle: "short" });
+}
+
+function applyLanguage() {
+  document.documentElement.lang = state.lang === "zh" ? "zh-CN" : "en";
+  document.title = "Gulfstream · " + t("title");
+  document.querySelectorAll("[data-i18n]").forEach((n) => { n.textContent = t(n.dataset.i18n); });
+  document.querySelectorAll("[data-i18n-placeholder]").forEach((n) => { n.placeholder = t(n.dataset.i18nPlaceholder); });
+  document.querySelectorAll("[data-i18n-title]").forEach((n) => { n.title = t(n.dataset.i18nTitle); });
+  $("lang").textContent = state.lang === "zh" ? "English" : "中文";
+}
+
+function renderCard(card) {
+  state.cards[card.id] = card;
+  return el("article", { class: "card", dataset: { id: card.id } },
+    el("p", { class: "description" }, card.description),
+    el("p", { class: "meta" },
+      el("span", { class: "updated" }, t("updated") + " " + when(card.latest_update_time)),
+      el("span", { class: "hits" }, t("hits") + " " + card.hit)),
+    el("div", { class: "actions" },
+      el("button", { type: "button", class: "edit", onclick: () => editCard(card) }, t("edit")),
+      el("button", { type: "button", class: "merge", onclick: () => mergeCard(card) }, t("merge")),
+      el("button", { type: "button", class: "history", onclick: () => showHistory(card.id) }, t("history")),
+      el("button", { type: "button", class: "delete danger", onclick: () => deleteCard(card) }, t("delete"))));
+}
+
+function renderWaterfall(data) {
+  state.revision = data.revision;
+  state.themes = data.themes;
+  state.cards = {};
+  const filter = $("theme-filter");
+  filter.replaceChildren(el("option", { value: "" }, t("allThemes")),
+    ...Object.entries(data.themes).map(([name, count]) => el("option", { value: name }, `${name} (${count})`)));
+  filter.value = data.themes[state.theme] ? state.theme : "";
+  const groups = data.groups.map((group) => el("section", { class: "group", dataset: { theme: group.theme } },
+    el("h2", {}, el("span", { class: "theme-name" }, group.theme), el("span", { class: "count" }, group.count)),
+    group.cards.map(renderCard)));
+  $("waterfall").replaceChildren(...(groups.length ? groups : [el("p", { class: "empty" }, t("noMemories"))]));
+  $("summary").textContent = `${data.total} ${t("items")} · ${data.shown} ${t("shown")}`;
+}
+
+async function refresh() {
+  const query = new URLSearchParams();
+  if (state.query) query.set("q", state.query);
+  if (state.theme) query.set("theme", state.theme);
+  try {
+    renderWaterfall(await api("GET", "memories?" + query));
+  } catch (error) {
+    toast(error.message);
+  }
+}
+
+async function refreshStatus() {
+  try {
+    const status = await api("GET", "status");
+    $("user").textContent = t("user") + ": " + status.user_id;
+    const badge = $("status");
+    badge.textContent = status.status;
+    badge.className = "pill status " + status.status.toLowerCase();
+    badge.onclick = () => showStatus(status);
+  } catch (error) {
+    toast(error.message);
+  }
+}
+
+function toast(message, action) {
+  const box = $("toast");
+  box.replaceChildren(el("span", {}, message), action || "");
+  box.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { box.hidden = true; }, action ? 8000 : 4000);
+}
+
+// ── the modal form ─────────────────────────────────────────────────────
+function openForm(title, fields, submitLabel, onSubmit) {
+  const dialog = $("dialog");
+  const error = el("p", { class: "error", role: "alert" });
+  const inputs = {};
+  const rows = fields.map((field) => {
+    let input;
+    if (field.type === "textarea") input = el("textarea", { name: field.name, rows: "4" });
+    else if (field.type === "select") input = el("select", { name: field.name },
+      field.options.map(([value, label]) => el("option", { value }, label)));
+    else input = el("input", { name: field.name, type: "text", autocomplete: "off" });
+    input.value = field.value || "";
+    if (field.required) input.required = true;
+    if (field.onchange) input.addEventListener("change", () => field.onchange(input.value, inputs));
+    inputs[field.name] = input;
+    return el("label", { class: "field" }, el("span", {}, field.label), input);
+  });
+  const form = el("form", { method: "dialog" }, el("h3", {}, title), rows, error,
+    el("div", { class: "buttons" },
+      el("button", { type: "button", class: "cancel", onclick: () => dialog.close() }, t("cancel")),
+      el("button", { type: "submit", class: "primary" }, submitLabel)));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    Object.values(inputs).forEach((i) => i.classList.remove("invalid"));
+    const values = Object.fromEntries(Object.entries(inputs).map(([k, i]) => [k, i.value]));
+    try {
+      await onSubmit(values);
+      dialog.close();
+    } catch (failure) {
+      error.textContent = failure.message;
+      if (failure.field && inputs[failure.field]) inputs[failure.field].classList.add("invalid");
+    }
+  });
+  dialog.replaceChildren(form);
+  dialog.showModal();
+}
+
+function showPanel(title, body) {
+  const dialog = $("dialog");
+  dialog.replaceChildren(el("div", { class: "panel" }, el("h3", {}, title), body,
+    el("div", { class: "buttons" }, el("button", { type: "button", onclick: () => dialog.close() }, t("close")))));
+  if (!dialog.open) dialog.showModal();
+}
+
+// ── actions ────────────────────────────────────────────────────────────
+function editCard(card) {
+  openForm(t("editTitle"), [
+    { name: "description", label: t("description"), type: "textarea", value: card.description, required: true },
+    { name: "theme", label: t("theme"), value: card.theme, required: true },
+    { name: "reason", label: t("reason"), required: true },
+  ], t("save"), async (v) => {
+    const body = { reason: v.reason };
+    if (v.description !== card.description) body.description = v.description;
+    if (v.theme !== card.theme) body.theme = v.theme;
+    if (!body.description && !body.theme) body.description = v.description;
+    await api("PATCH", "memories/" + encodeURIComponent(card.id), body);
+    await refresh();
+  });
+}
+
+function mergeCard(card) {
+  const others = Object.values(state.cards).filter((c) => c.id !== card.id);
+  if (!others.length) return toast(t("nothingToMerge"));
+  const suggest = (other) => card.description + "；" + other.description;
+  openForm(t("mergeTitle"), [
+    { name: "other_id", label: t("mergeWith"), type: "select", value: others[0].id,
+      options: others.map((c) => [c.id, `[${c.theme}] ${c.description.slice(0, 60)}`]),
+      onchange: (id, inputs) => { inputs.description.value = suggest(state.cards[id]); } },
+    { name: "description", label: t("description"), type: "textarea", value: suggest(others[0]), required: true },
+    { name: "theme", label: t("theme"), value: card.theme, required: true },
+    { name: "reason", label: t("reason"), required: true },
+  ], t("merge"), async (v) => {
+    await api("POST", "merge", { id: card.id, ...v });
+    await refresh();
+  });
+}
+
+function addCard() {
+  openForm(t("addTitle"), [
+    { name: "description", label: t("description"), type: "textarea", required: true },
+    { name: "theme", label: t("theme"), value: state.theme, required: true },
+    { name: "reason", label: t("reasonOptional") },
+  ], t("save"), async (v) => { await api("POST", "memories", v); await refresh(); });
+}
+
+async function deleteCard(card) {
+  try {
+    await api("DELETE", "memories/" + encodeURIComponent(card.id), {});
+  } catch (error) {
+    return toast(error.message);
+  }
+  await refresh();
+  const undo = el("button", { type: "button", class: "undo", onclick: () => restoreCard(card.id) }, t("undo"));
+  toast(`${t("deleted")}: ${card.description.slice(0, 40)}`, undo);
+}
+
+async function restoreCard(id) {
+  try {
+    await api("POST", "memories/" + encodeURIComponent(id) + "/restore", {});
+    $("toast").hidden = true;
+    toast(t("restored"));
+  } catch (error) {
+    toast(error.message);
+  }
+  await refresh();
+}
+
+function historyEntry(entry) {
+  const details = [];
+  if (entry.description) details.push(el("p", { class: "description" }, entry.description));
+  if (entry.previous_description && entry.previous_description !== entry.description)
+    details.push(el("p", { class: "previous" }, entry.previous_description));
+  if (entry.merged_description) details.push(el("p", { class: "previous" }, "+ " + entry.merged_description));
+  if (entry.into) details.push(el("p", {}, t("mergedInto") + " " + entry.into));
+  return el("li", { class: "entry " + (entry.action || "") },
+    el("p", { class: "meta" }, el("strong", {}, actionLabel(entry.action)),
+      " · " + when(entry.time), entry.theme ? " · " + entry.theme : ""),
+    entry.reason ? el("p", { class: "reason" }, entry.reason) : null, details);
+}
+
+async function showHistory(id) {
+  try {
+    const data = await api("GET", "memories/" + encodeURIComponent(id));
+    showPanel(t("historyTitle"), el("ol", { class: "timeline" }, data.history.map(historyEntry)));
+  } catch (error) {
+    toast(error.message);
+  }
+}
+
+async function showDeleted() {
+  const data = await api("GET", "deleted");
+  const rows = data.items.map((card) => el("li", { class: "deleted-item", dataset: { id: card.id } },
+    el("p", { class: "description" }, card.description),
+    el("p", { class: "meta" }, `${card.theme} · ${when(card.latest_update_time)}`,
+      card.into ? ` · ${t("mergedInto")} ${card.into}` : "", card.deleted_reason ? ` · ${card.deleted_reason}` : ""),
+    el("button", { type: "button", class: "restore", onclick: async () => { await restoreCard(card.id); showDeleted(); } },
+      t("restore"))));
+  showPanel(t("recentlyDeleted"), rows.length ? el("ul", { class: "deleted-list" }, rows) : el("p", {}, t("noDeleted")));
+}
+
+function showStatus(status) {
+  const list = (label, items) => items.length ? [el("h4", {}, label), el("ul", {}, items.map((i) => el("li", {}, i)))] : [];
+  showPanel(`${t("statusTitle")}: ${status.status}`, el("div", {},
+    el("p", {}, `${status.backend} · ${status.item_count} ${t("items")}`),
+    list(t("issues"), status.issues), list(t("repaired"), status.repaired),
+    el("button", { type: "button", onclick: async () => {
+      const fresh = await api("POST", "self-check", {}); await refreshStatus(); showStatus(fresh);
+    } }, t("rerun"))));
+}
+
+async function exportMemories() {
+  const response = await fetch("api/export", { headers: authHeaders() });
+  const blob = await response.blob();
+  const link = el("a", { href: URL.createObjectURL(blob), download: "gulfstream-memories.json" });
+  document.body.append(link);
+  link.click();
+  link.remove();
+}
+
+async function importMemories(file) {
+  try {
+    const outcome = await api("POST", "import", JSON.parse(await file.text()));
+    toast(t("imported").replace("{a}", outcome.added.length)
+      .replace("{r}", Object.keys(outcome.renamed).length).replace("{s}", outcome.skipped.length));
+    await refresh();
+  } catch (error) {
+    toast(error.field ? `${error.field}: ${error.message}` : error.message);
+  }
+}
+
+// ── live updates: SSE read through fetch, so the same auth headers go with it ──
+function addActivity(row, isTrace) {
+  const action = actionLabel(row.action);
+  const item = el("li", { class: isTrace ? "trace" : "change" },
+    el("span", { class: "when" }, when(row.time)), " ",
+    el("strong", {}, row.tool ? `${row.tool}` : action), " ",
+    el("span", { class: "what" }, row.description || row.summary || row.id || ""),
+    row.reason ? el("span", { class: "why" }, " — " + row.reason) : null);
+  $("activity").prepend(item);
+  while ($("activity").children.length > 30) $("activity").lastChild.remove();
+}
+
+function setLive(on) {
+  $("live").className = "live " + (on ? "on" : "off");
+  $("live-text").textContent = on ? t("live") : t("offline");
+}
+
+async function listen() {
+  for (;;) {
+    try {
+      const response = await fetch("api/events?since=" + encodeURIComponent(state.revision),
+        { headers: { Accept: "text/event-stream", ...authHeaders() } });
+      if (!response.ok || !response.body) throw new Error("stream " + response.status);
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        let cut;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          handleFrame(buffer.slice(0, cut));
+          buffer = buffer.slice(cut + 2);
+        }
+      }
+    } catch (error) {
+      console.warn("event stream:", error.message);
+    }
+    setLive(false);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+}
+
+function handleFrame(frame) {
+  let event = "message";
+  const data = [];
+  for (const line of frame.split("\n")) {
+    if (line.startsWith("event:")) event = line.slice(6).trim();
+    else if (line.startsWith("data:")) data.push(line.slice(5).trimStart());
+  }
+  if (!data.length) return;
+  const payload = JSON.parse(data.join("\n"));
+  if (event === "hello") setLive(true);
+  if (event === "change") {
+    payload.changes.forEach((row) => addActivity(row, false));
+    (payload.trace || []).forEach((row) => addActivity(row, true));
+    if (payload.revision !== state.revision) { refresh(); refreshStatus(); }
+  }
+}
+
+// ── start ──────────────────────────────────────────────────────────────
+function start() {
+  const hash = new URLSearchParams(location.hash.slice(1));
+  if (hash.get("token")) {  // a token in the fragment never reaches a server log; keep it per tab
+    sessionStorage.setItem("gulfstream-token", hash.get("token"));
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  const saved = localStorage.getItem("gulfstream-lang");
+  state.lang = params.get("lang") || saved || ((navigator.language || "en").startsWith("zh") ? "zh" : "en");
+  applyLanguage();
+  $("lang").addEventListener("click", () => {
+    state.lang = state.lang === "zh" ? "en" : "zh";
+    localStorage.setItem("gulfstream-lang", state.lang);
+    applyLanguage(); refresh(); refreshStatus(); setLive($("live").classList.contains("on"));
+  });
+  let typing;
+  $("search").addEventListener("input", (e) => {
+    clearTimeout(typing);
+    typing = setTimeout(() => { state.query = e.target.value.trim(); refresh(); }, 250);
+  });
+  $("theme-filter").addEventListener("change", (e) => { state.theme = e.target.value; refresh(); });
+  $("add").addEventListener("click", addCard);
+  $("show-deleted").addEventListener("click", () => showDeleted().catch((e) => toast(e.message)));
+  $("export").addEventListener("click", () => exportMemories().catch((e) => toast(e.message)));
+  $("import-file").addEventListener("change", (e) => {
+    if (e.target.files[0]) importMemories(e.target.files[0]);
+    e.target.value = "";
+  });
+  setLive(false);
+  refreshStatus();
+  refresh().then(listen);
+}
+
+document.addEventListener("DOMContentLoaded", start);

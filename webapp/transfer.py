@@ -1,0 +1,136 @@
+"""Export a user's memories as JSON and import them back with their history, overwriting nothing."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory.item import MemoryItem, check_description, check_theme, now_iso
+from memory.manager import BaseMemoryManager
+
+EXPORT_FORMAT = "gulfstream.memories"
+EXPORT_VERSION = 1
+MAX_IMPORT_ITEMS = 10_000
+IMPORT_FIELDS = {"format", "version", "user_id", "exported_at", "revision", "items"}
+_MEMORY_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class ImportRejected(ValueError):
+    """The import file is not acceptable; `field` says where (e.g. `items.ab12.theme`)."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass
+class ImportOutcome:
+    """What an import did: new ids, ids renamed because they were taken, items already present."""
+
+    added: list[str] = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+
+
+def export_document(manager: BaseMemoryManager) -> dict[str, Any]:
+    """Every item of the user, tombstones included, with full history."""
+    items = {**manager.list_items(), **manager.deleted_items()}
+    return {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "user_id": manager.user_id,
+        "exported_at": now_iso(),
+        "revision": manager.revision,
+        "items": {memory_id: item.to_dict() for memory_id, item in sorted(items.items())},
+    }
+
+
+def parse_import(data: dict[str, Any]) -> dict[str, MemoryItem]:
+    """Validate a whole export before anything is written; the first problem is raised."""
+    if data.get("format", EXPORT_FORMAT) != EXPORT_FORMAT:
+        raise ImportRejected(f"format must be {EXPORT_FORMAT!r}", "format")
+    if data.get("version", EXPORT_VERSION) != EXPORT_VERSION:
+        raise ImportRejected(f"version must be {EXPORT_VERSION}", "version")
+    raw_items = data.get("items")
+    if not isinstance(raw_items, dict):
+        raise ImportRejected("items must be an object of id → memory", "items")
+    if len(raw_items) > MAX_IMPORT_ITEMS:
+        message = f"items holds {len(raw_items)}; the limit is {MAX_IMPORT_ITEMS}"
+        raise ImportRejected(message, "items")
+    return {str(i): _parse_item(str(i), raw) for i, raw in raw_items.items()}
+
+
+def _parse_item(memory_id: str, raw: Any) -> MemoryItem:
+    where = f"items.{memory_id}"
+    if not _MEMORY_ID.match(memory_id):
+        raise ImportRejected(f"{where}: id must be 1-64 letters, digits, '_' or '-'", where)
+    if not isinstance(raw, dict):
+        raise ImportRejected(f"{where} must be an object", where)
+    try:
+        description = check_description(raw.get("description"), f"{where}.description")
+        theme = check_theme(raw.get("theme"), f"{where}.theme")
+    except ValueError as exc:
+        name = "description" if "description" in str(exc).split()[0] else "theme"
+        raise ImportRejected(str(exc), f"{where}.{name}") from exc
+    history = raw.get("history", [])
+    if not isinstance(history, list) or not all(
+        isinstance(entry, dict) and all(isinstance(v, str) for v in entry.values())
+        for entry in history
+    ):
+        message = f"{where}.history must be a list of text-valued objects"
+        raise ImportRejected(message, f"{where}.history")
+    hit = raw.get("hit", 0)
+    if isinstance(hit, bool) or not isinstance(hit, int) or hit < 0:
+        raise ImportRejected(f"{where}.hit must be a whole number ≥ 0", f"{where}.hit")
+    deleted = raw.get("deleted", False)
+    if not isinstance(deleted, bool):
+        raise ImportRejected(f"{where}.deleted must be true or false", f"{where}.deleted")
+    updated = raw.get("latest_update_time", "")
+    if not isinstance(updated, str):
+        name = f"{where}.latest_update_time"
+        raise ImportRejected(f"{name} must be text", name)
+    return MemoryItem(description, theme, [dict(e) for e in history], updated, hit, deleted)
+
+
+def _already_present(existing: MemoryItem, incoming: MemoryItem) -> bool:
+    """The store already holds this version: same text and the incoming history is its prefix."""
+    return (
+        existing.description == incoming.description
+        and existing.theme == incoming.theme
+        and existing.history[: len(incoming.history)] == incoming.history
+    )
+
+
+def import_items(
+    manager: BaseMemoryManager, items: dict[str, MemoryItem], source: str
+) -> ImportOutcome:
+    """Add the items in one transaction: taken ids get a fresh id, known versions are skipped."""
+    outcome = ImportOutcome()
+    # The manager has no public "put an item with its history"; its transaction keeps this
+    # all-or-nothing, under the same lock and revision bump as every other write.
+    with manager._transaction() as tx:
+        for memory_id, item in items.items():
+            existing = tx.get(memory_id)
+            if existing is not None and _already_present(existing, item):
+                outcome.skipped.append(memory_id)
+                continue
+            target = memory_id
+            while tx.get(target) is not None:
+                target = manager._generate_id()
+            time = now_iso()
+            item.history.append(
+                {
+                    "time": time,
+                    "action": "import",
+                    "reason": f"imported from {source}",
+                    "original_id": memory_id,
+                }
+            )
+            item.latest_update_time = time
+            tx.put(target, item)
+            if target == memory_id:
+                outcome.added.append(target)
+            else:
+                outcome.renamed[memory_id] = target
+    return outcome

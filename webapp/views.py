@@ -1,0 +1,121 @@
+"""Read models for the page: the grouped waterfall, search, a card with its history, tombstones."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Any
+
+from memory.item import MemoryItem
+from memory.manager import BaseMemoryManager
+
+logger = logging.getLogger(__name__)
+MAX_SEARCH_RESULTS = 50
+
+
+def card(memory_id: str, item: MemoryItem) -> dict[str, Any]:
+    """What one card shows."""
+    return {
+        "id": memory_id,
+        "description": item.description,
+        "theme": item.theme,
+        "hit": item.hit,
+        "latest_update_time": item.latest_update_time,
+        "deleted": item.deleted,
+        "history_length": len(item.history),
+    }
+
+
+def search_ids(manager: BaseMemoryManager, query: str, limit: int) -> list[str]:
+    """Ids ranked by the mechanical retriever when it exists, else a case-insensitive substring."""
+    try:  # the retriever is written beside this module; until it lands, fall back
+        retrieval: Any = importlib.import_module("memory.retrieval")
+    except ImportError:
+        retrieval = None
+    if retrieval is not None and hasattr(retrieval, "MechanicalRetriever"):
+        try:
+            found = retrieval.MechanicalRetriever(manager).retrieve(query, limit)
+            return [_result_id(entry) for entry in found]
+        except Exception:  # a retriever bug must not break the editor; fall back and say so
+            logger.exception("MechanicalRetriever failed; using a substring filter")
+    needle = query.casefold()
+    return [
+        memory_id
+        for memory_id, item in manager.list_items().items()
+        if needle in item.description.casefold() or needle in item.theme.casefold()
+    ][:limit]
+
+
+def _result_id(entry: Any) -> str:
+    """Retrievers may return ids, show()-style dicts or (id, score) pairs; take the id."""
+    if isinstance(entry, str):
+        return entry
+    if isinstance(entry, dict):
+        return str(entry["id"])
+    if isinstance(entry, tuple | list):
+        return str(entry[0])
+    return str(getattr(entry, "id", entry))
+
+
+def waterfall(manager: BaseMemoryManager, query: str = "", theme: str = "") -> dict[str, Any]:
+    """Cards grouped by theme (newest first), optionally searched and filtered, with counts."""
+    revision = manager.revision
+    items = manager.list_items()
+    all_themes: dict[str, int] = {}
+    for item in items.values():
+        all_themes[item.theme] = all_themes.get(item.theme, 0) + 1
+    if query.strip():
+        ranked = [i for i in search_ids(manager, query.strip(), MAX_SEARCH_RESULTS) if i in items]
+        selected = {i: items[i] for i in ranked}
+    else:
+        ordered = sorted(items.items(), key=lambda kv: kv[1].latest_update_time, reverse=True)
+        selected = dict(ordered)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for memory_id, item in selected.items():
+        if theme and item.theme != theme:
+            continue
+        groups.setdefault(item.theme, []).append(card(memory_id, item))
+    return {
+        "revision": revision,
+        "total": len(items),
+        "shown": sum(len(cards) for cards in groups.values()),
+        "themes": dict(sorted(all_themes.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "groups": [
+            {"theme": name, "count": len(cards), "cards": cards} for name, cards in groups.items()
+        ],
+    }
+
+
+def card_with_history(manager: BaseMemoryManager, memory_id: str) -> dict[str, Any]:
+    """One card (tombstones included) and its history, newest first."""
+    item = manager.get(memory_id, include_deleted=True)
+    return {**card(memory_id, item), "history": item.show_description_history()}
+
+
+def deleted_cards(manager: BaseMemoryManager) -> list[dict[str, Any]]:
+    """Tombstones, most recently deleted first, with the reason of their deletion."""
+    cards = []
+    for memory_id, item in manager.deleted_items().items():
+        last = item.history[-1] if item.history else {}
+        cards.append(
+            {
+                **card(memory_id, item),
+                "deleted_reason": last.get("reason", ""),
+                "deleted_action": last.get("action", "delete"),
+                "into": last.get("into", ""),
+            }
+        )
+    return sorted(cards, key=lambda c: c["latest_update_time"], reverse=True)
+
+
+def status(manager: BaseMemoryManager) -> dict[str, Any]:
+    """The last self_check report (running one if none was kept)."""
+    report = manager.last_report or manager.self_check()
+    return {
+        "status": report.status,
+        "issues": list(report.issues),
+        "repaired": list(report.repaired),
+        "item_count": report.item_count,
+        "backend": manager.backend,
+        "user_id": manager.user_id,
+    }
