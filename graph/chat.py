@@ -1,0 +1,102 @@
+"""`make chat`: a terminal chat with long-term memory (/memories, /forget <id or text>, /quit)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+import uuid
+from pathlib import Path
+
+from graph.context import Context
+from graph.session import LocalSession
+from memory.manager import BaseMemoryManager
+from memory.writer.staging import ToolEvent
+
+HELP = "Commands: /memories  /forget <id or text>  /new (a new thread)  /quit"
+
+
+def show_event(event: ToolEvent) -> None:
+    """Tell the user when the background writer changed their memory."""
+    if event.tool != "read_memories" and event.ok:
+        print(f"\n  (memory) {event.tool}: {event.result}", flush=True)
+
+
+def list_memories(manager: BaseMemoryManager) -> str:
+    items = manager.list_items()
+    if not items:
+        return "  (no memories yet)"
+    return "\n".join(f"  {mid}  [{item.theme}] {item.description}" for mid, item in items.items())
+
+
+def forget(manager: BaseMemoryManager, target: str) -> str:
+    """Delete (tombstone, undoable) the memory with this id, or the ones whose text contains it."""
+    target = target.strip()
+    if not target:
+        return "  usage: /forget <id or text>"
+    items = manager.list_items()
+    ids = [target] if target in items else [
+        mid for mid, item in items.items() if target.lower() in item.description.lower()
+    ]
+    if not ids:
+        return f"  no memory matches {target!r}"
+    for mid in ids:
+        manager.delete(mid, reason="forgotten from the terminal chat")
+    return "\n".join(f"  forgot {mid}: {items[mid].description}" for mid in ids)
+
+
+async def read_line(prompt: str) -> str | None:
+    try:
+        return await asyncio.to_thread(input, prompt)
+    except EOFError:
+        return None
+
+
+async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
+    async with LocalSession(context, data_dir, on_memory_event=show_event) as session:
+        assert session.manager is not None
+        print(f"Gulfstream chat — user {context.user_id!r}, thread {thread_id}. {HELP}")
+        while True:
+            line = await read_line("you> ")
+            if line is None or line.strip() == "/quit":
+                print("Writing the last memories before exit...")
+                return
+            line = line.strip()
+            if not line:
+                continue
+            if line == "/memories":
+                print(await asyncio.to_thread(list_memories, session.manager))
+            elif line.startswith("/forget"):
+                target = line.removeprefix("/forget")
+                print(await asyncio.to_thread(forget, session.manager, target))
+            elif line == "/new":
+                thread_id = uuid.uuid4().hex[:8]
+                print(f"  new thread {thread_id}")
+            elif line.startswith("/"):
+                print(f"  unknown command. {HELP}")
+            else:
+                reply = await session.say(thread_id, line)
+                print(f"bot> {reply.text}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--data", default="data/chat", help="threads and write journal (data/chat)")
+    parser.add_argument("--thread", default="main", help="the thread to continue (default: main)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        context = Context()
+    except ValueError as exc:  # a bad GULFSTREAM_* variable
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(chat(context, Path(args.data), args.thread))
+    except KeyboardInterrupt:
+        print("\nInterrupted; queued memory turns are kept in the journal and replayed next time.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

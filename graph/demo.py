@@ -1,0 +1,65 @@
+"""`make demo`: two sessions on the offline model; a fact told in session 1 is recalled in session 2."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from graph.context import Context
+from graph.session import LocalSession
+from memory.writer.staging import ToolEvent
+
+SESSION_1 = ["Hi! My name is Ada and I live in Lisbon.", "I like green tea."]
+SESSION_2 = "Where do I live?"
+EXPECTED = "Lisbon"
+
+
+def show_event(event: ToolEvent) -> None:
+    if event.tool != "read_memories":
+        print(f"    [memory writer] {event.tool}({event.arguments}) -> {event.result}")
+
+
+async def run(data_dir: Path) -> bool:
+    # The demo always uses the offline model, so that it needs no key and gives the same result.
+    context = Context(user_id="demo-user", model="offline/rules", memory_backend=f"yaml:{data_dir}")
+    async with LocalSession(context, data_dir, on_memory_event=show_event) as session:
+        print("== Session 1 (thread session-1)")
+        for text in SESSION_1:
+            print(f"you> {text}")
+            reply = await session.say("session-1", text)
+            print(f"bot> {reply.text}")
+        await session.wait_for_writes()
+        print(f"\n== Memory file {data_dir / 'demo-user.yaml'}")
+        print((data_dir / "demo-user.yaml").read_text(encoding="utf-8"))
+        print("== Session 2 (a new thread: nothing of session 1 in its messages)")
+        print(f"you> {SESSION_2}")
+        reply = await session.say("session-2", SESSION_2)
+        print(f"bot> {reply.text}")
+    recalled = any(EXPECTED in m.get("description", "") for m in reply.related_memories)
+    if recalled and EXPECTED in reply.text:
+        print(f"\nOK: '{EXPECTED}', told in session 1, was recalled in session 2.")
+        return True
+    print(f"\nFAILED: '{EXPECTED}' was not recalled; retrieved {reply.related_memories}")
+    return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--dir", help="keep the demo's data here (default: a temporary folder)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if args.dir:
+        data_dir = Path(args.dir)
+        shutil.rmtree(data_dir, ignore_errors=True)  # a fresh start, so session 1 really teaches
+        return 0 if asyncio.run(run(data_dir)) else 1
+    with tempfile.TemporaryDirectory(prefix="gulfstream-demo-") as tmp:
+        return 0 if asyncio.run(run(Path(tmp))) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
