@@ -17,7 +17,9 @@ _FORGET_PATTERNS = [
     )
 ]
 # Phrases that contain a forget word but ask for the opposite.
-_NOT_FORGET = re.compile(r"\b(don'?t|do not|never|won'?t) forget\b|别忘|不要忘|不会忘|忘不了")
+_NOT_FORGET = re.compile(
+    r"\b(don['’]?t|do not|never|won['’]?t|not) forget\b|别忘|不要忘|不会忘|忘不了", re.IGNORECASE
+)
 
 
 def detect_forget_request(text: str) -> bool:

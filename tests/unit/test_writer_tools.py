@@ -1,0 +1,333 @@
+"""The memory agent's tools, run by the real create_agent over a scripted chat model and a YAML store."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatResult
+from pydantic import Field
+
+from memory.writer import (
+    MemoryConsumer,
+    MemoryWriteFailed,
+    ToolEvent,
+    WriteTrace,
+    detect_forget_request,
+    extract_last_turn,
+    find_secret,
+)
+from memory.yaml_manager import YamlMemoryManager
+
+MONDAY_MORNING = datetime(2026, 11, 30, 9, 30, tzinfo=timezone(timedelta(hours=8)))
+_ids = itertools.count()
+
+
+class ScriptedModel(GenericFakeChatModel):
+    """Plays AIMessages in order (an Exception item is raised) and keeps what it was shown."""
+
+    seen: list[list[BaseMessage]] = Field(default_factory=list)
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedModel:
+        return self
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        self.seen.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
+
+
+def call(name: str, **args: Any) -> dict[str, Any]:
+    return {"name": name, "args": args, "id": f"call-{next(_ids)}", "type": "tool_call"}
+
+
+def step(*calls: dict[str, Any]) -> AIMessage:
+    return AIMessage("", tool_calls=list(calls))
+
+
+def tool_replies(model: ScriptedModel) -> list[str]:
+    """What the tools answered, in order, as the model saw it on its last call."""
+    return [str(m.content) for m in model.seen[-1] if isinstance(m, ToolMessage)]
+
+
+def turn(text: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": text}, {"role": "assistant", "content": "Noted!"}]
+
+
+async def consume(
+    manager: YamlMemoryManager,
+    script: list[Any],
+    text: str = "I study maths in Lyon.",
+    turn_id: str = "turn-1",
+    **options: Any,
+) -> tuple[Any, ScriptedModel]:
+    model = ScriptedModel(messages=iter(script))
+    on_event = options.pop("on_event", None)
+    trace = options.pop("trace", None)
+    consumer = MemoryConsumer(model, clock=lambda: MONDAY_MORNING, trace=trace, **options)
+    result = await consumer.consume("session-1", turn_id, turn(text), manager, on_event=on_event)
+    return result, model
+
+
+@pytest.fixture
+def manager(tmp_path: Path) -> YamlMemoryManager:
+    return YamlMemoryManager(tmp_path / "memory", "alice")
+
+
+def reopened(manager: YamlMemoryManager) -> YamlMemoryManager:
+    """A fresh manager on the same file: what another process would read."""
+    return YamlMemoryManager(manager.directory, manager.user_id)
+
+
+async def test_cold_start_creates_memories_and_dates_are_given_with_weekday(manager):
+    script = [
+        step(call("read_memories")),
+        step(
+            call("create_memory", content="The user studies maths.", section="identity"),
+            call("create_memory", content="The user lives in Lyon.", section="places & paths"),
+        ),
+        AIMessage("Created two memories."),
+    ]
+    result, model = await consume(manager, script)
+
+    system, user = model.seen[0][0], model.seen[0][1]
+    assert "The store is empty" in str(system.content)
+    assert '"time-bound to-dos"' in str(system.content)  # the default sections are listed
+    assert isinstance(user, HumanMessage)
+    assert "2026-11-30 09:30 (Monday)" in str(user.content)
+    assert "I study maths in Lyon." in str(user.content)
+    assert result.applied and result.summary == "Created two memories."
+    stored = {(m["description"], m["theme"]) for m in reopened(manager).show()}
+    assert stored == {
+        ("The user studies maths.", "identity"),
+        ("The user lives in Lyon.", "places & paths"),
+    }
+
+
+async def test_update_merge_and_hit_use_short_ids_mapped_to_real_ids(manager):
+    first = manager.add("The user studies maths.", "identity")
+    second = manager.add("The user likes Miku.", "music")
+    third = manager.add("The user listens to Hatsune Miku.", "music")
+    script = [
+        step(call("read_memories")),
+        step(
+            call("update_memory", id=1, content="The user studies physics.", reason="changed"),
+            call("merge_memories", id1=2, id2=3, content="The user loves Hatsune Miku.",
+                 section="music", reason="same singer"),
+            call("hit_memory", id=1),
+        ),
+        AIMessage("done"),
+    ]
+    result, model = await consume(manager, script, text="I switched to physics.")
+
+    assert "The store is empty" not in str(model.seen[0][0].content)
+    listing = tool_replies(model)[0]
+    assert "[1] The user studies maths." in listing and "[3] The user listens" in listing
+    assert first not in listing and second not in listing  # real ids never reach the model
+    assert "already marked" in tool_replies(model)[3]  # update counted as the hit
+    store = reopened(manager)
+    updated = store.get(first)
+    assert updated.description == "The user studies physics." and updated.hit == 1
+    assert updated.history[-1]["previous_description"] == "The user studies maths."
+    assert store.get(second).description == "The user loves Hatsune Miku."
+    absorbed = store.get(third, include_deleted=True)
+    assert absorbed.deleted and absorbed.history[-1]["into"] == second
+    assert [c.op for c in result.changes] == ["update", "hit", "merge"]
+
+
+async def test_staged_view_shows_the_turn_and_nothing_is_written_before_commit(manager):
+    original = manager.add("The user has an exam on 2026-11-20.", "time-bound to-dos")
+    seen_by_others: list[list[str]] = []
+
+    def on_event(event: ToolEvent) -> None:
+        seen_by_others.append([m["description"] for m in reopened(manager).show()])
+
+    script = [
+        step(call("create_memory", content="The user plays the cello.", section="taste")),
+        step(call("read_memories")),
+        step(call("delete_memory", id=1, reason="the exam date has passed")),
+        step(call("read_memories")),
+        AIMessage("done"),
+    ]
+    await consume(manager, script, on_event=on_event)
+
+    assert seen_by_others == [["The user has an exam on 2026-11-20."]] * 4
+    store = reopened(manager)
+    assert [m["description"] for m in store.show()] == ["The user plays the cello."]
+    assert store.get(original, include_deleted=True).deleted
+
+
+async def test_staged_listing_gives_new_items_the_next_short_id(manager):
+    manager.add("The user studies maths.", "identity")
+    script = [
+        step(call("create_memory", content="The user plays the cello.", section="taste")),
+        step(call("delete_memory", id=1, reason="user asked")),
+        step(call("read_memories")),
+        AIMessage("done"),
+    ]
+    _, model = await consume(manager, script, text="Forget that I study maths.")
+    replies = tool_replies(model)
+    assert replies[0] == "Created memory 2 in section 'taste'."
+    assert "[2] The user plays the cello." in replies[2] and "[1]" not in replies[2]
+
+
+async def test_bad_calls_return_errors_that_say_how_to_recover(manager):
+    manager.add("The user studies maths.", "identity")
+    script = [
+        step(call("update_memory", id=42, content="x", reason="r")),
+        step(call("create_memory", content="   ", section="identity")),
+        step(call("update_memory", content="The user studies physics.")),
+        step(call("create_memory", content="x" * 5000, section="identity")),
+        step(call("create_memory", content="Card 4111 1111 1111 1111", section="identity")),
+        step(call("merge_memories", id1=1, id2=1, content="c", section="s", reason="r")),
+        step(call("hit_memory", id="3f9a1c2e")),
+        step(call("create_memory", content="The user studies maths.", section="identity")),
+        AIMessage("gave up"),
+    ]
+    result, model = await consume(manager, script)
+
+    replies = tool_replies(model)
+    assert all(reply.startswith("Error") for reply in replies), replies
+    assert "Valid ids: 1" in replies[0] and "read_memories" in replies[0]
+    assert "content must be a non-empty string" in replies[1]
+    assert "update_memory(id, content, reason)" in replies[2] and "id" in replies[2]
+    assert "limit is 2000" in replies[3]
+    assert "card number" in replies[4] and "never stored" in replies[4]
+    assert "two different ids" in replies[5]
+    assert "read_memories" in replies[6]
+    assert "already says" in replies[7]
+    assert result.applied and result.changes == []
+    assert [m["description"] for m in reopened(manager).show()] == ["The user studies maths."]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected_deleted"),
+    [("I moved to Paris last week.", 3), ("Please forget everything about my old job.", 4)],
+)
+async def test_deletions_are_limited_unless_the_user_asked_to_forget(
+    manager, text, expected_deleted
+):
+    for index in range(5):
+        manager.add(f"The user worked at company {index}.", "identity")
+    script = [step(call("delete_memory", id=i, reason="obsolete")) for i in (1, 2, 3, 4)]
+    _, model = await consume(manager, [*script, AIMessage("done")], text=text)
+
+    assert len(reopened(manager).deleted_items()) == expected_deleted
+    if expected_deleted == 3:
+        assert "limit" in tool_replies(model)[3] and "Keep this memory" in tool_replies(model)[3]
+
+
+def test_forget_requests_are_detected_in_english_and_chinese():
+    for text in ["Forget what I said about Tom.", "please delete that memory", "忘掉我的旧地址",
+                 "把我前任的事忘了吧", "删除关于考试的记忆", "别记这个"]:
+        assert detect_forget_request(text), text
+    for text in ["Don't forget my exam on Friday.", "I forgot my keys.", "别忘了我周五考试",
+                 "I love the song Remember Me."]:
+        assert not detect_forget_request(text), text
+
+
+def test_secrets_are_recognised():
+    assert find_secret("my card is 4111-1111-1111-1111") == "a card number"
+    assert find_secret("key sk-abcdefghijklmnopqrstuv") == "an API key or token"
+    assert find_secret("我的密码是 hunter2") == "a password"
+    assert find_secret("The user was born on 2001-04-05 and has 12345678 steps.") is None
+
+
+async def test_a_turn_already_applied_is_not_run_again(manager):
+    script = [step(call("create_memory", content="The user studies maths.", section="identity")),
+              AIMessage("done")]
+    first, _ = await consume(manager, script)
+    again, model = await consume(manager, [RuntimeError("the model must not be called")])
+    assert first.applied and not again.applied and "already applied" in again.summary
+    assert model.seen == [] and len(reopened(manager).show()) == 1
+
+
+class FailingModel(ScriptedModel):
+    """Creates a memory, then fails: the staged create must not land."""
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        if len(self.seen) >= 1:
+            self.seen.append(list(messages))
+            raise ConnectionError("provider unreachable")
+        return super()._generate(messages, *args, **kwargs)
+
+
+class SlowModel(ScriptedModel):
+    async def _agenerate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(5)
+        return await super()._agenerate(messages, *args, **kwargs)
+
+
+async def test_a_failed_agent_writes_nothing_and_says_why(manager, tmp_path):
+    trace = WriteTrace(tmp_path / "trace.sqlite")
+    create = step(call("create_memory", content="The user studies maths.", section="identity"))
+    failing = FailingModel(messages=iter([create]))
+    with pytest.raises(MemoryWriteFailed, match="provider unreachable"):
+        await MemoryConsumer(failing, trace=trace).consume("s", "t", turn("hi"), manager)
+    slow = SlowModel(messages=iter([create]))
+    with pytest.raises(MemoryWriteFailed, match="timed out"):
+        await MemoryConsumer(slow, timeout_seconds=0.2).consume("s", "t", turn("hi"), manager)
+    looping = ScriptedModel(messages=(step(call("read_memories")) for _ in itertools.count()))
+    with pytest.raises(MemoryWriteFailed, match="within 3 steps"):
+        await MemoryConsumer(looping, step_limit=3).consume("s", "t", turn("hi"), manager)
+    assert reopened(manager).show() == [] and not reopened(manager).has_applied("t")
+    assert trace.for_turn("alice", "t", include_staged=True) == []
+
+
+async def test_applied_changes_are_traced_per_turn_and_per_user(manager, tmp_path):
+    trace = WriteTrace(tmp_path / "trace.sqlite")
+    script = [
+        step(call("read_memories"), call("update_memory", id=9, content="x", reason="r")),
+        step(call("create_memory", content="The user studies maths.", section="identity")),
+        AIMessage("done"),
+    ]
+    await consume(manager, script, trace=trace)
+    rows = trace.for_turn("alice", "turn-1")
+    assert [(r.step, r.tool, r.op, r.state) for r in rows] == [
+        (0, "create_memory", "add", "applied")
+    ]
+    assert rows[0].arguments["content"] == "The user studies maths."
+    assert rows[0].arguments["memory_id"] == next(iter(reopened(manager).list_items()))
+    assert rows[0].result.startswith("Created memory 1")
+    assert trace.for_user("alice") == rows and trace.for_user("bob") == []
+
+
+async def test_chinese_turns_get_the_chinese_prompt_and_sections(manager):
+    script = [step(call("create_memory", content="用户后天有离散数学考试（2026-12-02）。",
+                        section="时效待办")), AIMessage("完成")]
+    _, model = await consume(manager, script, text="后天我要考离散数学", language="auto")
+    assert "记忆库目前为空" in str(model.seen[0][0].content)
+    assert '"时效待办"' in str(model.seen[0][0].content)
+    assert "（星期一）" in str(model.seen[0][1].content)
+    assert reopened(manager).show()[0]["theme"] == "时效待办"
+
+
+def test_last_turn_is_extracted_from_langchain_messages():
+    from langchain_core.messages import SystemMessage
+
+    session = [
+        SystemMessage("sys"), HumanMessage("hello", id="m1"), AIMessage("hi"),
+        HumanMessage("What's the weather?", id="m2"),
+        AIMessage("", tool_calls=[call("weather", city="Lyon")]),
+        ToolMessage("sunny", tool_call_id="x"), AIMessage("Sunny in Lyon."),
+    ]
+    messages, message_id = extract_last_turn(session)
+    assert messages == [
+        {"role": "user", "content": "What's the weather?"},
+        {"role": "assistant", "content": "Sunny in Lyon."},
+    ]
+    assert message_id == "m2"
+    assert extract_last_turn([{"role": "assistant", "content": "hi"}]) == ([], None)
+
+
+async def test_bad_turn_input_is_refused_with_the_field_named(manager):
+    consumer = MemoryConsumer(ScriptedModel(messages=iter([])))
+    with pytest.raises(ValueError, match=r"turn_messages\[0\]\['role'\]"):
+        await consumer.consume("s", "t", [{"role": "robot", "content": "x"}], manager)
+    with pytest.raises(ValueError, match="turn_id"):
+        await consumer.consume("s", " ", turn("hi"), manager)
