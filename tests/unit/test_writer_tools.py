@@ -1,4 +1,4 @@
-"""The memory agent's tools, run by the real create_agent over a scripted chat model and a YAML store."""
+"""The memory agent's tools, run by the real create_agent over a scripted model and a YAML store."""
 
 from __future__ import annotations
 
@@ -117,8 +117,14 @@ async def test_update_merge_and_hit_use_short_ids_mapped_to_real_ids(manager):
         step(call("read_memories")),
         step(
             call("update_memory", id=1, content="The user studies physics.", reason="changed"),
-            call("merge_memories", id1=2, id2=3, content="The user loves Hatsune Miku.",
-                 section="music", reason="same singer"),
+            call(
+                "merge_memories",
+                id1=2,
+                id2=3,
+                content="The user loves Hatsune Miku.",
+                section="music",
+                reason="same singer",
+            ),
             call("hit_memory", id=1),
         ),
         AIMessage("done"),
@@ -223,11 +229,21 @@ async def test_deletions_are_limited_unless_the_user_asked_to_forget(
 
 
 def test_forget_requests_are_detected_in_english_and_chinese():
-    for text in ["Forget what I said about Tom.", "please delete that memory", "忘掉我的旧地址",
-                 "把我前任的事忘了吧", "删除关于考试的记忆", "别记这个"]:
+    for text in [
+        "Forget what I said about Tom.",
+        "please delete that memory",
+        "忘掉我的旧地址",
+        "把我前任的事忘了吧",
+        "删除关于考试的记忆",
+        "别记这个",
+    ]:
         assert detect_forget_request(text), text
-    for text in ["Don't forget my exam on Friday.", "I forgot my keys.", "别忘了我周五考试",
-                 "I love the song Remember Me."]:
+    for text in [
+        "Don't forget my exam on Friday.",
+        "I forgot my keys.",
+        "别忘了我周五考试",
+        "I love the song Remember Me.",
+    ]:
         assert not detect_forget_request(text), text
 
 
@@ -239,8 +255,10 @@ def test_secrets_are_recognised():
 
 
 async def test_a_turn_already_applied_is_not_run_again(manager):
-    script = [step(call("create_memory", content="The user studies maths.", section="identity")),
-              AIMessage("done")]
+    script = [
+        step(call("create_memory", content="The user studies maths.", section="identity")),
+        AIMessage("done"),
+    ]
     first, _ = await consume(manager, script)
     again, model = await consume(manager, [RuntimeError("the model must not be called")])
     assert first.applied and not again.applied and "already applied" in again.summary
@@ -298,8 +316,16 @@ async def test_applied_changes_are_traced_per_turn_and_per_user(manager, tmp_pat
 
 
 async def test_chinese_turns_get_the_chinese_prompt_and_sections(manager):
-    script = [step(call("create_memory", content="用户后天有离散数学考试（2026-12-02）。",
-                        section="时效待办")), AIMessage("完成")]
+    script = [
+        step(
+            call(
+                "create_memory",
+                content="用户后天有离散数学考试（2026-12-02）。",
+                section="时效待办",
+            )
+        ),
+        AIMessage("完成"),
+    ]
     _, model = await consume(manager, script, text="后天我要考离散数学", language="auto")
     assert "记忆库目前为空" in str(model.seen[0][0].content)
     assert '"时效待办"' in str(model.seen[0][0].content)
@@ -311,10 +337,13 @@ def test_last_turn_is_extracted_from_langchain_messages():
     from langchain_core.messages import SystemMessage
 
     session = [
-        SystemMessage("sys"), HumanMessage("hello", id="m1"), AIMessage("hi"),
+        SystemMessage("sys"),
+        HumanMessage("hello", id="m1"),
+        AIMessage("hi"),
         HumanMessage("What's the weather?", id="m2"),
         AIMessage("", tool_calls=[call("weather", city="Lyon")]),
-        ToolMessage("sunny", tool_call_id="x"), AIMessage("Sunny in Lyon."),
+        ToolMessage("sunny", tool_call_id="x"),
+        AIMessage("Sunny in Lyon."),
     ]
     messages, message_id = extract_last_turn(session)
     assert messages == [

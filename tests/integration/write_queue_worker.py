@@ -1,0 +1,95 @@
+"""A process that runs LongTermMemory's write queue with a scripted model, for the crash tests.
+
+    python -m tests.integration.write_queue_worker DATA_DIR send N    # queue N turns, then drain
+    python -m tests.integration.write_queue_worker DATA_DIR resume    # replay the journal, drain
+
+Each turn says "fact number i"; the scripted model answers it with one create_memory call after
+`WORKER_MODEL_DELAY` seconds. With `WORKER_CRASH_AFTER_APPLY=<turn id>` the process SIGKILLs
+itself right after the store committed that turn and before the journal marked it done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from memory.long_term import LongTermMemory
+from memory.manager import ApplyResult, Change
+from memory.writer.queue import RetryPolicy
+from memory.yaml_manager import YamlMemoryManager
+
+
+class FactModel(GenericFakeChatModel):
+    """Turns "fact number i" into create_memory("The user told fact number i."), slowly."""
+
+    delay: float = 0.0
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> FactModel:
+        return self
+
+    async def _agenerate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(self.delay)
+        last = messages[-1]
+        if isinstance(last, HumanMessage):
+            fact = re.search(r"fact number \d+", str(last.content))
+            assert fact is not None
+            content = f"The user told {fact.group()}."
+            call = {
+                "name": "create_memory",
+                "args": {"content": content, "section": "moments"},
+                "id": "c1",
+                "type": "tool_call",
+            }
+            reply = AIMessage("", tool_calls=[call])
+        else:
+            reply = AIMessage("done")
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+class CrashingManager(YamlMemoryManager):
+    """Dies by SIGKILL just after committing one chosen turn: the worst moment for a queue."""
+
+    def apply(self, changes: Sequence[Change], turn_id: str) -> ApplyResult:
+        result = super().apply(changes, turn_id)
+        if turn_id == os.environ.get("WORKER_CRASH_AFTER_APPLY"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return result
+
+
+def turn_messages(index: int) -> list[dict[str, str]]:
+    return [
+        {"role": "user", "content": f"Remember fact number {index}."},
+        {"role": "assistant", "content": "I will."},
+    ]
+
+
+async def main(data_dir: str, mode: str, count: int) -> None:
+    manager = CrashingManager(os.path.join(data_dir, "memory"), "alice")
+    model = FactModel(messages=iter([]), delay=float(os.environ.get("WORKER_MODEL_DELAY", "0")))
+    memory = LongTermMemory(
+        manager,
+        writer_llm=model,
+        journal_path=os.path.join(data_dir, "journal.sqlite"),
+        retry=RetryPolicy(max_attempts=3, initial_delay=0.05),
+    )
+    replayed = memory.start()
+    print(f"replayed {replayed}", flush=True)
+    if mode == "send":
+        for index in range(count):
+            await memory.send_history(turn_messages(index), session_id="s", turn_id=f"turn-{index}")
+        print("queued", flush=True)
+    await memory.stop()
+    print("drained", flush=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 0))
