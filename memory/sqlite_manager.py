@@ -246,8 +246,11 @@ class SqliteMemoryManager(BaseMemoryManager):
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield
-        except BaseException:
-            conn.execute("ROLLBACK")
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if type(exc) is sqlite3.DatabaseError:  # "malformed" and the like, not "locked"
+                raise CorruptStoreError(f"{self.path}: {exc}; run self_check") from exc
             raise
         try:
             conn.execute("COMMIT")
