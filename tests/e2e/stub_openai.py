@@ -1,0 +1,151 @@
+"""A scripted OpenAI-compatible chat-completions server (stdlib only) for end-to-end tests."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+STUB_MODEL = "stub-model"
+NO_MEMORIES_REPLY = "STUB: I have no memories of you."
+_USER_BLOCK = re.compile(r"^(?:user|用户)\s*[:：]\s*\n(`{3,})[a-z]*\n(.*?)\n\1", re.M | re.S)
+_MEMORIES = re.compile(r"<memories>\s*(.*?)\s*</memories>", re.S)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+
+
+def scripted_reply(request: dict[str, Any]) -> dict[str, Any]:
+    """The assistant message for a request: a memory writer gets one create_memory call for
+    what the user said, then finishes; a chat request gets its memories quoted back."""
+    messages = request.get("messages", [])
+    tools = {t["function"]["name"] for t in request.get("tools") or []}
+    if "create_memory" in tools:
+        if any(m.get("role") == "tool" for m in messages):
+            return {"role": "assistant", "content": "Memory updated."}
+        prompt = "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "user")
+        said = " ".join(match.group(2).strip() for match in _USER_BLOCK.finditer(prompt))
+        call = {
+            "id": f"call_{uuid.uuid4().hex[:10]}",
+            "type": "function",
+            "function": {
+                "name": "create_memory",
+                "arguments": json.dumps(
+                    {"content": f"The user said: {said}", "section": "identity"}
+                ),
+            },
+        }
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+    system = "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
+    fence = _MEMORIES.search(system)
+    content = f"STUB: I remember: {fence.group(1)}" if fence else NO_MEMORIES_REPLY
+    return {"role": "assistant", "content": content}
+
+
+class StubOpenAI:
+    """`with StubOpenAI() as stub:` serves on `stub.base_url` and records every request."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_GET(self) -> None:
+                self._json({"object": "list", "data": [{"id": STUB_MODEL, "object": "model"}]})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                request = json.loads(self.rfile.read(length) or b"{}")
+                stub.requests.append(request)
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self.send_error(404)
+                    return
+                message = scripted_reply(request)
+                if request.get("stream"):
+                    self._stream(message)
+                else:
+                    self._json(_completion(message))
+
+            def _json(self, payload: dict[str, Any]) -> None:
+                body = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _stream(self, message: dict[str, Any]) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.end_headers()
+                for delta in _deltas(message):
+                    chunk = _chunk(delta, None)
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                finish = "tool_calls" if message.get("tool_calls") else "stop"
+                self.wfile.write(f"data: {json.dumps(_chunk({}, finish))}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __enter__(self) -> StubOpenAI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def _completion(message: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": STUB_MODEL,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+def _deltas(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The message cut into streaming deltas: a few words at a time, tool calls whole."""
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    words = re.findall(r"\S+\s*", message.get("content") or "")
+    deltas.extend({"content": "".join(words[i : i + 3])} for i in range(0, len(words), 3))
+    for index, call in enumerate(message.get("tool_calls") or []):
+        deltas.append({"tool_calls": [{"index": index, **call}]})
+    return deltas
+
+
+def _chunk(delta: dict[str, Any], finish_reason: str | None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-stub",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": STUB_MODEL,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    }
