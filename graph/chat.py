@@ -36,9 +36,11 @@ def forget(manager: BaseMemoryManager, target: str) -> str:
     if not target:
         return "  usage: /forget <id or text>"
     items = manager.list_items()
-    ids = [target] if target in items else [
-        mid for mid, item in items.items() if target.lower() in item.description.lower()
-    ]
+    ids = (
+        [target]
+        if target in items
+        else [mid for mid, item in items.items() if target.lower() in item.description.lower()]
+    )
     if not ids:
         return f"  no memory matches {target!r}"
     for mid in ids:

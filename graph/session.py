@@ -31,7 +31,7 @@ class TurnReply:
 
 
 class LocalSession:
-    """Run the chat graph locally: `async with LocalSession(context, data_dir) as s: await s.say(...)`.
+    """The chat graph in this process: `async with LocalSession(ctx, dir) as s: await s.say(...)`.
 
     Threads are kept in `<data_dir>/threads.sqlite`; finished turns go to the local write queue
     (journal `<data_dir>/write-journal.sqlite`), which keeps them across a crash.
@@ -88,7 +88,7 @@ class LocalSession:
         return TurnReply(reply, list(state.get("related_memories", [])))
 
     async def wait_for_writes(self, timeout_seconds: float = 60.0) -> None:
-        """Block until the write queue has nothing pending (TimeoutError after `timeout_seconds`)."""
+        """Wait until the write queue has nothing pending (TimeoutError after the timeout)."""
         assert self.memory is not None
         deadline = time.monotonic() + timeout_seconds
         while (await asyncio.to_thread(self.memory.write_status)).pending:
