@@ -71,14 +71,14 @@ def describe_changes(
     return sorted(rows, key=lambda row: row["time"])
 
 
-def trace_rows(user_id: str, since: float) -> list[dict[str, Any]]:
-    """Rows of the memory writer's trace (which tool changed what), when that module exists."""
+def trace_rows(manager: BaseMemoryManager, seen: set[tuple[str, int]]) -> list[dict[str, Any]]:
+    """New rows of the memory writer's trace (which tool changed what); `seen` is updated."""
     try:
-        from webapp.trace_adapter import recent_trace_rows
-    except ImportError:
+        from webapp.trace_adapter import unseen_rows
+    except ImportError:  # the writer package is optional for the editor
         return []
     try:
-        return recent_trace_rows(user_id, since)
+        return unseen_rows(manager, seen)
     except Exception:  # the trace is a nicety; a broken trace must not stop the stream
         logger.exception("reading the write trace failed")
         return []
@@ -95,7 +95,8 @@ async def change_stream(
     """Yield a `hello`, then a `change` event after every write, and heartbeats in between."""
     revision = await to_thread.run_sync(lambda: manager.revision)
     before = await to_thread.run_sync(snapshot, manager)
-    started = time.time()
+    seen: set[tuple[str, int]] = set()
+    await to_thread.run_sync(trace_rows, manager, seen)  # rows from before the page opened
     yield "retry: 2000\n\n"
     yield format_event("hello", {"revision": revision, "user_id": manager.user_id})
     if since and since != revision:
@@ -113,7 +114,7 @@ async def change_stream(
         if current != revision:
             after = await to_thread.run_sync(snapshot, manager)
             changes = await to_thread.run_sync(describe_changes, manager, before, after)
-            trace = await to_thread.run_sync(trace_rows, manager.user_id, started)
+            trace = await to_thread.run_sync(trace_rows, manager, seen)
             revision, before = current, after
             yield format_event("change", {"revision": revision, "changes": changes, "trace": trace})
             last_beat = time.monotonic()

@@ -174,6 +174,8 @@ async def merge_memories(request: Request, manager: BaseMemoryManager) -> Respon
     data = await read_json_object(request, {"id", "other_id", "description", "theme", "reason"})
     keep, other = _text(data, "id"), _text(data, "other_id")
     assert keep is not None and other is not None  # _text raised otherwise
+    if keep == other:
+        raise ApiError(400, "other_id must name a different memory than id", "other_id")
     description = check_description(_text(data, "description"))
     theme = check_theme(_text(data, "theme"))
     await _run(manager.merge, keep, other, description, theme, _reason(data, True))

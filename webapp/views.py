@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import weakref
 from typing import Any
 
 from memory.item import MemoryItem
@@ -11,6 +12,7 @@ from memory.manager import BaseMemoryManager
 
 logger = logging.getLogger(__name__)
 MAX_SEARCH_RESULTS = 50
+_retrievers: weakref.WeakKeyDictionary[BaseMemoryManager, Any] = weakref.WeakKeyDictionary()
 
 
 def card(memory_id: str, item: MemoryItem) -> dict[str, Any]:
@@ -27,23 +29,35 @@ def card(memory_id: str, item: MemoryItem) -> dict[str, Any]:
 
 
 def search_ids(manager: BaseMemoryManager, query: str, limit: int) -> list[str]:
-    """Ids ranked by the mechanical retriever when it exists, else a case-insensitive substring."""
-    try:  # the retriever is written beside this module; until it lands, fall back
-        retrieval: Any = importlib.import_module("memory.retrieval")
-    except ImportError:
-        retrieval = None
-    if retrieval is not None and hasattr(retrieval, "MechanicalRetriever"):
-        try:
-            found = retrieval.MechanicalRetriever(manager).retrieve(query, limit)
-            return [_result_id(entry) for entry in found]
-        except Exception:  # a retriever bug must not break the editor; fall back and say so
-            logger.exception("MechanicalRetriever failed; using a substring filter")
+    """Literal (case-insensitive) matches first, then the mechanical retriever's BM25 ranking."""
     needle = query.casefold()
-    return [
+    ids = [
         memory_id
         for memory_id, item in manager.list_items().items()
         if needle in item.description.casefold() or needle in item.theme.casefold()
-    ][:limit]
+    ]
+    retriever = _retriever_for(manager)
+    if retriever is not None:
+        try:
+            ranked = [_result_id(entry) for entry in retriever.retrieve(query, limit)]
+        except Exception:  # a retriever bug must not break the editor's search
+            logger.exception("MechanicalRetriever failed; showing literal matches only")
+            ranked = []
+        ids += [memory_id for memory_id in ranked if memory_id not in ids]
+    return ids[:limit]
+
+
+def _retriever_for(manager: BaseMemoryManager) -> Any | None:
+    """One MechanicalRetriever per manager: its BM25 index is rebuilt only when memory changes."""
+    retriever = _retrievers.get(manager)
+    if retriever is None:
+        try:
+            retrieval: Any = importlib.import_module("memory.retrieval")
+        except ImportError:
+            return None
+        retriever = retrieval.MechanicalRetriever(manager)
+        _retrievers[manager] = retriever
+    return retriever
 
 
 def _result_id(entry: Any) -> str:

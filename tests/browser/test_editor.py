@@ -1,4 +1,4 @@
-"""The memory editor in Debian's Chromium: edit, delete and undo, live updates, inert XSS, screenshots."""
+"""The memory editor in Debian's Chromium: edit, delete and undo, live updates, inert XSS."""
 
 from __future__ import annotations
 
@@ -44,8 +44,14 @@ def browser() -> Iterator[object]:
     with sync_api.sync_playwright() as playwright:
         chromium = playwright.chromium.launch(
             executable_path=str(CHROMIUM),
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--no-first-run"],
+            args=[
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+            ],
         )
         yield chromium
         chromium.close()
@@ -93,7 +99,9 @@ def test_edit_a_card_and_the_reason_goes_into_history(page, data_dir: Path, user
     sync_api.expect(timeline.locator("li").first).to_contain_text("oolong")  # the old text
 
 
-def test_a_reason_is_required_and_nothing_is_written_without_it(page, data_dir: Path, user: str) -> None:
+def test_a_reason_is_required_and_nothing_is_written_without_it(
+    page, data_dir: Path, user: str
+) -> None:
     store = open_store(data_dir, user)
     memory_id = store.add("Prefers window seats", "travel", "seed")
     page.reload()
@@ -107,7 +115,9 @@ def test_a_reason_is_required_and_nothing_is_written_without_it(page, data_dir: 
     assert store.get(memory_id).description == "Prefers window seats"
 
 
-def test_delete_then_undo_and_restore_from_recently_deleted(page, data_dir: Path, user: str) -> None:
+def test_delete_then_undo_and_restore_from_recently_deleted(
+    page, data_dir: Path, user: str
+) -> None:
     store = open_store(data_dir, user)
     first = store.add("Has a cat named Miso", "family", "seed")
     second = store.add("Allergic to peanuts", "health", "seed")
@@ -141,7 +151,9 @@ def test_a_write_from_another_process_shows_up_live(page, data_dir: Path, user: 
     subprocess.run([sys.executable, "-c", writer, str(data_dir), user], cwd=ROOT, check=True)
     sync_api.expect(card(page, "Hangzhou")).to_be_visible(timeout=10_000)
     sync_api.expect(page.locator("#activity li", has_text="Hangzhou")).to_contain_text("created")
-    sync_api.expect(page.locator("#activity li", has_text="Hangzhou")).to_contain_text("memory agent")
+    sync_api.expect(page.locator("#activity li", has_text="Hangzhou")).to_contain_text(
+        "memory agent"
+    )
 
 
 def test_xss_payloads_show_literally_and_run_nothing(page, data_dir: Path, user: str) -> None:
@@ -174,7 +186,10 @@ def test_screenshots_for_review(browser, base_url: str, data_dir: Path) -> None:
         store.add(description, theme, "seed")
     store.hit(next(iter(store.list_items())))
     SCREENSHOTS.mkdir(exist_ok=True)
-    for name, viewport, lang in [("editor-en", (1280, 800), "en"), ("editor-zh-narrow", (390, 844), "zh")]:
+    for name, viewport, lang in [
+        ("editor-en", (1280, 800), "en"),
+        ("editor-zh-narrow", (390, 844), "zh"),
+    ]:
         context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
         shot = context.new_page()
         shot.goto(f"{base_url}/memories/?user={user}&lang={lang}")

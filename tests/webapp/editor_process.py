@@ -37,7 +37,11 @@ def run_editor(data_dir: Path, **extra_env: str) -> Iterator[str]:
     log = data_dir.parent / f"editor-{port}.log"
     with log.open("w") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "webapp"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
+            [sys.executable, "-m", "webapp"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
     base = f"http://127.0.0.1:{port}"
     try:

@@ -1,0 +1,54 @@
+"""Read the memory writer's trace (which tool changed what) for the editor's live panel."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from memory.long_term import default_journal_path, write_trace_path
+from memory.manager import BaseMemoryManager
+from memory.writer.trace import TraceEntry, WriteTrace
+
+RECENT_ROWS = 50
+TraceKey = tuple[str, int]
+
+
+def trace_file(manager: BaseMemoryManager) -> Path:
+    """GULFSTREAM_WRITE_TRACE if set, else the trace beside the manager's default journal."""
+    configured = os.environ.get("GULFSTREAM_WRITE_TRACE")
+    return Path(configured) if configured else write_trace_path(default_journal_path(manager))
+
+
+def recent_entries(manager: BaseMemoryManager) -> list[TraceEntry]:
+    """The user's latest applied changes, newest first; none when no trace file exists yet."""
+    path = trace_file(manager)
+    if not path.exists():  # opening a WriteTrace would create the file; the editor only reads
+        return []
+    trace = WriteTrace(path)
+    try:
+        return trace.for_user(manager.user_id, limit=RECENT_ROWS)
+    finally:
+        trace.close()
+
+
+def row(entry: TraceEntry) -> dict[str, Any]:
+    """What the page shows for one traced change."""
+    arguments = entry.arguments
+    text = arguments.get("content") or arguments.get("description") or arguments.get("reason")
+    return {
+        "tool": entry.tool,
+        "action": entry.op,
+        "time": entry.time,
+        "turn_id": entry.turn_id,
+        "id": str(arguments.get("memory_id", "")),
+        "description": str(text or entry.result)[:300],
+        "reason": str(arguments.get("reason", ""))[:300] if text != arguments.get("reason") else "",
+    }
+
+
+def unseen_rows(manager: BaseMemoryManager, seen: set[TraceKey]) -> list[dict[str, Any]]:
+    """Rows not reported yet on this stream, oldest first; `seen` is updated in place."""
+    fresh = [e for e in recent_entries(manager) if (e.turn_id, e.step) not in seen]
+    seen.update((e.turn_id, e.step) for e in fresh)
+    return [row(e) for e in reversed(fresh)]
