@@ -1,4 +1,4 @@
-"""`make demo`: two sessions on the offline model; a fact from session 1 is recalled in session 2."""
+"""`make demo`: two sessions on the offline model; a fact from session 1 recalled in session 2."""
 
 from __future__ import annotations
 
