@@ -13,9 +13,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memory.document import MemoryDocument, MemoryTransaction
 from memory.errors import CorruptStoreError, MemoryNotFound
 from memory.item import MemoryItem, now_iso
-from memory.manager import BaseMemoryManager, MemoryDocument, MemoryTransaction
+from memory.manager import BaseMemoryManager
 from memory.repair import item_from_raw
 
 BUSY_TIMEOUT_MS = 60_000

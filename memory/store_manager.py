@@ -10,9 +10,10 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, PutOp
 
+from memory.document import MemoryDocument, MemoryTransaction
 from memory.errors import MemoryNotFound
 from memory.item import MemoryItem, now_iso
-from memory.manager import BaseMemoryManager, MemoryDocument, MemoryTransaction
+from memory.manager import BaseMemoryManager
 from memory.repair import item_from_raw
 
 ITEMS_NAMESPACE = "memories"

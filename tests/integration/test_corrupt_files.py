@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from memory.document import MemoryDocument
 from memory.errors import CorruptStoreError, WritesDisabled
 from memory.item import MemoryItem
-from memory.manager import MemoryDocument
 from memory.repair import FALLBACK_THEME
 from memory.sqlite_manager import SqliteMemoryManager
 from memory.store_manager import BACKUP_NAMESPACE, StoreMemoryManager
