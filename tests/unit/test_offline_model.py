@@ -1,0 +1,131 @@
+"""The offline model: rule-based facts into create_memory calls, replies that quote memories."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+from graph.models import load_chat_model
+from graph.offline_model import LABEL, OfflineChatModel, extract_facts
+from memory.writer import MemoryConsumer
+from memory.yaml_manager import YamlMemoryManager
+
+
+def create_memory(content: str, section: str) -> str:
+    """Create a memory."""
+    return "ok"
+
+
+def read_memories() -> str:
+    """List memories."""
+    return ""
+
+
+def test_english_facts_and_questions() -> None:
+    facts = extract_facts("Hi! My name is Ada and I live in Lisbon. I like green tea. Where am I?")
+    assert facts == [
+        ("User's name is Ada", "identity"),
+        ("User lives in Lisbon", "identity"),
+        ("User likes green tea", "taste"),
+    ]
+    assert extract_facts("What is my name? Do you know where I live?") == []
+
+
+def test_chinese_facts() -> None:
+    facts = extract_facts("我叫小明。我住在上海，我喜欢喝茶。我的猫的名字是咪咪。")
+    assert [text for text, _ in facts] == [
+        "用户叫小明",
+        "用户住在上海",
+        "用户喜欢喝茶",
+        "用户的猫的名字是咪咪",
+    ]
+    assert {theme for _, theme in facts} == {"身份", "品味"}
+
+
+def test_writer_reads_first_then_creates_only_new_facts_then_stops() -> None:
+    model = OfflineChatModel().bind_tools([create_memory, read_memories])
+    prompt = [HumanMessage("user:\n```text\nMy name is Ada. I live in Lisbon.\n```")]
+    first = model.invoke(prompt)
+    assert isinstance(first, AIMessage) and [c["name"] for c in first.tool_calls] == [
+        "read_memories"
+    ]
+    listing = ToolMessage(
+        "1. [identity] User's name is Ada", tool_call_id="x", name="read_memories"
+    )
+    second = model.invoke([*prompt, first, listing])
+    assert [c["args"] for c in second.tool_calls] == [
+        {"content": "User lives in Lisbon", "section": "identity"}
+    ]
+    created = ToolMessage("Created memory 2", tool_call_id="y", name="create_memory")
+    third = model.invoke([*prompt, first, listing, second, created])
+    assert not third.tool_calls and LABEL in third.content
+
+
+def test_writer_ignores_the_assistant_part_of_the_transcript() -> None:
+    model = OfflineChatModel().bind_tools([create_memory])
+    prompt = (
+        "user:\n```text\nhello\n```\n\nassistant:\n```text\nI am an assistant. I like cats.\n```"
+    )
+    reply = model.invoke([HumanMessage(prompt)])
+    assert not reply.tool_calls
+
+
+def test_chat_reply_quotes_the_fenced_memories_and_is_labelled() -> None:
+    system = SystemMessage("Memories:\n<memories>\n- [identity] User lives in Lisbon\n</memories>")
+    reply = OfflineChatModel().invoke([system, HumanMessage("Where do I live?")])
+    assert reply.content.startswith(LABEL)
+    assert "User lives in Lisbon" in reply.content
+    empty = OfflineChatModel().invoke([SystemMessage("No memories."), HumanMessage("hi")])
+    assert LABEL in empty.content and "No related memories" in empty.content
+
+
+async def test_memory_consumer_with_the_offline_model_writes_once(tmp_path: object) -> None:
+    manager = YamlMemoryManager(str(tmp_path), "ada")
+    consumer = MemoryConsumer(OfflineChatModel())
+    turn = [{"role": "user", "content": "My name is Ada and I live in Lisbon."}]
+    result = await consumer.consume("s1", "s1:m1", turn, manager)
+    assert result.applied
+    assert sorted(i.description for i in manager.list_items().values()) == [
+        "User lives in Lisbon",
+        "User's name is Ada",
+    ]
+    again = await consumer.consume("s1", "s1:m1", turn, manager)  # a retried delivery
+    assert not again.applied and len(manager.list_items()) == 2
+    repeated = await consumer.consume("s2", "s2:m1", turn, manager)  # the same facts told again
+    assert len(manager.list_items()) == 2, repeated
+
+
+def test_no_credentials_gives_the_offline_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert isinstance(load_chat_model("openai/gpt-4o-mini"), OfflineChatModel)
+    assert isinstance(load_chat_model("offline/rules"), OfflineChatModel)
+
+
+def test_base_url_alone_reaches_an_openai_compatible_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from langchain_openai import ChatOpenAI
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    model = load_chat_model("openai/qwen2.5-7b-instruct")
+    assert isinstance(model, ChatOpenAI)
+    assert model.model_name == "qwen2.5-7b-instruct"
+    assert model.openai_api_base == "http://127.0.0.1:9/v1"
+
+
+def test_importing_the_graph_needs_no_key() -> None:
+    env = {
+        k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "OPENAI_BASE_URL"
+    }
+    code = "import graph.agent, graph.writer; print(graph.agent.graph.name)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Gulfstream"
