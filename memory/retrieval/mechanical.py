@@ -12,6 +12,17 @@ from memory.retrieval.query import read_query
 logger = logging.getLogger(__name__)
 
 
+def store_version(manager: BaseMemoryManager) -> str:
+    """The manager's revision, plus the file's identity for file backends.
+
+    A person editing the YAML file by hand changes the file but not the revision inside it; the
+    file key (inode, mtime, size) makes that edit rebuild the index too.
+    """
+    revision = manager.revision
+    file_key = getattr(manager, "_file_key", None)
+    return f"{revision}:{file_key()}" if callable(file_key) else revision
+
+
 class MechanicalRetriever:
     """BM25 retrieval with a Chinese/English tokenizer; broad queries get recent and high-hit items.
 
@@ -29,7 +40,7 @@ class MechanicalRetriever:
 
     def index(self) -> Bm25Index:
         """The index for the store's current revision; built at most once per revision."""
-        revision = self.manager.revision
+        revision = store_version(self.manager)
         index = self._index
         if index is not None and index.revision == revision:
             return index

@@ -117,6 +117,17 @@ def test_index_is_reused_until_the_store_changes(yaml_store: YamlMemoryManager) 
     assert retriever.builds == 3
 
 
+def test_a_hand_edit_of_the_yaml_file_is_seen(yaml_store: YamlMemoryManager) -> None:
+    retriever = MechanicalRetriever(yaml_store)
+    assert retriever.retrieve("花生")[0]["id"] == "m05"
+    revision = yaml_store.revision
+    text = yaml_store.path.read_text(encoding="utf-8")
+    yaml_store.path.write_text(text.replace("花生", "芒果"), encoding="utf-8")  # revision kept
+    assert yaml_store.revision == revision
+    assert "m05" not in [r["id"] for r in retriever.retrieve("花生")]
+    assert retriever.retrieve("芒果过敏")[0]["id"] == "m05"
+
+
 def test_tombstones_never_come_back(store: Any) -> None:
     retriever = MechanicalRetriever(store)
     assert "m01" in [r["id"] for r in retriever.retrieve("塔罗牌重构")]
