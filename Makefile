@@ -14,14 +14,22 @@ $(STAMP): pyproject.toml constraints.txt
 
 venv: $(STAMP)
 
-dev: $(STAMP)  ## LangGraph Studio + API on http://127.0.0.1:2024 (offline model when no key is set)
-	LANGGRAPH_CLI_NO_ANALYTICS=1 $(BIN)/langgraph dev --no-browser --n-jobs-per-worker 4
+PORT ?= 2024
+
+# langgraph.json names .env; a missing .env is fine (langgraph dev skips it), and values in it
+# override the shell's environment. n-jobs-per-worker > 1 so that background memory_writer runs
+# do not wait behind chat runs.
+dev: $(STAMP)  ## LangGraph Studio + API on http://127.0.0.1:$(PORT) (offline model when no key is set)
+	LANGGRAPH_CLI_NO_ANALYTICS=1 $(BIN)/langgraph dev --no-browser --port $(PORT) --n-jobs-per-worker 8
 
 demo: $(STAMP)  ## two sessions on the offline model: a fact told in session 1 is recalled in session 2
 	$(BIN)/python -m graph.demo
 
 chat: $(STAMP)  ## terminal chat with /memories, /forget and /quit
 	$(BIN)/python -m graph.chat
+
+editor: $(STAMP)  ## the memory editor alone on http://127.0.0.1:8765/memories/ (file backends; ?user=<id>)
+	$(BIN)/python -m webapp
 
 test: $(STAMP)  ## the whole test suite: unit, integration (real files, processes, databases) and e2e
 	$(BIN)/python -m pytest -q

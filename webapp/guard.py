@@ -67,9 +67,14 @@ def resolve_caller(request: Request) -> Caller:
     """
     user = request.scope.get("user")
     identity = getattr(user, "identity", "") if user is not None else ""
+    custom_auth = _custom_auth_configured()
+    if custom_auth and _is_studio_user(user):
+        # `x-auth-scheme: langsmith` skips custom auth unless disable_studio_auth is set; that
+        # shared Studio identity is no end user, so it gets no memories here.
+        raise ApiError(403, "the LangGraph Studio user cannot use the memory editor", "user")
     if user is not None and getattr(user, "is_authenticated", False) and identity:
         return Caller(_checked_user(identity), "auth")
-    if _custom_auth_configured() or os.environ.get("GULFSTREAM_EDITOR_REQUIRE_AUTH") == "1":
+    if custom_auth or os.environ.get("GULFSTREAM_EDITOR_REQUIRE_AUTH") == "1":
         raise ApiError(401, "sign in first: this editor needs an authenticated user", "user")
     requested = (
         request.headers.get(USER_HEADER)
@@ -78,6 +83,14 @@ def resolve_caller(request: Request) -> Caller:
         or DEFAULT_LOCAL_USER
     )
     return Caller(_checked_user(requested), "local")
+
+
+def _is_studio_user(user: object) -> bool:
+    try:
+        from langgraph_sdk.auth.types import StudioUser
+    except ImportError:  # pragma: no cover - langgraph-sdk is a dependency
+        return False
+    return isinstance(user, StudioUser)
 
 
 def _checked_user(user_id: str) -> str:
