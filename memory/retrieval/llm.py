@@ -8,6 +8,7 @@ from datetime import date
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
 
 from memory.item import MemoryItem
 from memory.manager import BaseMemoryManager
@@ -19,6 +20,10 @@ from prompts.retrieval import find_related_memory_prompts
 logger = logging.getLogger(__name__)
 
 OnFailure = Literal["mechanical", "empty"]
+_QUIET_RUN: RunnableConfig = {
+    "tags": ["nostream", "memory_retrieval"],
+    "run_name": "memory_retrieval",
+}
 
 
 def escape_data(text: str) -> str:
@@ -87,7 +92,9 @@ class LLMRetriever:
         if not entries:
             return []
         try:
-            answer = self.llm.invoke(self.messages(query, entries))
+            # "nostream": the model's JSON answer must not stream into the chat as if it were the
+            # reply (LangGraph's messages stream skips runs with this tag); tracing still sees it.
+            answer = self.llm.invoke(self.messages(query, entries), config=_QUIET_RUN)
             indices = parse_indices(message_text(getattr(answer, "content", answer)), len(entries))
         except Exception as exc:
             return self._fail(query, limit, f"the model raised {type(exc).__name__}: {exc}")

@@ -241,3 +241,27 @@ def test_facade_never_raises(tmp_path: Path, caplog: pytest.LogCaptureFixture) -
             memory = LongTermMemory(manager, llm=ScriptedModel("[0]"))
             assert memory.get_related_memory_from("jazz", mode) == []
     assert "memory retrieval failed" in caplog.text
+
+
+def test_retrieval_answer_does_not_stream_into_the_chat(yaml_store: YamlMemoryManager) -> None:
+    from typing import TypedDict
+
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langgraph.graph import END, START, StateGraph
+
+    class State(TypedDict):
+        found: list[dict[str, str]]
+
+    model = GenericFakeChatModel(messages=iter([AIMessage(content="[0]")]))
+    memory = LongTermMemory(yaml_store, llm=model)
+
+    def retrieve_memory(state: State) -> State:
+        return {"found": memory.get_related_memory_from("塔罗牌重构", "llm")}
+
+    builder = StateGraph(State)
+    builder.add_node("retrieve_memory", retrieve_memory)
+    builder.add_edge(START, "retrieve_memory")
+    builder.add_edge("retrieve_memory", END)
+    chunks = list(builder.compile().stream({"found": []}, stream_mode=["messages", "values"]))
+    assert [chunk for chunk in chunks if chunk[0] == "messages"] == []  # the JSON stays private
+    assert chunks[-1][1]["found"][0]["id"] == "m01"
