@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[2]
-APP_PARTS = ["graph", "memory", "prompts", "langgraph.json", "pyproject.toml"]
+APP_PARTS = ["graph", "memory", "prompts", "webapp", "langgraph.json", "pyproject.toml"]
 LANGGRAPH_BIN = Path(sys.executable).with_name("langgraph")
 
 
