@@ -7,69 +7,28 @@ from dataclasses import dataclass
 
 from memory.tokenize import normalize, tokenize
 
-# Phrases that ask for "anything recent" rather than a topic. Chinese phrases are removed from the
-# text before tokenizing (bigrams would otherwise leave fragments such as "怎么").
-_BROAD_PHRASES_ZH = (
-    "最近怎么样",
-    "最近如何",
-    "近况",
-    "近来",
-    "近期",
-    "最近",
-    "这几天",
-    "这阵子",
-    "这段时间",
-    "新鲜事",
-    "有什么新",
-    "有啥新",
-    "在忙什么",
-    "忙什么",
-    "忙啥",
-    "怎么样",
-    "如何",
-    "有什么",
-    "什么",
-    "发生",
-    "动态",
-    "最新",
-    "一下",
-    "告诉",
-    "说说",
-    "聊聊",
-    "记得",
-    "知道",
-    "关于",
-    "情况",
-)
-_BROAD_WORDS_EN = frozenset(
+# What makes a query broad: asking for "anything recent" rather than for a topic.
+_BROAD_CUES_ZH = ("最近", "近来", "近期", "近况", "这几天", "这阵子", "这段时间", "新鲜事",
+                  "有什么新", "有啥新", "忙什么", "忙啥", "动态", "最新",
+                  "记得", "知道")  # fmt: skip
+_BROAD_CUES_EN = frozenset(
     tokenize(
-        "recent recently lately latest new news update updates happening happened going on up "
-        "anything something everything doing been lately nowadays these days tell remember know "
-        "memory memories about what's whats how's"
+        "recent recently lately latest new news update updates happening nowadays up "
+        "remember know memory memories everything"
     )
 )
-_TIME_CUES_ZH = (
-    "最近",
-    "近来",
-    "近期",
-    "上周",
-    "这周",
-    "本周",
-    "昨天",
-    "今天",
-    "前几天",
-    "这几天",
-    "刚才",
-    "刚刚",
-    "最新",
-    "这阵子",
-    "这段时间",
-    "上个月",
-    "这个月",
+# Filler that may surround a cue ("最近怎么样", "what's been happening lately?"). Chinese phrases
+# are removed from the text before tokenizing (bigrams would otherwise leave fragments like "怎么").
+_FILLER_ZH = (*_BROAD_CUES_ZH, "怎么样", "如何", "在忙", "有什么", "什么", "发生", "一下", "告诉",
+              "说说", "聊聊", "情况")  # fmt: skip
+_FILLER_EN = _BROAD_CUES_EN | frozenset(
+    tokenize("happened going on anything something doing been these days tell about what's how's")
 )
+_TIME_CUES_ZH = ("最近", "近来", "近期", "上周", "这周", "本周", "昨天", "今天", "前几天", "这几天",
+                 "刚才", "刚刚", "最新", "这阵子", "这段时间", "上个月", "这个月")  # fmt: skip
 _TIME_CUES_EN = re.compile(
-    r"\b(recent|recently|lately|latest|last (week|month|night)|this (week|month)|yesterday|"
-    r"today|tonight|nowadays|these days|just now|new)\b"
+    r"\b(recent|recently|lately|latest|last (week|weekend|month|night)|this (week|month)|"
+    r"yesterday|today|tonight|nowadays|these days|just now|new)\b"
 )
 _PUNCTUATION = re.compile(r"[\s\W_]+", re.UNICODE)
 
@@ -90,20 +49,28 @@ def theme_key(text: str) -> str:
 
 
 def read_query(query: str, theme_keys: frozenset[str] = frozenset()) -> QueryReading:
-    """Classify a query. A query is broad when nothing but "recent/new/what's up" words remain."""
+    """Classify a query.
+
+    Broad: a recency cue and nothing else ("最近怎么样", "what's new?"), or a bare theme name,
+    possibly with a cue ("项目", "work lately"). A query of stop words only ("how are you") is
+    neither broad nor specific, and finds nothing.
+    """
     text = normalize(query)
     time_cue = any(cue in text for cue in _TIME_CUES_ZH) or bool(_TIME_CUES_EN.search(text))
     tokens = tokenize(text)
+    cue = any(phrase in text for phrase in _BROAD_CUES_ZH) or any(
+        token in _BROAD_CUES_EN for token in tokens
+    )
     remainder = text
-    for phrase in _BROAD_PHRASES_ZH:
+    for phrase in _FILLER_ZH:
         remainder = remainder.replace(phrase, " ")
-    content = [token for token in tokenize(remainder) if token not in _BROAD_WORDS_EN]
+    content = [token for token in tokenize(remainder) if token not in _FILLER_EN]
     kept_words = [
         word
         for word in re.findall(r"\w+", remainder)
-        if not all(token in _BROAD_WORDS_EN for token in tokenize(word))
+        if not all(token in _FILLER_EN for token in tokenize(word))
     ]
     remainder_key = theme_key(" ".join(kept_words))
     if remainder_key and remainder_key in theme_keys:
         return QueryReading(tokens, broad=True, time_cue=time_cue, theme_key=remainder_key)
-    return QueryReading(tokens, broad=not content, time_cue=time_cue)
+    return QueryReading(tokens, broad=cue and not content, time_cue=time_cue)

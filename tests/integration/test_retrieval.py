@@ -25,7 +25,8 @@ LABELLED = Path(__file__).resolve().parents[1] / "data" / "retrieval_set.json"
 # little below, so a tokenizer or ranking regression fails here.
 RECALL_AT_5_FLOOR = 0.80
 RECALL_AT_10_FLOOR = 0.82
-BROAD_QUERIES = ["最近", "最近怎么样", "what's new?", "recently", "What's new lately"]
+BROAD_QUERIES = ["最近", "最近怎么样", "what's new?", "recently", "What's new lately",
+                 "what do you remember about me?"]  # fmt: skip
 
 
 class ScriptedModel:
@@ -150,6 +151,10 @@ def test_broad_queries_give_recent_and_frequently_hit_memories(
     assert "m12" in found  # updated yesterday
     assert "m11" in found  # 45 days old but the most used memory (hit 9)
     assert "m29" not in found and "m25" not in found  # old and rarely used
+
+
+def test_small_talk_without_a_topic_or_a_cue_finds_nothing(yaml_store: YamlMemoryManager) -> None:
+    assert MechanicalRetriever(yaml_store).retrieve("How are you?") == []
 
 
 def test_a_bare_theme_name_gives_that_theme(yaml_store: YamlMemoryManager) -> None:
