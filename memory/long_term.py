@@ -6,7 +6,7 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from memory.manager import BaseMemoryManager
 from memory.retrieval import RetrievalMode, Retrievers
@@ -35,6 +35,7 @@ class LongTermMemory:
         consumer: TurnConsumer | None = None,
         on_event: EventCallback | None = None,
         retry: RetryPolicy | None = None,
+        journal_durability: Literal["full", "normal"] = "full",
     ) -> None:
         self.manager = manager
         self.llm = llm
@@ -44,6 +45,7 @@ class LongTermMemory:
         self._consumer = consumer
         self._on_event = on_event
         self._retry = retry
+        self._journal_durability = journal_durability
         self._write_queue: DurableWriteQueue | None = None
 
     # ── read interface (uplink) ─────────────────────────────────────────
@@ -85,7 +87,7 @@ class LongTermMemory:
             self._write_queue = DurableWriteQueue(
                 self.manager,
                 consumer,
-                TurnJournal(journal_path),
+                TurnJournal(journal_path, self._journal_durability),
                 trace=trace,
                 retry=self._retry,
                 on_event=self._on_event,

@@ -8,7 +8,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -53,17 +53,24 @@ class QueuedTurn:
 class TurnJournal:
     """Turns move pending → done, or pending → dead after too many failures; none is deleted.
 
-    `append` commits with `synchronous=FULL` before it returns, so an accepted turn survives a
-    process crash and a power cut.
+    `append` commits before it returns. With `durability="full"` (default) the commit is fsynced:
+    an accepted turn survives a process crash and a power cut. `"normal"` (SQLite WAL with
+    synchronous=NORMAL) skips that fsync: a turn still survives a process crash (SIGKILL, OOM),
+    but the last few may be lost if the machine itself loses power.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], durability: Literal["full", "normal"] = "full"
+    ) -> None:
+        if durability not in ("full", "normal"):
+            raise ValueError(f"durability must be 'full' or 'normal', not {durability!r}")
+        self.durability = durability
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute(f"PRAGMA synchronous={durability.upper()}")
         self._db.execute("PRAGMA busy_timeout=10000")
         self._db.executescript(_SCHEMA)
 
@@ -87,24 +94,22 @@ class TurnJournal:
         now = now_iso()
         messages = json.dumps(turn.messages, ensure_ascii=False)
         with self._write() as db:
-            existing = db.execute(
-                "SELECT messages FROM turns WHERE user_id = ? AND turn_id = ?",
-                (turn.user_id, turn.turn_id),
+            row = db.execute(
+                "INSERT INTO turns (user_id, turn_id, session_id, messages, created_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (user_id, turn_id) DO NOTHING RETURNING seq",
+                (turn.user_id, turn.turn_id, turn.session_id, messages, now, now),
             ).fetchone()
-            if existing is None:
-                db.execute(
-                    "INSERT INTO turns (user_id, turn_id, session_id, messages, created_at, "
-                    "updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (turn.user_id, turn.turn_id, turn.session_id, messages, now, now),
-                )
-            elif existing[0] != messages:
-                raise ValueError(
-                    f"turn_id {turn.turn_id!r} was already queued with other messages; "
-                    "use a new turn_id for a new turn"
-                )
-        found = self.get(turn.user_id, turn.turn_id)
-        assert found is not None
-        return found
+        if row is not None:  # the common case: one statement, one commit
+            return replace(turn, seq=row[0], created_at=now, updated_at=now)
+        existing = self.get(turn.user_id, turn.turn_id)
+        assert existing is not None
+        if existing.messages != turn.messages:
+            raise ValueError(
+                f"turn_id {turn.turn_id!r} was already queued with other messages; "
+                "use a new turn_id for a new turn"
+            )
+        return existing
 
     def get(self, user_id: str, turn_id: str) -> QueuedTurn | None:
         rows = self._select("WHERE user_id = ? AND turn_id = ?", (user_id, turn_id))

@@ -134,7 +134,10 @@ class DurableWriteQueue:
         if turn_id is not None and (not isinstance(turn_id, str) or not turn_id.strip()):
             raise ValueError("turn_id must be a non-empty string when given")
         turn = QueuedTurn(self.manager.user_id, turn_id or uuid.uuid4().hex, session_id, messages)
-        journaled = await asyncio.to_thread(self.journal.append, turn)
+        # One SQLite commit, in the loop: a hop to a worker thread costs more than the write
+        # itself when the machine is busy (see bench/write_path.py). The local queue serves the
+        # CLI and notebooks; under the LangGraph server, turns go to the memory_writer graph.
+        journaled = self.journal.append(turn)
         if journaled.state == "pending":
             self._enqueue(journaled)
         return journaled.turn_id
