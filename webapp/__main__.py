@@ -26,7 +26,14 @@ def main() -> None:
     print(f"Gulfstream memory editor: http://127.0.0.1:{port}{PREFIX}/  (backend {spec})")
     print("Local mode: pick the user with ?user=<id> in the URL (default 'default').")
     # Bound to loopback on purpose: without LangGraph auth the user id is whatever the URL says.
-    uvicorn.run(standalone_app(), host="127.0.0.1", port=port, log_level="warning")
+    # Open event streams never end on their own; give them a moment on Ctrl+C, then close them.
+    uvicorn.run(
+        standalone_app(),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=2,
+    )
 
 
 if __name__ == "__main__":

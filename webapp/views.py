@@ -129,7 +129,8 @@ def status(manager: BaseMemoryManager) -> dict[str, Any]:
         "status": report.status,
         "issues": list(report.issues),
         "repaired": list(report.repaired),
-        "item_count": report.item_count,
+        "item_count": len(manager.list_items()),
+        "checked_item_count": report.item_count,
         "backend": manager.backend,
         "user_id": manager.user_id,
     }

@@ -195,10 +195,56 @@ def test_screenshots_for_review(browser, base_url: str, data_dir: Path) -> None:
         shot.goto(f"{base_url}/memories/?user={user}&lang={lang}")
         sync_api.expect(shot.locator(".card").first).to_be_visible()
         sync_api.expect(shot.locator("#live.on")).to_be_visible()
+        if lang == "en":  # a write from elsewhere, so the live panel and the history have content
+            hiking = next(
+                i for i, it in store.list_items().items() if "Western Hills" in it.description
+            )
+            store.update(
+                hiking,
+                "memory agent: the user now hikes on Saturdays only",
+                new_description="Likes hiking on Saturdays in the Western Hills",
+            )
+            sync_api.expect(shot.locator("#activity li")).to_have_count(1)
         shot.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+        if lang == "en":
+            card(shot, "Saturdays").locator("button.history").click()
+            sync_api.expect(shot.locator("dialog .timeline li")).to_have_count(2)
+            shot.screenshot(path=str(SCREENSHOTS / "editor-history.png"))
         if lang == "zh":
             sync_api.expect(shot.locator("#add")).to_have_text("新增")
             width = shot.evaluate("document.documentElement.scrollWidth")
             assert width <= viewport[0], f"the page scrolls sideways on a phone ({width}px)"
         context.close()
     assert (SCREENSHOTS / "editor-en.png").stat().st_size > 10_000
+
+
+def test_search_theme_filter_merge_and_language(page, data_dir: Path, user: str) -> None:
+    store = open_store(data_dir, user)
+    keep = store.add("Has a dog", "pets", "seed")
+    other = store.add("The dog is called Bao", "pets", "seed")
+    store.add("喜欢喝普洱茶", "food", "seed")
+    page.reload()
+    page.locator("#search").fill("普洱")
+    sync_api.expect(page.locator(".card").first).to_contain_text("喜欢喝普洱茶")
+    page.locator("#search").fill("")
+    sync_api.expect(page.locator(".card")).to_have_count(3)
+    page.locator("#theme-filter").select_option("pets")
+    sync_api.expect(page.locator(".group")).to_have_count(1)
+    sync_api.expect(page.locator(".group h2")).to_contain_text("pets")
+
+    card(page, "Has a dog").locator("button.merge").click()
+    form = page.locator("dialog form")
+    form.locator("select[name=other_id]").select_option(other)
+    form.locator("textarea[name=description]").fill("Has a dog called Bao")
+    form.locator("input[name=reason]").fill("same dog")
+    form.locator("button[type=submit]").click()
+    sync_api.expect(card(page, "Has a dog called Bao")).to_be_visible()
+    sync_api.expect(page.locator(".card")).to_have_count(1)
+    assert store.get(keep).history[-1]["reason"] == "same dog"
+    assert store.get(other, include_deleted=True).deleted
+
+    page.locator("#lang").click()
+    sync_api.expect(page.locator("#add")).to_have_text("新增")
+    sync_api.expect(card(page, "Bao").locator("button.edit")).to_have_text("编辑")
+    page.locator("#lang").click()
+    sync_api.expect(page.locator("#add")).to_have_text("Add")

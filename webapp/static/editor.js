@@ -20,6 +20,7 @@ const TEXT = {
     action_restore: "restored", action_merge: "merged", action_merged_into: "merged into another",
     action_import: "imported", action_repair: "repaired", action_purge: "purged",
     action_hit: "used", action_change: "changed",
+    waiting: "Changes made by you or the memory agent appear here.",
   },
   zh: {
     title: "记忆", search: "搜索记忆…", allThemes: "全部主题", add: "新增",
@@ -39,6 +40,7 @@ const TEXT = {
     action_restore: "恢复", action_merge: "合并", action_merged_into: "并入其他记忆",
     action_import: "导入", action_repair: "修复", action_purge: "彻底删除",
     action_hit: "使用", action_change: "变更",
+    waiting: "你或记忆代理做出的修改会显示在这里。",
   },
 };
 
@@ -354,6 +356,7 @@ function addActivity(row, isTrace) {
     el("strong", {}, row.tool ? `${row.tool}` : action), " ",
     el("span", { class: "what" }, row.description || row.summary || row.id || ""),
     row.reason ? el("span", { class: "why" }, " — " + row.reason) : null);
+  $("activity-empty").hidden = true;
   $("activity").prepend(item);
   while ($("activity").children.length > 30) $("activity").lastChild.remove();
 }
