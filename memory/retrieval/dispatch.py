@@ -26,7 +26,7 @@ class Retrievers:
 
     manager: BaseMemoryManager
     llm: Any | None = None
-    language: str = "en"
+    language: str = "auto"  # "en", "zh", or "auto": the prompt follows the query's language
     on_failure: OnFailure = "mechanical"
     _mechanical: MechanicalRetriever | None = field(default=None, repr=False)
     _llm: LLMRetriever | None = field(default=None, repr=False)

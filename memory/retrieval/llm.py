@@ -15,6 +15,7 @@ from memory.manager import BaseMemoryManager
 from memory.retrieval.bm25_index import IndexedMemory
 from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.parsing import message_text, parse_indices
+from memory.tokenize import has_cjk
 from prompts.retrieval import find_related_memory_prompts
 
 logger = logging.getLogger(__name__)
@@ -105,7 +106,10 @@ class LLMRetriever:
 
     def messages(self, query: str, entries: Sequence[IndexedMemory]) -> list[Any]:
         """System prompt and the user message with the fenced memory list and the query."""
-        system, template = find_related_memory_prompts(self.language)
+        language = self.language
+        if language == "auto":  # the prompt in the language the user writes in
+            language = "zh" if has_cjk(query) else "en"
+        system, template = find_related_memory_prompts(language)
         user = template.format(
             today=date.today().isoformat(),
             memories=format_memory_lines(entries),

@@ -176,6 +176,17 @@ def test_chinese_prompt_is_used_for_chinese(manager: YamlMemoryManager) -> None:
     assert "今天是" in model.calls[0][1].content
 
 
+def test_auto_language_follows_the_query(manager: YamlMemoryManager) -> None:
+    model = ScriptedModel("[0]", "[0]")
+    retriever = LLMRetriever(manager, model, language="auto")
+    retriever.retrieve("塔罗牌重构")
+    retriever.retrieve("what do I drink")
+    assert [call[0].content for call in model.calls] == [
+        FIND_RELATED_MEMORY_ZH,
+        FIND_RELATED_MEMORY,
+    ]
+
+
 @pytest.mark.parametrize("prompt", [FIND_RELATED_MEMORY, FIND_RELATED_MEMORY_ZH])
 def test_prompts_carry_the_seed_criteria_rules_and_examples(prompt: str) -> None:
     for marker in ("1.", "2.", "3.", "4.", "[]"):
