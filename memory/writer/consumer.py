@@ -137,6 +137,7 @@ class MemoryConsumer:
             max_deletes=self.max_deletes,
             forget_requested=detect_forget_request(user_words),
             on_event=on_event,
+            turn_id=turn_id,
         )
         await asyncio.to_thread(toolkit.view.load)  # the snapshot the agent works on
         prompts = self._prompts_for(turn)

@@ -23,6 +23,8 @@ class ToolEvent:
     result: str
     ok: bool
     time: str
+    user_id: str = ""
+    turn_id: str = ""
 
 
 EventCallback = Callable[[ToolEvent], Any]
@@ -56,6 +58,7 @@ class StagedView:
     staged: list[StagedChange] = field(default_factory=list)
     events: list[ToolEvent] = field(default_factory=list)
     on_event: EventCallback | None = None
+    turn_id: str = ""
     tombstone_ids: set[str] = field(default_factory=set)
     _next_short_id: int = 1
     _loaded: bool = False
@@ -94,7 +97,16 @@ class StagedView:
 
     def record(self, tool: str, arguments: dict[str, Any], result: str, ok: bool) -> ToolEvent:
         """Log one tool call and tell the listener; a failing listener never breaks the agent."""
-        event = ToolEvent(len(self.events), tool, arguments, result, ok, now_iso())
+        event = ToolEvent(
+            len(self.events),
+            tool,
+            arguments,
+            result,
+            ok,
+            now_iso(),
+            self.manager.user_id,
+            self.turn_id,
+        )
         self.events.append(event)
         if self.on_event is not None:
             try:

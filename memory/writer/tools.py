@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
@@ -192,7 +192,7 @@ class MemoryToolkit:
             result, ok = f"Error: {type(exc).__name__}: {exc}. Try again or finish.", False
         event = self.view.record(tool, arguments, result, ok)
         for change, real_ids in self._pending if ok else []:
-            details = ToolEvent(event.step, tool, {**arguments, **real_ids}, result, ok, event.time)
+            details = replace(event, arguments={**arguments, **real_ids})
             self.view.staged.append(StagedChange(change, details))
         self._pending.clear()
         return result
@@ -217,9 +217,11 @@ def make_memory_tools(
     max_deletes: int = 3,
     forget_requested: bool = False,
     on_event: EventCallback | None = None,
+    turn_id: str = "",
 ) -> MemoryToolkit:
     """Build the six tools over `manager` for one turn. Calls are staged; nothing is written."""
-    kit = MemoryToolkit(StagedView(manager, on_event=on_event), max_deletes, forget_requested)
+    view = StagedView(manager, on_event=on_event, turn_id=turn_id)
+    kit = MemoryToolkit(view, max_deletes, forget_requested)
 
     def create_memory(content: str, section: str) -> str:
         """Add one new memory to a section. Returns its id.

@@ -360,3 +360,28 @@ async def test_bad_turn_input_is_refused_with_the_field_named(manager):
         await consumer.consume("s", "t", [{"role": "robot", "content": "x"}], manager)
     with pytest.raises(ValueError, match="turn_id"):
         await consumer.consume("s", " ", turn("hi"), manager)
+
+
+@pytest.mark.parametrize("backend", ["yaml", "sqlite", "store"])
+async def test_the_consumer_works_over_every_backend_without_a_journal(tmp_path, backend):
+    from memory.factory import open_memory_manager
+
+    spec = {"yaml": f"yaml:{tmp_path}/m", "sqlite": f"sqlite:{tmp_path}/m.db", "store": "store"}
+    store_manager = open_memory_manager(spec[backend], "alice")
+    store_manager.add("The user studies maths.", "identity")
+    events: list[ToolEvent] = []
+    script = [
+        step(call("read_memories")),
+        step(call("update_memory", id=1, content="The user studies physics.", reason="switched")),
+        AIMessage("done"),
+    ]
+    model = ScriptedModel(messages=iter(script))
+    result = await MemoryConsumer(model).consume(
+        None, "turn-7", turn("I switched to physics."), store_manager, on_event=events.append
+    )
+    assert result.applied and store_manager.has_applied("turn-7")
+    assert [m["description"] for m in store_manager.show()] == ["The user studies physics."]
+    assert [(e.tool, e.user_id, e.turn_id) for e in events] == [
+        ("read_memories", "alice", "turn-7"),
+        ("update_memory", "alice", "turn-7"),
+    ]
