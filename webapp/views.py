@@ -7,6 +7,7 @@ import logging
 import weakref
 from typing import Any
 
+from memory.errors import CorruptStoreError
 from memory.item import MemoryItem
 from memory.manager import BaseMemoryManager
 
@@ -125,11 +126,15 @@ def deleted_cards(manager: BaseMemoryManager) -> list[dict[str, Any]]:
 def status(manager: BaseMemoryManager) -> dict[str, Any]:
     """The last self_check report (running one if none was kept)."""
     report = manager.last_report or manager.self_check()
+    try:
+        live_count: int | None = len(manager.list_items())
+    except CorruptStoreError:  # the report already says why; the status must still load
+        live_count = None
     return {
         "status": report.status,
         "issues": list(report.issues),
         "repaired": list(report.repaired),
-        "item_count": len(manager.list_items()),
+        "item_count": live_count,
         "checked_item_count": report.item_count,
         "backend": manager.backend,
         "user_id": manager.user_id,

@@ -321,7 +321,7 @@ async function showDeleted() {
 function showStatus(status) {
   const list = (label, items) => items.length ? [el("h4", {}, label), el("ul", {}, items.map((i) => el("li", {}, i)))] : [];
   showPanel(`${t("statusTitle")}: ${status.status}`, el("div", {},
-    el("p", {}, `${status.backend} · ${status.item_count} ${t("items")}`),
+    el("p", {}, `${status.backend} · ${status.item_count ?? "?"} ${t("items")}`),
     list(t("issues"), status.issues), list(t("repaired"), status.repaired),
     el("button", { type: "button", onclick: async () => {
       const fresh = await api("POST", "self-check", {}); await refreshStatus(); showStatus(fresh);
