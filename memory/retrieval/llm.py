@@ -8,7 +8,7 @@ from datetime import date
 from typing import Any, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
 
 from memory.item import MemoryItem
 from memory.manager import BaseMemoryManager
@@ -95,7 +95,11 @@ class LLMRetriever:
         try:
             # "nostream": the model's JSON answer must not stream into the chat as if it were the
             # reply (LangGraph's messages stream skips runs with this tag); tracing still sees it.
-            answer = self.llm.invoke(self.messages(query, entries), config=_QUIET_RUN)
+            messages = self.messages(query, entries)
+            if isinstance(self.llm, Runnable):
+                answer = self.llm.invoke(messages, config=_QUIET_RUN)
+            else:  # any object with invoke(messages) will do
+                answer = self.llm.invoke(messages)
             indices = parse_indices(message_text(getattr(answer, "content", answer)), len(entries))
         except Exception as exc:
             return self._fail(query, limit, f"the model raised {type(exc).__name__}: {exc}")
