@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import pytest
 
 from memory.item import MAX_DESCRIPTION_CHARS, MAX_THEME_CHARS, MemoryItem
@@ -114,3 +116,12 @@ def test_to_dict_round_trips() -> None:
     item = MemoryItem.create("中文 and English", "混合")
     item.update("r", new_description="更新后")
     assert MemoryItem(**item.to_dict()) == item
+
+
+def test_to_dict_is_a_deep_copy_with_every_field() -> None:
+    item = MemoryItem.create("a", "t")
+    item.mark_deleted("r")
+    data = item.to_dict()
+    assert data == asdict(item)
+    data["history"][0]["reason"] = "changed"
+    assert item.history[0]["reason"] == ""
