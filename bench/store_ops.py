@@ -1,0 +1,186 @@
+"""Store benchmark: median time of add, update, hit and show per backend as the store grows.
+
+Run: `.venv/bin/python bench/store_ops.py` (a few minutes on two cores). YAML is the baseline:
+the last column of each row is how many times faster than YAML at the same size that backend is.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from memory.document import MemoryDocument
+from memory.item import MemoryItem
+from memory.manager import BaseMemoryManager
+from memory.sqlite_manager import SqliteMemoryManager
+from memory.store_manager import StoreMemoryManager
+from memory.yaml_manager import YamlMemoryManager
+
+SIZES = {
+    "yaml": (100, 1_000, 10_000),
+    "sqlite": (100, 1_000, 10_000, 100_000),
+    "store/InMemoryStore": (100, 1_000, 10_000),
+    "store/SqliteStore": (100, 1_000, 10_000),
+}
+OPS = ("add", "update", "hit", "show")
+BUDGET_SECONDS = 1.0  # per (backend, size, op): repeat until this is spent ...
+MIN_REPS, MAX_REPS = 3, 200  # ... but at least / at most this many times
+SKIP_ABOVE_SECONDS = 2.0  # a single op predicted slower than this is skipped
+TOPICS = ["咖啡", "猫", "项目", "旅行", "travel", "coffee", "work", "health", "music", "family"]
+
+
+def build_document(size: int, rng: random.Random) -> MemoryDocument:
+    """A realistic store: mixed Chinese/English descriptions, a creation entry each."""
+    items = {}
+    for n in range(size):
+        topic = rng.choice(TOPICS)
+        text = f"用户提到{topic}相关的第{n}件事 / the user said thing {n} about {topic}."
+        items[f"{n:08x}"] = MemoryItem.create(text, topic, "seeded for the benchmark")
+    return MemoryDocument(items, [], 1)
+
+
+@contextmanager
+def opened(backend: str, directory: Path) -> Iterator[BaseMemoryManager]:
+    if backend == "yaml":
+        yield YamlMemoryManager(directory, "bench")
+    elif backend == "sqlite":
+        manager = SqliteMemoryManager(directory / "memory.db", "bench")
+        yield manager
+        manager.close()
+    elif backend == "store/InMemoryStore":
+        from langgraph.store.memory import InMemoryStore
+
+        yield StoreMemoryManager(InMemoryStore(), "bench")
+    else:
+        from langgraph.store.sqlite import SqliteStore
+
+        conn = sqlite3.connect(
+            directory / "store.db", check_same_thread=False, isolation_level=None
+        )
+        store = SqliteStore(conn)
+        store.setup()
+        yield StoreMemoryManager(store, "bench")
+        conn.close()
+
+
+def median_seconds(op: Callable[[], object], setup: Callable[[], object] | None = None) -> float:
+    """Median wall time of `op` (`setup` runs before each call, untimed)."""
+    times: list[float] = []
+    started = time.perf_counter()
+    while len(times) < MAX_REPS and (
+        len(times) < MIN_REPS or time.perf_counter() - started < BUDGET_SECONDS
+    ):
+        if setup is not None:
+            setup()
+        begin = time.perf_counter()
+        op()
+        times.append(time.perf_counter() - begin)
+    return statistics.median(times)
+
+
+def measure(manager: BaseMemoryManager, ids: list[str], rng: random.Random) -> dict[str, float]:
+    counter = iter(range(10**9))
+    results = {
+        "add": median_seconds(lambda: manager.add(f"新记忆 new memory {next(counter)}", "bench")),
+        "update": median_seconds(
+            lambda: manager.update(
+                rng.choice(ids), "benchmark", new_description=f"changed {next(counter)}"
+            )
+        ),
+        "hit": median_seconds(lambda: manager.hit(rng.choice(ids))),
+        # A write before each show, so that no backend serves it from a read cache.
+        "show": median_seconds(manager.show, setup=lambda: manager.hit(rng.choice(ids))),
+    }
+    return results
+
+
+def run() -> dict[tuple[str, int], dict[str, float] | str]:
+    rng = random.Random(7)
+    results: dict[tuple[str, int], dict[str, float] | str] = {}
+    for backend, sizes in SIZES.items():
+        previous: tuple[int, dict[str, float]] | None = None
+        for size in sizes:
+            if previous is not None:
+                # Full-rewrite backends grow linearly: predict from the last size measured.
+                last_size, last = previous
+                predicted = max(last.values()) * size / last_size
+                if predicted > SKIP_ABOVE_SECONDS:
+                    results[(backend, size)] = (
+                        f"skipped: one op predicted at ~{predicted:.1f} s "
+                        f"(linear from {max(last.values()):.3f} s at {last_size:,})"
+                    )
+                    continue
+            with tempfile.TemporaryDirectory() as tmp, opened(backend, Path(tmp)) as manager:
+                document = build_document(size, rng)
+                seeding = time.perf_counter()
+                with manager._write_lock():
+                    manager._save_all(document)
+                seeded = time.perf_counter() - seeding
+                figures = measure(manager, list(document.items), rng)
+            results[(backend, size)] = figures
+            previous = (size, figures)
+            print(f"  measured {backend:20} N={size:>7,} (seeded in {seeded:.1f} s)", flush=True)
+    return results
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:10.3f}"
+
+
+def report(results: dict[tuple[str, int], dict[str, float] | str]) -> None:
+    print("\nmedian milliseconds per operation (x = times faster than yaml at the same N)")
+    header = f"{'backend':20} {'N':>8} " + " ".join(f"{op:>10}" for op in OPS)
+    print(header + "   x yaml (add/update/hit/show)")
+    print("-" * (len(header) + 32))
+    for (backend, size), figures in results.items():
+        if isinstance(figures, str):
+            print(f"{backend:20} {size:>8,} {figures}")
+            continue
+        baseline = results.get(("yaml", size))
+        ratios = ""
+        if backend != "yaml" and isinstance(baseline, dict):
+            ratios = "   " + " / ".join(f"{baseline[op] / figures[op]:.1f}" for op in OPS)
+        print(f"{backend:20} {size:>8,} " + " ".join(ms(figures[op]) for op in OPS) + ratios)
+
+    print("\nchecks")
+    big, small = results.get(("sqlite", 100_000)), results.get(("sqlite", 1_000))
+    if isinstance(big, dict) and isinstance(small, dict):
+        for op in ("add", "update", "hit"):
+            ratio = big[op] / small[op]
+            verdict = "PASS" if big[op] <= 0.002 and ratio <= 2 else "FAIL"
+            print(
+                f"  sqlite {op:6} at 100,000: {big[op] * 1000:.3f} ms (target <= 2 ms); "
+                f"{ratio:.2f}x its time at 1,000 (target <= 2x)  {verdict}"
+            )
+    for op in OPS:
+        crossover = None
+        for size in SIZES["sqlite"]:
+            yaml_figures, sqlite_figures = (
+                results.get(("yaml", size)),
+                results.get(("sqlite", size)),
+            )
+            if not isinstance(sqlite_figures, dict):
+                continue
+            if isinstance(yaml_figures, str):
+                crossover = f"N={size:,} (yaml skipped there: slower than {SKIP_ABOVE_SECONDS} s)"
+                break
+            if isinstance(yaml_figures, dict) and yaml_figures[op] >= 10 * sqlite_figures[op]:
+                speedup = yaml_figures[op] / sqlite_figures[op]
+                crossover = f"N={size:,} ({speedup:.0f}x)"
+                break
+        print(f"  smallest N where sqlite {op:6} is >= 10x faster than yaml: {crossover or 'none'}")
+
+
+if __name__ == "__main__":
+    print(f"store_ops benchmark: {os.cpu_count()} CPUs, python {sys.version.split()[0]}")
+    report(run())
