@@ -139,6 +139,10 @@ class LongTermMemory:
         if self._write_queue is not None:
             await self._write_queue.stop()
 
+    def retry_dead_letters(self) -> int:
+        """Queue the dead-lettered turns again (after fixing their cause); returns how many."""
+        return self._writer().retry_dead_letters()
+
     def write_status(self) -> WriteStatus:
         """Pending, done and dead-lettered turns for self-check reporting (WARN on dead letters)."""
         return self._writer().status()

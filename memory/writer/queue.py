@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from memory.manager import BaseMemoryManager
@@ -206,6 +206,18 @@ class DurableWriteQueue:
             else:
                 await asyncio.to_thread(self.journal.mark_done, user_id, turn.turn_id)
                 return
+
+    def retry_dead_letters(self) -> int:
+        """Give every dead letter another round of attempts (once its cause is fixed).
+
+        Running queues take them at once; otherwise the next `start()` replays them.
+        """
+        dead = self.journal.dead_letters(self.manager.user_id)
+        for turn in dead:
+            self.journal.requeue(turn.user_id, turn.turn_id)
+            if self.running:
+                self._enqueue(replace(turn, state="pending", attempts=0))
+        return len(dead)
 
     def status(self) -> WriteStatus:
         """Pending, done and dead counts with the dead letters and their errors."""

@@ -1,201 +1,18 @@
-"""The memory agent's CRUD tools: short ids, staged changes, recoverable errors, delete guard."""
+"""The memory agent's six LangChain tools: their docstrings are the spec the model reads."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
 from typing import Any
 
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import StructuredTool
 from pydantic import ValidationError
 
-from memory.item import check_description, check_reason, check_theme
-from memory.manager import BaseMemoryManager, Change
-from memory.writer.guards import find_secret
-from memory.writer.staging import EventCallback, StagedChange, StagedMemory, StagedView, ToolEvent
+from memory.manager import BaseMemoryManager
+from memory.writer.staging import EventCallback, StagedView
+from memory.writer.toolkit import READ_HINT, MemoryToolkit, ToolCallError
 
-_READ_HINT = "Call read_memories to see the valid ids."
-
-
-class ToolCallError(Exception):
-    """A bad call; its message goes back to the model and says how to recover."""
-
-
-@dataclass
-class MemoryToolkit:
-    """Tools bound to one manager for one turn. `.changes` is what commit will apply."""
-
-    view: StagedView
-    max_deletes: int = 3
-    forget_requested: bool = False
-    tools: list[BaseTool] = field(default_factory=list)
-    _hit_this_turn: set[int] = field(default_factory=set)
-    _pending: list[tuple[Change, dict[str, str]]] = field(default_factory=list)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    @property
-    def changes(self) -> list[Change]:
-        """The staged changes in call order, ready for `manager.apply(changes, turn_id)`."""
-        return [staged.change for staged in self.view.staged]
-
-    @property
-    def staged(self) -> list[StagedChange]:
-        return list(self.view.staged)
-
-    @property
-    def events(self) -> list[ToolEvent]:
-        """Every tool call of this turn, failed ones included."""
-        return list(self.view.events)
-
-    # ── the operations behind the tools ─────────────────────────────────
-
-    def _memory(self, short_id: Any, argument: str = "id") -> StagedMemory:
-        self.view.load()
-        if isinstance(short_id, bool) or not isinstance(short_id, int):
-            raise ToolCallError(f"{argument} must be a number such as 3. {_READ_HINT}")
-        memory = self.view.live.get(short_id)
-        if memory is None:
-            valid = ", ".join(str(i) for i in self.view.live) or "none (the store is empty)"
-            raise ToolCallError(
-                f"there is no memory with {argument} {short_id}. Valid ids: {valid}. {_READ_HINT}"
-            )
-        return memory
-
-    @staticmethod
-    def _text(value: Any, name: str) -> str:
-        try:
-            text = check_description(value, name)
-        except ValueError as exc:
-            raise ToolCallError(f"{exc}. Write the complete fact as {name}.") from exc
-        secret = find_secret(text)
-        if secret:
-            raise ToolCallError(
-                f"{name} seems to contain {secret}; secrets are never stored. Leave it out, or "
-                "store only that the user has one, without its value."
-            )
-        return text
-
-    @staticmethod
-    def _section(value: Any, name: str = "section") -> str:
-        try:
-            return check_theme(value, name)
-        except ValueError as exc:
-            raise ToolCallError(
-                f"{exc}. Use one of the sections listed in your instructions."
-            ) from exc
-
-    @staticmethod
-    def _reason(value: Any) -> str:
-        try:
-            return check_reason(value)
-        except ValueError as exc:
-            raise ToolCallError(f"{exc}. Give a one-sentence reason.") from exc
-
-    def _stage(self, change: Change, real_ids: dict[str, str]) -> None:
-        # Held until `call` has the finished event; then staged with it (for the trace).
-        self._pending.append((change, real_ids))
-
-    def create(self, content: Any, section: Any) -> str:
-        self.view.load()
-        text, theme = self._text(content, "content"), self._section(section)
-        for memory in self.view.live.values():
-            if memory.description == text:
-                raise ToolCallError(
-                    f"memory {memory.short_id} already says exactly this; use hit_memory or "
-                    "update_memory instead of creating a duplicate."
-                )
-        memory = self.view.stage_new(text, theme)
-        self._stage(
-            Change("add", id=memory.real_id, description=text, theme=theme),
-            {"memory_id": memory.real_id},
-        )
-        return f"Created memory {memory.short_id} in section {theme!r}."
-
-    def read(self) -> str:
-        self.view.load()
-        return self.view.render()
-
-    def update(self, short_id: Any, content: Any, reason: Any) -> str:
-        memory = self._memory(short_id)
-        text, why = self._text(content, "content"), self._reason(reason)
-        if text == memory.description:
-            raise ToolCallError(
-                f"memory {memory.short_id} already says this; call hit_memory if it was used."
-            )
-        self._stage(
-            Change("update", id=memory.real_id, description=text, reason=why),
-            {"memory_id": memory.real_id},
-        )
-        if not memory.new:  # the seed: an update counts as a use of the memory
-            self._stage(Change("hit", id=memory.real_id), {"memory_id": memory.real_id})
-            self._hit_this_turn.add(memory.short_id)
-        memory.description = text
-        return f"Updated memory {memory.short_id}."
-
-    def delete(self, short_id: Any, reason: Any) -> str:
-        memory, why = self._memory(short_id), self._reason(reason)
-        deletes = sum(1 for s in self.view.staged if s.change.op == "delete")
-        if deletes >= self.max_deletes and not self.forget_requested:
-            raise ToolCallError(
-                f"this turn already deletes {deletes} memories, the limit when the user did not "
-                "ask to forget anything. Keep this memory (or update it) and finish."
-            )
-        self._stage(Change("delete", id=memory.real_id, reason=why), {"memory_id": memory.real_id})
-        del self.view.live[memory.short_id]
-        return f"Deleted memory {memory.short_id}."
-
-    def merge(self, id1: Any, id2: Any, content: Any, section: Any, reason: Any) -> str:
-        keep, absorbed = self._memory(id1, "id1"), self._memory(id2, "id2")
-        if keep.short_id == absorbed.short_id:
-            raise ToolCallError("id1 and id2 are the same memory; merge needs two different ids.")
-        text, theme, why = (
-            self._text(content, "content"),
-            self._section(section),
-            self._reason(reason),
-        )
-        self._stage(
-            Change(
-                "merge",
-                id=keep.real_id,
-                other_id=absorbed.real_id,
-                description=text,
-                theme=theme,
-                reason=why,
-            ),
-            {"memory_id": keep.real_id, "other_memory_id": absorbed.real_id},
-        )
-        keep.description, keep.theme = text, theme
-        del self.view.live[absorbed.short_id]
-        return f"Merged memory {absorbed.short_id} into memory {keep.short_id}."
-
-    def hit(self, short_id: Any) -> str:
-        memory = self._memory(short_id)
-        if memory.short_id in self._hit_this_turn:
-            return f"Memory {memory.short_id} is already marked as used in this turn."
-        self._stage(Change("hit", id=memory.real_id), {"memory_id": memory.real_id})
-        self._hit_this_turn.add(memory.short_id)
-        return f"Marked memory {memory.short_id} as used."
-
-    def call(self, tool: str, arguments: dict[str, Any], operation: Callable[[], str]) -> str:
-        """Run one operation; a bad call becomes an error message, never an exception."""
-        with self._lock:  # parallel tool calls of one model step may arrive from threads
-            return self._call(tool, arguments, operation)
-
-    def _call(self, tool: str, arguments: dict[str, Any], operation: Callable[[], str]) -> str:
-        self._pending.clear()
-        try:
-            result, ok = operation(), True
-        except ToolCallError as exc:
-            result, ok = f"Error: {exc}", False
-        except Exception as exc:  # the agent must go on; the error says what happened
-            result, ok = f"Error: {type(exc).__name__}: {exc}. Try again or finish.", False
-        event = self.view.record(tool, arguments, result, ok)
-        for change, real_ids in self._pending if ok else []:
-            details = replace(event, arguments={**arguments, **real_ids})
-            self.view.staged.append(StagedChange(change, details))
-        self._pending.clear()
-        return result
+__all__ = ["MemoryToolkit", "ToolCallError", "make_memory_tools"]
 
 
 def _validation_handler(signature: str) -> Callable[[ValidationError], str]:
@@ -205,7 +22,7 @@ def _validation_handler(signature: str) -> Callable[[ValidationError], str]:
             for e in error.errors()
         )
         return (
-            f"Error: bad arguments ({problems}). Call {signature} with every argument. {_READ_HINT}"
+            f"Error: bad arguments ({problems}). Call {signature} with every argument. {READ_HINT}"
         )
 
     return explain

@@ -172,9 +172,14 @@ async def test_a_turn_that_keeps_failing_is_dead_lettered_with_its_error(tmp_pat
     assert dead.messages == one_turn("broken")  # kept whole, ready to requeue
     assert "failed 3 times" in status.issues[0]
 
-    restarted = make_memory(tmp_path, RecordingConsumer())
+    fixed = RecordingConsumer()
+    restarted = make_memory(tmp_path, fixed)
     assert restarted.start() == 0  # dead letters are not replayed on their own
+    assert restarted.retry_dead_letters() == 1  # once the cause is fixed, they are
     await restarted.stop()
+    assert fixed.seen == ["bad"]
+    status = restarted.write_status()
+    assert (status.status, status.done, status.dead) == ("OK", 3, 0)
 
 
 async def test_send_history_returns_before_the_consumer_finishes(tmp_path):
