@@ -31,7 +31,7 @@ class MemoryToolkit:
     tools: list[BaseTool] = field(default_factory=list)
     _hit_this_turn: set[int] = field(default_factory=set)
     _pending: list[tuple[Change, dict[str, str]]] = field(default_factory=list)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def changes(self) -> list[Change]:
@@ -178,7 +178,7 @@ class MemoryToolkit:
 
     def call(self, tool: str, arguments: dict[str, Any], operation: Callable[[], str]) -> str:
         """Run one operation; a bad call becomes an error message, never an exception."""
-        with self._lock:  # parallel tool calls of one model step may arrive from threads
+        with self.lock:  # parallel tool calls of one model step may arrive from threads
             return self._call(tool, arguments, operation)
 
     def _call(self, tool: str, arguments: dict[str, Any], operation: Callable[[], str]) -> str:

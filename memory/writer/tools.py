@@ -15,15 +15,22 @@ from memory.writer.toolkit import READ_HINT, MemoryToolkit, ToolCallError
 __all__ = ["MemoryToolkit", "ToolCallError", "make_memory_tools"]
 
 
-def _validation_handler(signature: str) -> Callable[[ValidationError], str]:
+def _validation_handler(kit: MemoryToolkit, signature: str) -> Callable[[ValidationError], str]:
+    """Arguments the schema refuses (missing, not a number) become an error the model can fix;
+    the call is logged like any other so the live view shows it."""
+    tool = signature.split("(")[0]
+
     def explain(error: ValidationError) -> str:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
             for e in error.errors()
         )
-        return (
+        message = (
             f"Error: bad arguments ({problems}). Call {signature} with every argument. {READ_HINT}"
         )
+        with kit.lock:
+            kit.view.record(tool, {}, message, False)
+        return message
 
     return explain
 
@@ -126,7 +133,7 @@ def make_memory_tools(
             func=function,
             coroutine=_as_coroutine(function),
             parse_docstring=True,
-            handle_validation_error=_validation_handler(signature),
+            handle_validation_error=_validation_handler(kit, signature),
         )
         for function, signature in signatures.items()
     ]

@@ -195,10 +195,12 @@ async def test_bad_calls_return_errors_that_say_how_to_recover(manager):
         step(call("create_memory", content="The user studies maths.", section="identity")),
         AIMessage("gave up"),
     ]
-    result, model = await consume(manager, script)
+    events: list[ToolEvent] = []
+    result, model = await consume(manager, script, on_event=events.append)
 
     replies = tool_replies(model)
     assert all(reply.startswith("Error") for reply in replies), replies
+    assert [e.result for e in events] == replies and not any(e.ok for e in events)
     assert "Valid ids: 1" in replies[0] and "read_memories" in replies[0]
     assert "content must be a non-empty string" in replies[1]
     assert "update_memory(id, content, reason)" in replies[2] and "id" in replies[2]
