@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import uuid
@@ -248,3 +249,38 @@ def test_search_theme_filter_merge_and_language(page, data_dir: Path, user: str)
     sync_api.expect(card(page, "Bao").locator("button.edit")).to_have_text("编辑")
     page.locator("#lang").click()
     sync_api.expect(page.locator("#add")).to_have_text("Add")
+
+
+def test_self_check_status_and_import_from_a_file(
+    page, base_url: str, data_dir: Path, user: str, tmp_path: Path
+) -> None:
+    sync_api.expect(page.locator("#status")).to_have_text("OK")
+    export = {
+        "format": "gulfstream.memories",
+        "version": 1,
+        "items": {
+            "imp1": {
+                "description": "Imported: speaks Cantonese",
+                "theme": "language",
+                "history": [
+                    {"time": "2025-01-01T00:00:00+00:00", "action": "create", "reason": "old app"}
+                ],
+            }
+        },
+    }
+    upload = tmp_path / "memories.json"
+    upload.write_text(json.dumps(export), encoding="utf-8")
+    page.locator("#import-file").set_input_files(str(upload))
+    sync_api.expect(card(page, "speaks Cantonese")).to_be_visible()
+    sync_api.expect(page.locator("#toast")).to_contain_text("1 added")
+    assert [e["action"] for e in open_store(data_dir, user).get("imp1").history] == [
+        "create",
+        "import",
+    ]
+
+    broken = f"broken-{uuid.uuid4().hex[:6]}"
+    (data_dir / f"{broken}.yaml").write_text("items: [unclosed\n", encoding="utf-8")
+    page.goto(f"{base_url}/memories/?user={broken}&lang=en")
+    sync_api.expect(page.locator("#status")).to_have_text("FAIL")
+    page.locator("#status").click()
+    sync_api.expect(page.locator("dialog .panel")).to_contain_text("not valid YAML")
