@@ -15,7 +15,7 @@ from typing import Any
 
 from memory.document import MemoryDocument, MemoryTransaction
 from memory.errors import CorruptStoreError, MemoryNotFound
-from memory.item import MemoryItem, now_iso
+from memory.item import MAX_THEME_CHARS, MemoryItem, now_iso
 from memory.manager import BaseMemoryManager
 from memory.repair import item_from_raw
 
@@ -62,6 +62,31 @@ def _raw_row(row: tuple[Any, ...], history: list[Any]) -> dict[str, Any]:
         "hit": hit,
         "deleted": bool(deleted) if deleted in (0, 1) else deleted,
     }
+
+
+def _well_formed_item(row: tuple[Any, ...]) -> MemoryItem | None:
+    """The row as an item without its history when no field needs repair, else None.
+
+    Listing 100,000 rows through `item_from_raw` costs ~0.5 s; rows the app wrote need none of it.
+    """
+    memory_id, description, theme, latest, hit, deleted = row
+    if (
+        isinstance(memory_id, str)
+        and isinstance(description, str)
+        and description.strip()
+        and isinstance(theme, str)
+        and theme
+        and len(theme) <= MAX_THEME_CHARS
+        and theme == theme.strip()
+        and "\n" not in theme
+        and isinstance(latest, str)
+        and latest
+        and type(hit) is int
+        and hit >= 0
+        and deleted in (0, 1)
+    ):
+        return MemoryItem(description, theme, [], latest, hit, bool(deleted))
+    return None
 
 
 def _decode_entry(text: Any) -> Any:
@@ -339,6 +364,10 @@ class SqliteMemoryManager(BaseMemoryManager):
             (self.user_id,),
         )
         for row in rows:
+            fast = None if with_history else _well_formed_item(row)
+            if fast is not None:
+                yield row[0], fast, []
+                continue
             repairs: list[str] = []
             item = item_from_raw(str(row[0]), _raw_row(row, histories.get(row[0], [])), repairs)
             yield str(row[0]), item, repairs

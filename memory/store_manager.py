@@ -21,7 +21,7 @@ META_NAMESPACE = "memories_meta"
 TURNS_NAMESPACE = "memories_turns"
 BACKUP_NAMESPACE = "memories_backup"
 REVISION_KEY = "revision"
-PAGE_SIZE = 500  # store.search returns at most `limit` items: read in pages
+PAGE_SIZE = 1000  # store.search returns at most `limit` items: read in pages
 WRITE_CHUNK = 2000  # Postgres allows 65535 parameters per statement; a put uses four
 
 _locks: dict[tuple[int, str], threading.Lock] = {}

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from memory import store_manager
 from memory.errors import MemoryNotFound
 from memory.item import MAX_DESCRIPTION_CHARS
 from memory.manager import BaseMemoryManager, Change
@@ -319,3 +320,19 @@ def test_reopening_sees_everything(open_manager: OpenManager, unique_user: str) 
     assert reopened.show_description_history(a) == manager.show_description_history(a)
     report = reopened.self_check()
     assert (report.status, report.item_count) == ("OK", 3)
+
+
+def test_listing_reads_past_one_search_page(
+    manager: BaseMemoryManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_manager, "PAGE_SIZE", 3)  # stores return results in pages
+    ids = [manager.add(f"第{n}条 memory {n}", "t") for n in range(8)]
+    manager.delete(ids[0])
+    for n in range(4):
+        manager.apply([Change("hit", id=ids[1])], f"turn-{n}")
+    assert {row["id"] for row in manager.show()} == set(ids[1:])
+    assert list(manager.list_items()) == ids[1:]  # creation order on every backend
+    assert set(manager.deleted_items()) == {ids[0]}
+    document = manager._load_all()
+    assert set(document.items) == set(ids)
+    assert document.applied_turns == [f"turn-{n}" for n in range(4)]
