@@ -33,7 +33,7 @@ def has_credentials(provider: str) -> bool:
     """True when a real model can be reached: a provider key, or an OpenAI-compatible base URL."""
     if provider == OFFLINE_PROVIDER:
         return False
-    if os.environ.get("OPENAI_BASE_URL"):
+    if provider == "openai" and os.environ.get("OPENAI_BASE_URL"):
         return True
     return bool(os.environ.get(f"{provider.upper()}_API_KEY"))
 
@@ -41,13 +41,13 @@ def has_credentials(provider: str) -> bool:
 def load_chat_model(fully_specified_name: str) -> BaseChatModel:
     """The chat model named `provider/model`.
 
-    - `OPENAI_BASE_URL` set: any OpenAI-compatible endpoint (vLLM, Ollama, DeepSeek, Qwen, ...),
-      with `OPENAI_API_KEY` or a placeholder key when the server needs none.
+    - `openai/<model>` with `OPENAI_BASE_URL` set: any OpenAI-compatible endpoint (vLLM, Ollama,
+      DeepSeek, Qwen, ...), with `OPENAI_API_KEY` or a placeholder key when the server needs none.
     - no key for the provider and no base URL: the offline rule-based model (logged as such).
     - otherwise LangChain's `init_chat_model` for the provider.
     """
     provider, model = split_model_name(fully_specified_name)
-    base_url = os.environ.get("OPENAI_BASE_URL") or None
+    base_url = (os.environ.get("OPENAI_BASE_URL") or None) if provider == "openai" else None
     key = (provider, model, base_url, has_credentials(provider))
     if key not in _cache:
         _cache[key] = _build(provider, model, base_url)
