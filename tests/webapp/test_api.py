@@ -376,3 +376,37 @@ def test_page_and_assets_are_served_under_the_prefix(base_url: str) -> None:
     assert redirect.status_code == 307 and redirect.headers["location"] == "/memories/"
     assert httpx.get(f"{base_url}/memories/static/editor.js").status_code == 200
     assert httpx.get(f"{base_url}/memories/static/editor.css").status_code == 200
+
+
+def test_the_sqlite_backend_serves_the_same_api(tmp_path: Path) -> None:
+    database = tmp_path / "memories.db"
+    with run_editor(tmp_path / "unused", GULFSTREAM_MEMORY_BACKEND=f"sqlite:{database}") as base:
+        http = httpx.Client(
+            base_url=f"{base}/memories/api/",
+            headers={**JSON_WRITE, "X-Gulfstream-User": "carol"},
+            timeout=10,
+        )
+        memory_id = http.post(
+            "memories", json={"description": "Grows tomatoes", "theme": "garden"}
+        ).json()["id"]
+        with http.stream("GET", "events") as stream:
+            lines = stream.iter_lines()
+            assert next(lines) == "retry: 2000"
+            edited = http.patch(
+                f"memories/{memory_id}", json={"theme": "hobbies", "reason": "broader"}
+            )
+            assert edited.status_code == 200
+            change = next(read_events(lines, "change"))
+        assert change["changes"][0]["action"] == "update"
+        document = http.get("export").json()
+        assert http.request("DELETE", f"memories/{memory_id}", json={}).status_code == 200
+        dave = {"X-Gulfstream-User": "dave"}
+        imported = http.post("import", json=document, headers=dave).json()
+        assert imported["added"] == [memory_id]
+        history = http.get(f"memories/{memory_id}", headers=dave).json()["history"]
+        assert [e["action"] for e in history] == ["import", "update", "create"]
+        assert (
+            http.get("memories").json()["total"] == 0
+            and http.get("status").json()["backend"] == "sqlite"
+        )
+        http.close()
