@@ -35,7 +35,7 @@ class LongTermMemory:
         consumer: TurnConsumer | None = None,
         on_event: EventCallback | None = None,
         retry: RetryPolicy | None = None,
-        journal_durability: Literal["full", "normal"] = "full",
+        journal_durability: Literal["full", "normal"] = "normal",
     ) -> None:
         self.manager = manager
         self.llm = llm

@@ -53,14 +53,15 @@ class QueuedTurn:
 class TurnJournal:
     """Turns move pending → done, or pending → dead after too many failures; none is deleted.
 
-    `append` commits before it returns. With `durability="full"` (default) the commit is fsynced:
-    an accepted turn survives a process crash and a power cut. `"normal"` (SQLite WAL with
-    synchronous=NORMAL) skips that fsync: a turn still survives a process crash (SIGKILL, OOM),
-    but the last few may be lost if the machine itself loses power.
+    `append` commits before it returns. With `durability="normal"` (default; SQLite WAL with
+    synchronous=NORMAL) an accepted turn survives a crash of the process (SIGKILL, OOM, Ctrl-C),
+    and a power cut can lose at most the last few turns, never corrupt the journal. `"full"` also
+    fsyncs every commit, so a power cut loses nothing, at a cost of a few milliseconds per turn on
+    a busy disk (see bench/write_path.py); the reply waits for that.
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], durability: Literal["full", "normal"] = "full"
+        self, path: str | os.PathLike[str], durability: Literal["full", "normal"] = "normal"
     ) -> None:
         if durability not in ("full", "normal"):
             raise ValueError(f"durability must be 'full' or 'normal', not {durability!r}")
