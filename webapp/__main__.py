@@ -6,18 +6,26 @@ import os
 
 import uvicorn
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
 from webapp.app import PREFIX, editor_routes
 
 DEFAULT_PORT = 8765
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 
 
 def standalone_app() -> Starlette:
-    """The editor's routes plus a redirect from / to the page."""
+    """The editor's routes plus a redirect from / to the page, answering only to loopback names.
+
+    The host check stops DNS rebinding: a web page whose name resolves to 127.0.0.1 would
+    otherwise be same-origin with the editor and could read memories.
+    """
     root = Route("/", lambda request: RedirectResponse(f"{PREFIX}/", status_code=307))
-    return Starlette(routes=[root, *editor_routes()])
+    loopback = Middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_HOSTS)
+    return Starlette(routes=[root, *editor_routes()], middleware=[loopback])
 
 
 def main() -> None:

@@ -368,6 +368,13 @@ def test_event_stream_pushes_store_changes_and_trace_rows(editor: Editor, data_d
     ]
 
 
+def test_the_standalone_editor_answers_only_to_loopback_names(base_url: str) -> None:
+    rebound = httpx.get(f"{base_url}/memories/api/memories", headers={"Host": "evil.example"})
+    assert rebound.status_code == 400
+    port = base_url.rsplit(":", 1)[1]
+    assert httpx.get(f"http://localhost:{port}/memories/api/whoami").status_code == 200
+
+
 def test_page_and_assets_are_served_under_the_prefix(base_url: str) -> None:
     page = httpx.get(f"{base_url}/memories/")
     assert page.status_code == 200 and "static/editor.js" in page.text
