@@ -207,6 +207,12 @@ class StoreMemoryManager(BaseMemoryManager):
     # ── self-check ──────────────────────────────────────────────────────
 
     def _check_and_repair(self) -> tuple[list[str], list[str]]:
+        try:
+            return self._check_and_repair_items()
+        except Exception as exc:  # a store raises its driver's errors: any of them means FAIL
+            raise OSError(f"the store {type(self.store).__name__} is not usable: {exc}") from exc
+
+    def _check_and_repair_items(self) -> tuple[list[str], list[str]]:
         with self._write_lock():
             stored = self.store.get(self.meta_ns, REVISION_KEY)
             raw_revision = stored.value.get("revision") if stored else 0

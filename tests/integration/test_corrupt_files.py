@@ -209,3 +209,19 @@ def test_hand_edited_store_values_are_repaired_with_the_originals_kept() -> None
     assert kept.value == bad
     assert manager.get("x1").theme == FALLBACK_THEME
     assert manager.self_check().status == "OK"
+
+
+def test_an_unreachable_store_is_a_fail_not_an_exception(tmp_path: Path) -> None:
+    from langgraph.store.sqlite import SqliteStore
+
+    conn = sqlite3.connect(tmp_path / "store.db", check_same_thread=False, isolation_level=None)
+    store = SqliteStore(conn)
+    store.setup()
+    manager = StoreMemoryManager(store, "ann")
+    manager.add("kept", "t")
+    conn.close()  # the database went away under the running app
+    report = manager.self_check()
+    assert report.status == "FAIL"
+    assert "SqliteStore is not usable" in report.issues[0]
+    with pytest.raises(WritesDisabled):
+        manager.add("refused", "t")

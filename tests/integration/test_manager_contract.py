@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -336,3 +337,58 @@ def test_listing_reads_past_one_search_page(
     document = manager._load_all()
     assert set(document.items) == set(ids)
     assert document.applied_turns == [f"turn-{n}" for n in range(4)]
+
+
+def test_threads_sharing_one_manager_lose_no_write(manager: BaseMemoryManager) -> None:
+    target = manager.add("shared by threads", "t")
+    errors: list[BaseException] = []
+
+    def work(number: int) -> None:
+        try:
+            for n in range(20):
+                manager.hit(target)
+                manager.add(f"thread {number} item {n}", "t")
+        except BaseException as exc:  # surfaced below: a thread's exception is otherwise lost
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(number,)) for number in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert errors == []
+    assert manager.get(target).hit == 80
+    assert len(manager.list_items()) == 81
+
+
+def test_the_factory_opens_each_backend_by_spec(
+    backend: str, tmp_path: Path, unique_user: str
+) -> None:
+    from langgraph.store.memory import InMemoryStore
+
+    from memory.factory import open_memory_manager
+    from memory.sqlite_manager import SqliteMemoryManager
+    from memory.store_manager import StoreMemoryManager
+    from memory.yaml_manager import YamlMemoryManager
+
+    from .conftest import POSTGRES_URL
+
+    specs = {
+        "yaml": (f"yaml:{tmp_path}", YamlMemoryManager),
+        "sqlite": (f"sqlite:{tmp_path / 'm.db'}", SqliteMemoryManager),
+        "store-inmemory": ("store", StoreMemoryManager),
+        "store-postgres": (f"postgres:{POSTGRES_URL}", StoreMemoryManager),
+    }
+    if backend not in specs:
+        pytest.skip("the factory opens SqliteStore only when it is passed in as `store`")
+    spec, kind = specs[backend]
+    store = InMemoryStore() if spec == "store" else None  # the server passes its own store
+    manager = open_memory_manager(spec, unique_user, store)
+    assert isinstance(manager, kind)
+    assert manager.self_check().status == "OK"
+    memory_id = manager.add("opened by spec", "t")
+    reopened = open_memory_manager(spec, unique_user, store)
+    assert reopened.get(memory_id).description == "opened by spec"
+    manager.purge(memory_id)  # Postgres is shared between runs
+    with pytest.raises(ValueError, match="unknown memory backend"):
+        open_memory_manager("mongo:x", unique_user)
