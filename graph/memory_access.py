@@ -51,8 +51,11 @@ def facade_for(manager: BaseMemoryManager, context: Context) -> LongTermMemory:
         llm = None
         if context.retrieval_mode != "mechanical":
             from graph.models import load_chat_model
+            from graph.offline_model import OfflineChatModel
 
             llm = load_chat_model(context.model)
+            # The offline model cannot rank memories; without an LLM the facade runs BM25.
+            llm = None if isinstance(llm, OfflineChatModel) else llm
         facade = LongTermMemory(manager, llm=llm)
         _facades[key] = facade
     return facade

@@ -183,3 +183,16 @@ async def test_search_memory_tool_reads_the_users_store(
     tool_results = [m for m in state["messages"] if isinstance(m, ToolMessage)]
     assert tool_results and "User's dog is called Rex" in tool_results[0].content
     assert state["messages"][-1].content == "Your dog is Rex."
+
+
+async def test_llm_retrieval_on_the_offline_model_goes_straight_to_bm25(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = compile_graph(checkpointer=InMemorySaver())
+    context = offline_context(
+        tmp_path, user_id="llmmode", write_mode="inline", retrieval_mode="llm"
+    )
+    await say(app, context, "t1", "I live in Oslo.")
+    state = await say(app, context, "t2", "Where do I live? Oslo?")
+    assert [m["description"] for m in state["related_memories"]] == ["User lives in Oslo"]
+    assert "LLM retrieval failed" not in caplog.text  # the offline model is not asked to rank
