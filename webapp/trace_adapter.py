@@ -11,25 +11,33 @@ from memory.manager import BaseMemoryManager
 from memory.writer.trace import TraceEntry, WriteTrace
 
 RECENT_ROWS = 50
+CHAT_TRACE = Path("data/chat/write-journal-trace.sqlite")
 TraceKey = tuple[str, int]
 
 
-def trace_file(manager: BaseMemoryManager) -> Path:
-    """GULFSTREAM_WRITE_TRACE if set, else the trace beside the manager's default journal."""
+def trace_files(manager: BaseMemoryManager) -> list[Path]:
+    """GULFSTREAM_WRITE_TRACE (paths joined by os.pathsep) if set, else the usual places:
+    beside the manager's default journal (LongTermMemory's default) and `make chat`'s data/chat.
+    """
     configured = os.environ.get("GULFSTREAM_WRITE_TRACE")
-    return Path(configured) if configured else write_trace_path(default_journal_path(manager))
+    if configured:
+        return [Path(p) for p in configured.split(os.pathsep) if p]
+    beside_store = write_trace_path(default_journal_path(manager))
+    return list(dict.fromkeys([beside_store, CHAT_TRACE]))
 
 
 def recent_entries(manager: BaseMemoryManager) -> list[TraceEntry]:
-    """The user's latest applied changes, newest first; none when no trace file exists yet."""
-    path = trace_file(manager)
-    if not path.exists():  # opening a WriteTrace would create the file; the editor only reads
-        return []
-    trace = WriteTrace(path)
-    try:
-        return trace.for_user(manager.user_id, limit=RECENT_ROWS)
-    finally:
-        trace.close()
+    """The user's latest applied changes from every trace file that exists, newest first."""
+    entries: list[TraceEntry] = []
+    for path in trace_files(manager):
+        if not path.exists():  # opening a WriteTrace would create the file; the editor only reads
+            continue
+        trace = WriteTrace(path)
+        try:
+            entries += trace.for_user(manager.user_id, limit=RECENT_ROWS)
+        finally:
+            trace.close()
+    return sorted(entries, key=lambda e: (e.time, e.step), reverse=True)[:RECENT_ROWS]
 
 
 def row(entry: TraceEntry) -> dict[str, Any]:
