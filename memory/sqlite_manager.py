@@ -15,174 +15,23 @@ from typing import Any
 
 from memory.document import MemoryDocument, MemoryTransaction
 from memory.errors import CorruptStoreError, MemoryNotFound
-from memory.item import MAX_THEME_CHARS, MemoryItem, now_iso
+from memory.item import MemoryItem, now_iso
 from memory.manager import BaseMemoryManager
 from memory.repair import item_from_raw
-
-BUSY_TIMEOUT_MS = 60_000
-SCHEMA_VERSION = 1
-# Migration steps by the schema version they reach; `_migrate` runs the missing ones in order.
-_MIGRATIONS: dict[int, list[str]] = {
-    1: [
-        # `pos` keeps insertion order, as the YAML file does; an update keeps its row.
-        """CREATE TABLE IF NOT EXISTS memory_items (
-            pos INTEGER PRIMARY KEY, user_id TEXT NOT NULL, id TEXT NOT NULL,
-            description TEXT, theme TEXT, latest_update_time TEXT, hit INTEGER, deleted INTEGER,
-            UNIQUE (user_id, id))""",
-        "CREATE INDEX IF NOT EXISTS memory_items_by_user ON memory_items (user_id, pos)",
-        """CREATE TABLE IF NOT EXISTS memory_history (
-            user_id TEXT NOT NULL, item_id TEXT NOT NULL, seq INTEGER NOT NULL, entry TEXT NOT NULL,
-            PRIMARY KEY (user_id, item_id, seq)) WITHOUT ROWID""",
-        """CREATE TABLE IF NOT EXISTS memory_turns (
-            pos INTEGER PRIMARY KEY, user_id TEXT NOT NULL, turn_id TEXT NOT NULL,
-            applied_at TEXT NOT NULL, UNIQUE (user_id, turn_id))""",
-        """CREATE TABLE IF NOT EXISTS memory_meta (
-            user_id TEXT PRIMARY KEY, revision INTEGER NOT NULL DEFAULT 0)""",
-    ],
-}
-_ITEM_COLUMNS = "id, description, theme, latest_update_time, hit, deleted"
-_UPSERT_ITEM = (
-    "INSERT INTO memory_items (user_id, id, description, theme, latest_update_time, hit, deleted)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, id) DO UPDATE SET"
-    " description = excluded.description, theme = excluded.theme,"
-    " latest_update_time = excluded.latest_update_time, hit = excluded.hit,"
-    " deleted = excluded.deleted"
+from memory.sqlite_rows import (
+    BUSY_TIMEOUT_MS,
+    INSERT_HISTORY,
+    ITEM_COLUMNS,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    UPSERT_ITEM,
+    SqliteTransaction,
+    decode_entry,
+    item_params,
+    raw_row,
+    turn_recorded,
+    well_formed_item,
 )
-_INSERT_HISTORY = "INSERT INTO memory_history (user_id, item_id, seq, entry) VALUES (?, ?, ?, ?)"
-
-
-def _raw_row(row: tuple[Any, ...], history: list[Any]) -> dict[str, Any]:
-    """A stored row as the raw dict `item_from_raw` repairs; 0/1 are SQLite's booleans."""
-    _, description, theme, latest, hit, deleted = row
-    return {
-        "description": description,
-        "theme": theme,
-        "history": history,
-        "latest_update_time": latest,
-        "hit": hit,
-        "deleted": bool(deleted) if deleted in (0, 1) else deleted,
-    }
-
-
-def _well_formed_item(row: tuple[Any, ...]) -> MemoryItem | None:
-    """The row as an item without its history when no field needs repair, else None.
-
-    Listing 100,000 rows through `item_from_raw` costs ~0.5 s; rows the app wrote need none of it.
-    """
-    memory_id, description, theme, latest, hit, deleted = row
-    if (
-        isinstance(memory_id, str)
-        and isinstance(description, str)
-        and description.strip()
-        and isinstance(theme, str)
-        and theme
-        and len(theme) <= MAX_THEME_CHARS
-        and theme == theme.strip()
-        and "\n" not in theme
-        and isinstance(latest, str)
-        and latest
-        and type(hit) is int
-        and hit >= 0
-        and deleted in (0, 1)
-    ):
-        return MemoryItem(description, theme, [], latest, hit, bool(deleted))
-    return None
-
-
-def _decode_entry(text: Any) -> Any:
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError):
-        return text  # item_from_raw keeps it as a note and reports the repair
-
-
-def _item_params(user_id: str, memory_id: str, item: MemoryItem) -> tuple[Any, ...]:
-    return (
-        user_id,
-        memory_id,
-        item.description,
-        item.theme,
-        item.latest_update_time,
-        item.hit,
-        int(item.deleted),
-    )
-
-
-class _SqliteTransaction(MemoryTransaction):
-    """Point reads and writes on one connection inside BEGIN IMMEDIATE; history is appended."""
-
-    def __init__(self, conn: sqlite3.Connection, user_id: str) -> None:
-        self.conn, self.user_id = conn, user_id
-        self.dirty = False
-        # What each item's history rows held when read: lets `put` append instead of rewrite.
-        self._stored: dict[str, tuple[list[Any], int]] = {}
-
-    def get(self, memory_id: str) -> MemoryItem | None:
-        row = self.conn.execute(
-            f"SELECT {_ITEM_COLUMNS} FROM memory_items WHERE user_id = ? AND id = ?",
-            (self.user_id, memory_id),
-        ).fetchone()
-        if row is None:
-            return None
-        rows = self.conn.execute(
-            "SELECT seq, entry FROM memory_history WHERE user_id = ? AND item_id = ? ORDER BY seq",
-            (self.user_id, memory_id),
-        ).fetchall()
-        history = [_decode_entry(entry) for _, entry in rows]
-        self._stored[memory_id] = (list(history), rows[-1][0] if rows else -1)
-        return item_from_raw(memory_id, _raw_row(row, list(history)), [])
-
-    def put(self, memory_id: str, item: MemoryItem) -> None:
-        self.conn.execute(_UPSERT_ITEM, _item_params(self.user_id, memory_id, item))
-        stored, last_seq = self._stored.get(memory_id, ([], -1))
-        if memory_id not in self._stored or item.history[: len(stored)] != stored:
-            # New item, or history reordered (merge) or repaired: rewrite this item's history.
-            self.conn.execute(
-                "DELETE FROM memory_history WHERE user_id = ? AND item_id = ?",
-                (self.user_id, memory_id),
-            )
-            stored, last_seq = [], -1
-        new_entries = item.history[len(stored) :]
-        self.conn.executemany(
-            _INSERT_HISTORY,
-            [
-                (self.user_id, memory_id, last_seq + 1 + n, json.dumps(entry, ensure_ascii=False))
-                for n, entry in enumerate(new_entries)
-            ],
-        )
-        self._stored[memory_id] = (
-            [dict(entry) for entry in item.history],
-            last_seq + len(new_entries),
-        )
-        self.dirty = True
-
-    def remove(self, memory_id: str) -> None:
-        for table, column in (("memory_items", "id"), ("memory_history", "item_id")):
-            self.conn.execute(
-                f"DELETE FROM {table} WHERE user_id = ? AND {column} = ?",
-                (self.user_id, memory_id),
-            )
-        self._stored.pop(memory_id, None)
-        self.dirty = True
-
-    def has_turn(self, turn_id: str) -> bool:
-        return _has_turn(self.conn, self.user_id, turn_id)
-
-    def record_turn(self, turn_id: str) -> None:
-        self.conn.execute(
-            "INSERT INTO memory_turns (user_id, turn_id, applied_at) VALUES (?, ?, ?)",
-            (self.user_id, turn_id, now_iso()),
-        )
-        self.dirty = True
-
-
-def _has_turn(conn: sqlite3.Connection, user_id: str, turn_id: str) -> bool:
-    return (
-        conn.execute(
-            "SELECT 1 FROM memory_turns WHERE user_id = ? AND turn_id = ?", (user_id, turn_id)
-        ).fetchone()
-        is not None
-    )
 
 
 class SqliteMemoryManager(BaseMemoryManager):
@@ -225,12 +74,16 @@ class SqliteMemoryManager(BaseMemoryManager):
             if not self._schema_ready:
                 self._migrate(conn)
                 self._schema_ready = True
-        except sqlite3.DatabaseError as exc:
+        except BaseException as exc:
             if conn is not None:
                 conn.close()
-            if isinstance(exc, sqlite3.OperationalError):
+            if isinstance(exc, sqlite3.OperationalError):  # locked, read-only, no such folder
                 raise OSError(f"{self.path}: {exc}") from exc
-            raise CorruptStoreError(f"{self.path} is not a usable SQLite database: {exc}") from exc
+            if isinstance(exc, sqlite3.DatabaseError):  # "file is not a database", "malformed"
+                raise CorruptStoreError(
+                    f"{self.path} is not a usable SQLite database: {exc}"
+                ) from exc
+            raise
         with self._connections_lock:
             self._connections.append(conn)
         self._local.conn = conn
@@ -248,7 +101,7 @@ class SqliteMemoryManager(BaseMemoryManager):
                     f"{self.path} has schema version {version}; this code knows {SCHEMA_VERSION}"
                 )
             for target in range(version + 1, SCHEMA_VERSION + 1):
-                for statement in _MIGRATIONS[target]:
+                for statement in MIGRATIONS[target]:
                     conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
@@ -290,7 +143,7 @@ class SqliteMemoryManager(BaseMemoryManager):
         self._check_writable()
         with self._write_lock():
             conn = self._conn()
-            transaction = _SqliteTransaction(conn, self.user_id)
+            transaction = SqliteTransaction(conn, self.user_id)
             yield transaction
             if transaction.dirty:
                 conn.execute(
@@ -326,10 +179,10 @@ class SqliteMemoryManager(BaseMemoryManager):
         for table in ("memory_items", "memory_history", "memory_turns"):
             conn.execute(f"DELETE FROM {table} WHERE user_id = ?", (self.user_id,))
         conn.executemany(
-            _UPSERT_ITEM, [_item_params(self.user_id, i, it) for i, it in document.items.items()]
+            UPSERT_ITEM, [item_params(self.user_id, i, it) for i, it in document.items.items()]
         )
         conn.executemany(
-            _INSERT_HISTORY,
+            INSERT_HISTORY,
             [
                 (self.user_id, i, seq, json.dumps(entry, ensure_ascii=False))
                 for i, it in document.items.items()
@@ -358,18 +211,18 @@ class SqliteMemoryManager(BaseMemoryManager):
                 "SELECT item_id, entry FROM memory_history WHERE user_id = ? ORDER BY item_id, seq",
                 (self.user_id,),
             ):
-                histories.setdefault(item_id, []).append(_decode_entry(entry))
+                histories.setdefault(item_id, []).append(decode_entry(entry))
         rows = conn.execute(
-            f"SELECT {_ITEM_COLUMNS} FROM memory_items WHERE user_id = ? {where} ORDER BY pos",
+            f"SELECT {ITEM_COLUMNS} FROM memory_items WHERE user_id = ? {where} ORDER BY pos",
             (self.user_id,),
         )
         for row in rows:
-            fast = None if with_history else _well_formed_item(row)
+            fast = None if with_history else well_formed_item(row)
             if fast is not None:
                 yield row[0], fast, []
                 continue
             repairs: list[str] = []
-            item = item_from_raw(str(row[0]), _raw_row(row, histories.get(row[0], [])), repairs)
+            item = item_from_raw(str(row[0]), raw_row(row, histories.get(row[0], [])), repairs)
             yield str(row[0]), item, repairs
 
     def _revision(self, conn: sqlite3.Connection) -> int:
@@ -400,7 +253,7 @@ class SqliteMemoryManager(BaseMemoryManager):
         ]
 
     def get(self, memory_id: str, include_deleted: bool = False) -> MemoryItem:
-        item = _SqliteTransaction(self._conn(), self.user_id).get(memory_id)
+        item = SqliteTransaction(self._conn(), self.user_id).get(memory_id)
         if item is None or (item.deleted and not include_deleted):
             raise MemoryNotFound(memory_id, "it was deleted" if item else "")
         return item
@@ -424,7 +277,7 @@ class SqliteMemoryManager(BaseMemoryManager):
         return groups
 
     def has_applied(self, turn_id: str) -> bool:
-        return _has_turn(self._conn(), self.user_id, turn_id)
+        return turn_recorded(self._conn(), self.user_id, turn_id)
 
     def _live_count(self) -> int:
         row = (
@@ -477,7 +330,7 @@ class SqliteMemoryManager(BaseMemoryManager):
         backup = self._backup_copy()
         repaired: list[str] = []
         with self._write_lock():
-            tx = _SqliteTransaction(conn, self.user_id)
+            tx = SqliteTransaction(conn, self.user_id)
             for memory_id, item, repairs in list(self._scan_items(conn, "")):
                 if repairs:
                     repaired.extend(repairs)

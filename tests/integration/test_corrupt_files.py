@@ -225,3 +225,44 @@ def test_an_unreachable_store_is_a_fail_not_an_exception(tmp_path: Path) -> None
     assert "SqliteStore is not usable" in report.issues[0]
     with pytest.raises(WritesDisabled):
         manager.add("refused", "t")
+
+
+def test_sqlite_schema_is_versioned_and_migrated_forward(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory import sqlite_manager
+
+    path = tmp_path / "memory.db"
+    _written_database(path)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone() == (sqlite_manager.SCHEMA_VERSION,)
+    conn.close()
+
+    # A later release adds a column: its migration step runs once, on the existing data.
+    step = ["ALTER TABLE memory_items ADD COLUMN pinned INTEGER DEFAULT 0"]
+    monkeypatch.setattr(sqlite_manager, "SCHEMA_VERSION", sqlite_manager.SCHEMA_VERSION + 1)
+    monkeypatch.setitem(sqlite_manager.MIGRATIONS, sqlite_manager.SCHEMA_VERSION, step)
+    manager = SqliteMemoryManager(path, "ann")
+    assert manager.self_check().status == "OK"
+    assert len(manager.show()) == 3
+    manager.close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone() == (sqlite_manager.SCHEMA_VERSION,)
+        assert conn.execute("SELECT count(*) FROM memory_items WHERE pinned = 0").fetchone() == (3,)
+    conn.close()
+
+
+def test_a_database_from_a_newer_release_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    _written_database(path)
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    original = path.read_bytes()
+    manager = SqliteMemoryManager(path, "ann")
+    report = manager.self_check()
+    assert report.status == "FAIL"
+    assert "schema version 99" in report.issues[0]
+    with pytest.raises(WritesDisabled):
+        manager.add("refused", "t")
+    assert path.read_bytes() == original
