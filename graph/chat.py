@@ -14,6 +14,7 @@ from graph.session import LocalSession
 from memory.manager import BaseMemoryManager
 from memory.writer.staging import ToolEvent
 
+WRITE_WAIT_SECONDS = 120.0
 HELP = "Commands: /memories  /forget <id or text>  /new (a new thread)  /quit"
 
 
@@ -67,6 +68,12 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
             line = line.strip()
             if not line:
                 continue
+            if line == "/memories" or line.startswith("/forget"):
+                # Show (and edit) memory as it is after the turns already sent are written.
+                try:
+                    await session.wait_for_writes(WRITE_WAIT_SECONDS)
+                except TimeoutError:
+                    print("  (the memory writer is still busy; showing what is written so far)")
             if line == "/memories":
                 print(await asyncio.to_thread(list_memories, session.manager))
             elif line.startswith("/forget"):

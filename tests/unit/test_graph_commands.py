@@ -1,0 +1,66 @@
+"""`make demo` and `make chat` as a user runs them: real processes, real files."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import graph.demo as demo
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def offline_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GULFSTREAM_", "OPENAI_"))}
+    env["GULFSTREAM_MEMORY_BACKEND"] = f"yaml:{tmp_path / 'memory'}"
+    return env
+
+
+def test_demo_exits_zero_after_recall(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "graph.demo", "--dir", str(tmp_path / "demo")],
+        cwd=PROJECT,
+        env=offline_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "OK: 'Lisbon', told in session 1, was recalled in session 2." in done.stdout
+    assert "User lives in Lisbon" in (tmp_path / "demo" / "demo-user.yaml").read_text()
+
+
+def test_demo_exits_non_zero_when_recall_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(demo, "EXPECTED", "Madrid")  # never told, so it cannot be recalled
+    assert demo.main(["--dir", str(tmp_path / "demo")]) == 1
+    assert "FAILED" in capsys.readouterr().out
+
+
+def test_chat_writes_lists_and_forgets(tmp_path: Path) -> None:
+    commands = "My name is Bob and I work at Acme.\n/memories\n/forget Acme\n/memories\n/quit\n"
+    done = subprocess.run(
+        [sys.executable, "-m", "graph.chat", "--data", str(tmp_path / "chat")],
+        cwd=PROJECT,
+        env=offline_env(tmp_path),
+        input=commands,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "(memory) create_memory" in out  # the user sees when memory was written
+    assert "forgot" in out and "User works at Acme" in out
+    after_forget = out.split("forgot", 1)[1]
+    assert (
+        "User's name is Bob" in after_forget and "[identity] User works at Acme" not in after_forget
+    )
+    memory_file = (tmp_path / "memory" / "default.yaml").read_text()
+    assert "deleted: true" in memory_file  # forgetting is a tombstone, undoable
+    assert (tmp_path / "chat" / "threads.sqlite").exists()
