@@ -387,3 +387,19 @@ async def test_the_consumer_works_over_every_backend_without_a_journal(tmp_path,
         ("read_memories", "alice", "turn-7"),
         ("update_memory", "alice", "turn-7"),
     ]
+
+
+def test_consume_sync_runs_without_a_loop_and_refuses_inside_one(manager):
+    script = [
+        step(call("create_memory", content="The user studies maths.", section="identity")),
+        AIMessage("done"),
+    ]
+    consumer = MemoryConsumer(ScriptedModel(messages=iter(script)))
+    result = consumer.consume_sync("s", "turn-sync", turn("I study maths."), manager)
+    assert result.applied and reopened(manager).has_applied("turn-sync")
+
+    async def inside_a_loop() -> None:
+        with pytest.raises(RuntimeError, match="await consume"):
+            consumer.consume_sync("s", "turn-2", turn("hi"), manager)
+
+    asyncio.run(inside_a_loop())
