@@ -48,6 +48,7 @@ class SqliteMemoryManager(BaseMemoryManager):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
+        self._pid = os.getpid()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self._schema_ready = False
@@ -57,6 +58,8 @@ class SqliteMemoryManager(BaseMemoryManager):
 
     def _conn(self) -> sqlite3.Connection:
         """This thread's connection, opened lazily so that a bad file fails in self_check."""
+        if self._pid != os.getpid():  # a forked child must not use its parent's connections
+            self._pid, self._local, self._connections = os.getpid(), threading.local(), []
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None:
             return conn

@@ -119,6 +119,9 @@ class StoreMemoryManager(BaseMemoryManager):
             self.store.batch(ops)  # after the body succeeded: an error above writes nothing
 
     def _load_all(self) -> MemoryDocument:
+        # Revision first: a write landing mid-scan then makes the document newer than its
+        # revision, so the read cache reloads next time instead of keeping stale items.
+        revision = self._revision()
         items = {key: item for key, item, _ in self._scan(self.items_ns)}
         turns = [
             key
@@ -127,7 +130,7 @@ class StoreMemoryManager(BaseMemoryManager):
                 key=lambda kv: (str(kv[1].get("applied_at")), kv[0]),
             )
         ]
-        return MemoryDocument(items, turns, self._revision())
+        return MemoryDocument(items, turns, revision)
 
     def _save_all(self, document: MemoryDocument) -> None:
         stale = {key for key, _ in self._search_all(self.items_ns)} - set(document.items)
