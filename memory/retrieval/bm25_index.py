@@ -1,4 +1,4 @@
-"""Bm25Index: an inverted index with precomputed BM25 weights, built once per store revision."""
+"""Bm25Index: an inverted index of the live memories, updated per store revision, never mutated."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +20,11 @@ from memory.tokenize import tokenize
 K1 = 1.5
 B = 0.75
 RECENCY_HALF_LIFE_DAYS = 7.0
+# An update appends changed items and marks their old positions dead; past this share of dead
+# positions the next revision is indexed from scratch.
+MAX_DEAD_SHARE = 0.25
+
+Posting = tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]  # positions, term frequencies
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,12 @@ class IndexedMemory:
     updated_at: float  # epoch seconds; 0 when the time is missing or unreadable
     hit: int
 
+    @classmethod
+    def of(cls, memory_id: str, item: MemoryItem) -> IndexedMemory:
+        hit = item.hit if isinstance(item.hit, int) else 0
+        return cls(memory_id, item.description, item.theme, item.latest_update_time,
+                   _epoch(item.latest_update_time), hit)  # fmt: skip
+
     def as_result(self) -> dict[str, str]:
         """The seed's `{id, description, theme}` shape."""
         return {"id": self.id, "description": self.description, "theme": self.theme}
@@ -39,96 +51,216 @@ class IndexedMemory:
 
 @dataclass
 class Bm25Index:
-    """Postings per term, each posting already holding its BM25 weight.
+    """Postings per term; BM25 weights are computed at query time for the query's terms only.
 
-    A query only sums the weights found in the postings of its own terms, so its cost grows with
-    the number of documents containing those terms, not with the size of the store.
+    A query's cost grows with the postings of its own terms, not with the size of the store. An
+    index is never changed once built: `updated()` returns a new one that shares the untouched
+    postings, so a reader holding the old index is never disturbed.
     """
 
     revision: str
-    entries: list[IndexedMemory]
-    postings: dict[str, tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]]
-    broad_order: list[int]  # recent and frequently hit first (the seed's rule for broad queries)
-    recent_order: list[int]
-    hit_order: list[int]
-    themes: dict[str, list[int]] = field(default_factory=dict)  # theme key → broad order
-    updated_at: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    entries: list[IndexedMemory]  # by position; dead positions included (see `alive`)
+    positions: dict[str, int]  # live id → position
+    postings: dict[str, Posting]
+    lengths: npt.NDArray[np.float64]
+    alive: npt.NDArray[np.bool_]
+    updated_at: npt.NDArray[np.float64]
+    total_length: float
+    total_chars: int  # characters of the live descriptions and themes (hybrid's budget)
+    theme_counts: dict[str, int] = field(default_factory=dict)  # theme key → live items
 
     @classmethod
     def build(cls, revision: str, items: Mapping[str, MemoryItem]) -> Bm25Index:
-        """Tokenize every live item once (description and theme) and precompute the weights."""
-        entries = [
-            IndexedMemory(
-                memory_id,
-                item.description,
-                item.theme,
-                item.latest_update_time,
-                _epoch(item.latest_update_time),
-                item.hit if isinstance(item.hit, int) else 0,
-            )
-            for memory_id, item in items.items()
-        ]
-        term_docs: dict[str, list[int]] = {}
-        term_freqs: dict[str, list[int]] = {}
-        lengths: list[int] = []
-        for position, entry in enumerate(entries):
+        """Index every live item from scratch."""
+        empty = cls(revision, [], {}, {}, np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0),
+                    0.0, 0, {})  # fmt: skip
+        return empty._with(revision, [IndexedMemory.of(i, item) for i, item in items.items()], [])
+
+    def updated(self, revision: str, items: Mapping[str, MemoryItem]) -> Bm25Index:
+        """The index of `items` at `revision`, re-tokenizing only what was added or changed."""
+        added: list[IndexedMemory] = []
+        gone: list[int] = []
+        refreshed: dict[int, IndexedMemory] = {}
+        for memory_id, item in items.items():
+            position = self.positions.get(memory_id)
+            if position is None:
+                added.append(IndexedMemory.of(memory_id, item))
+                continue
+            old = self.entries[position]
+            if old.description != item.description or old.theme != item.theme:
+                gone.append(position)
+                added.append(IndexedMemory.of(memory_id, item))
+            elif old.hit != item.hit or old.latest_update_time != item.latest_update_time:
+                refreshed[position] = IndexedMemory.of(memory_id, item)
+        if len(items) - len(added) + len(gone) < len(self.positions):  # some ids disappeared
+            gone += [p for i, p in self.positions.items() if i not in items]
+        dead = int((~self.alive).sum()) + len(gone)
+        if dead > MAX_DEAD_SHARE * (len(self.entries) + len(added)):
+            return Bm25Index.build(revision, items)
+        return self._with(revision, added, gone, refreshed)
+
+    def _with(
+        self,
+        revision: str,
+        added: list[IndexedMemory],
+        gone: list[int],
+        refreshed: dict[int, IndexedMemory] | None = None,
+    ) -> Bm25Index:
+        entries = list(self.entries)
+        positions = dict(self.positions)
+        alive = self.alive.copy()
+        updated_at = self.updated_at.copy()
+        total_length, total_chars = self.total_length, self.total_chars
+        theme_counts = dict(self.theme_counts)
+        for position in gone:
+            entry = entries[position]
+            alive[position] = False
+            positions.pop(entry.id, None)
+            total_length -= self.lengths[position]
+            total_chars -= len(entry.description) + len(entry.theme)
+            key = theme_key(entry.theme)
+            theme_counts[key] -= 1
+            if theme_counts[key] <= 0:
+                del theme_counts[key]
+        for position, entry in (refreshed or {}).items():
+            entries[position] = entry
+            updated_at[position] = entry.updated_at
+        new_postings: dict[str, list[tuple[int, int]]] = {}
+        new_lengths: list[float] = []
+        for entry in added:
+            position = len(entries)
+            entries.append(entry)
+            positions[entry.id] = position
             counts = Counter(tokenize(f"{entry.theme} {entry.description}"))
-            lengths.append(sum(counts.values()))
             for term, count in counts.items():
-                term_docs.setdefault(term, []).append(position)
-                term_freqs.setdefault(term, []).append(count)
-        total = len(entries)
-        average_length = (sum(lengths) / total) if total else 1.0
-        length_norm = np.asarray(
-            [K1 * (1 - B + B * length / max(average_length, 1e-9)) for length in lengths],
-            dtype=np.float64,
-        )
-        postings: dict[str, tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]] = {}
-        for term, docs in term_docs.items():
-            doc_array = np.asarray(docs, dtype=np.int32)
-            freqs = np.asarray(term_freqs[term], dtype=np.float64)
-            # Lucene's idf: never negative, so a very common term cannot push a document down.
-            idf = math.log((total - len(docs) + 0.5) / (len(docs) + 0.5) + 1.0)
-            weights = idf * freqs * (K1 + 1) / (freqs + length_norm[doc_array])
-            postings[term] = (doc_array, weights.astype(np.float32))
-        broad_order = _broad_order(entries)
-        themes: dict[str, list[int]] = {}
-        for position in broad_order:
-            themes.setdefault(theme_key(entries[position].theme), []).append(position)
-        return cls(
+                new_postings.setdefault(term, []).append((position, count))
+            new_lengths.append(float(sum(counts.values())))
+            total_chars += len(entry.description) + len(entry.theme)
+            key = theme_key(entry.theme)
+            theme_counts[key] = theme_counts.get(key, 0) + 1
+        postings = dict(self.postings)
+        for term, pairs in new_postings.items():
+            docs = np.fromiter((p for p, _ in pairs), dtype=np.int32, count=len(pairs))
+            freqs = np.fromiter((c for _, c in pairs), dtype=np.float32, count=len(pairs))
+            if term in postings:
+                old_docs, old_freqs = postings[term]
+                docs, freqs = np.concatenate([old_docs, docs]), np.concatenate([old_freqs, freqs])
+            postings[term] = (docs, freqs)
+        return Bm25Index(
             revision=revision,
             entries=entries,
+            positions=positions,
             postings=postings,
-            broad_order=broad_order,
-            recent_order=sorted(range(total), key=lambda i: -entries[i].updated_at),
-            hit_order=sorted(range(total), key=lambda i: (-entries[i].hit, -entries[i].updated_at)),
-            themes=themes,
-            updated_at=np.asarray([entry.updated_at for entry in entries], dtype=np.float64),
+            lengths=np.concatenate([self.lengths, np.asarray(new_lengths, dtype=np.float64)]),
+            alive=np.concatenate([alive, np.ones(len(added), dtype=bool)]),
+            updated_at=np.concatenate([updated_at, [entry.updated_at for entry in added]]),
+            total_length=total_length + sum(new_lengths),
+            total_chars=total_chars,
+            theme_counts=theme_counts,
         )
+
+    @property
+    def size(self) -> int:
+        """How many live memories the index holds."""
+        return len(self.positions)
+
+    def live_entries(self) -> list[IndexedMemory]:
+        """The live memories, in position order."""
+        return [self.entries[p] for p in sorted(self.positions.values())]
 
     def search(self, tokens: list[str], limit: int, favour_recent: bool = False) -> list[int]:
         """Positions of the best `limit` entries for these tokens, best first."""
-        found = [self.postings[term] for term in dict.fromkeys(tokens) if term in self.postings]
-        if not found or limit <= 0:
+        if limit <= 0:
             return []
-        docs = np.concatenate([docs for docs, _ in found])
-        weights = np.concatenate([weights for _, weights in found])
-        candidates, inverse = np.unique(docs, return_inverse=True)
-        scores = np.bincount(inverse, weights=weights).astype(np.float64)
-        if favour_recent:
-            # A time cue ("上周", "lately") lifts recent items by up to 30% of the best BM25 score.
-            age_days = np.maximum(time.time() - self.updated_at[candidates], 0.0) / 86400.0
-            scores += 0.3 * scores.max() * np.power(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
+        candidates, scores = self._score(tokens, favour_recent)
         if len(candidates) > limit:
             top = np.argpartition(-scores, limit - 1)[:limit]
         else:
             top = np.arange(len(candidates))
-        # Ties go to the more recent item, then to the stable position.
+        # Ties go to the more recent item, then to the earlier position.
         ranked = sorted(
             top.tolist(),
             key=lambda i: (-scores[i], -self.updated_at[candidates[i]], candidates[i]),
         )
         return [int(candidates[i]) for i in ranked]
+
+    def scores(self, tokens: list[str]) -> dict[str, float]:
+        """BM25 score of every matching live memory, by id (for tests and debugging)."""
+        candidates, scores = self._score(tokens, favour_recent=False)
+        return {self.entries[c].id: float(s) for c, s in zip(candidates, scores, strict=True)}
+
+    def _score(
+        self, tokens: list[str], favour_recent: bool
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
+        count = self.size
+        nothing = (np.zeros(0, dtype=np.int32), np.zeros(0))
+        if count == 0:
+            return nothing
+        average_length = max(self.total_length / count, 1e-9)
+        doc_parts, weight_parts = [], []
+        for term in dict.fromkeys(tokens):
+            posting = self.postings.get(term)
+            if posting is None:
+                continue
+            docs, freqs = posting
+            live = self.alive[docs]
+            if not live.all():
+                docs, freqs = docs[live], freqs[live]
+            frequency = len(docs)
+            if frequency == 0:
+                continue
+            # Lucene's idf: never negative, so a very common term cannot push a document down.
+            idf = math.log((count - frequency + 0.5) / (frequency + 0.5) + 1.0)
+            norm = K1 * (1 - B + B * self.lengths[docs] / average_length)
+            doc_parts.append(docs)
+            weight_parts.append(idf * freqs * (K1 + 1) / (freqs + norm))
+        if not doc_parts:
+            return nothing
+        candidates, inverse = np.unique(np.concatenate(doc_parts), return_inverse=True)
+        scores = np.bincount(inverse, weights=np.concatenate(weight_parts)).astype(np.float64)
+        if favour_recent:
+            # A time cue ("上周", "lately") lifts recent items by up to 30% of the best BM25 score.
+            age_days = np.maximum(time.time() - self.updated_at[candidates], 0.0) / 86400.0
+            scores = scores + 0.3 * scores.max() * np.power(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
+        return candidates, scores
+
+    # Orders for broad queries and hybrid's extras: computed on first use, once per index.
+
+    @cached_property
+    def broad_order(self) -> list[int]:
+        """Recent *and* often used first: recency rank and hit count, each scaled to 0..1, added."""
+        live = sorted(self.positions.values(), key=lambda p: self.entries[p].updated_at)
+        if not live:
+            return []
+        recency = {p: rank / max(len(live) - 1, 1) for rank, p in enumerate(live)}
+        max_hit = max(max(self.entries[p].hit, 0) for p in live)
+        scale = math.log1p(max_hit) if max_hit > 0 else 1.0
+        score = {p: recency[p] + math.log1p(max(self.entries[p].hit, 0)) / scale for p in live}
+        return sorted(live, key=lambda p: (-score[p], -self.entries[p].updated_at))
+
+    @cached_property
+    def recent_order(self) -> list[int]:
+        return sorted(self.positions.values(), key=lambda p: -self.entries[p].updated_at)
+
+    @cached_property
+    def hit_order(self) -> list[int]:
+        entries = self.entries
+        return sorted(
+            self.positions.values(), key=lambda p: (-entries[p].hit, -entries[p].updated_at)
+        )
+
+    @cached_property
+    def theme_keys(self) -> frozenset[str]:
+        """The loose keys of the live themes (to recognise a bare theme name as a query)."""
+        return frozenset(self.theme_counts)
+
+    @cached_property
+    def themes(self) -> dict[str, list[int]]:
+        """Theme key → live positions of that theme in broad order."""
+        grouped: dict[str, list[int]] = {}
+        for position in self.broad_order:
+            grouped.setdefault(theme_key(self.entries[position].theme), []).append(position)
+        return grouped
 
 
 def _epoch(value: str) -> float:
@@ -136,18 +268,3 @@ def _epoch(value: str) -> float:
         return datetime.fromisoformat(value).timestamp() if value else 0.0
     except (TypeError, ValueError):
         return 0.0
-
-
-def _broad_order(entries: list[IndexedMemory]) -> list[int]:
-    """Recency rank and hit count, each scaled to 0..1 and added: recent *and* often used first."""
-    total = len(entries)
-    if total == 0:
-        return []
-    by_time = sorted(range(total), key=lambda i: entries[i].updated_at)
-    recency = [0.0] * total
-    for rank, position in enumerate(by_time):
-        recency[position] = rank / max(total - 1, 1)
-    max_hit = max(max(entry.hit, 0) for entry in entries)
-    scale = math.log1p(max_hit) if max_hit > 0 else 1.0
-    score = [recency[i] + math.log1p(max(entries[i].hit, 0)) / scale for i in range(total)]
-    return sorted(range(total), key=lambda i: (-score[i], -entries[i].updated_at))

@@ -53,14 +53,12 @@ class HybridRetriever:
         if not isinstance(query, str) or not query.strip() or limit <= 0:
             return []
         index = self.mechanical.index()
-        entries = index.entries
-        total_chars = sum(len(entry.description) + len(entry.theme) for entry in entries)
-        if len(entries) <= self.max_items and total_chars <= self.max_chars:
-            return self.llm_retriever.select(query, entries, limit)
+        if index.size <= self.max_items and index.total_chars <= self.max_chars:
+            return self.llm_retriever.select(query, index.live_entries(), limit)
         chosen = self.mechanical.rank(index, query, self.candidates)
         chosen += index.recent_order[: self.extra_recent] + index.hit_order[: self.extra_hit]
         positions = list(dict.fromkeys(chosen))  # BM25 order first, no repeats
         logger.debug(
-            "hybrid retrieval: %d of %d memories go to the model", len(positions), len(entries)
+            "hybrid retrieval: %d of %d memories go to the model", len(positions), index.size
         )
-        return self.llm_retriever.select(query, [entries[i] for i in positions], limit)
+        return self.llm_retriever.select(query, [index.entries[i] for i in positions], limit)

@@ -34,7 +34,7 @@ class MechanicalRetriever:
 
     def __init__(self, manager: BaseMemoryManager) -> None:
         self.manager = manager
-        self.builds = 0  # how many times the index was built (tests and benchmarks read it)
+        self.builds = 0  # indexes made, one per revision seen (tests and benchmarks read it)
         self._index: Bm25Index | None = None
         self._lock = threading.Lock()
 
@@ -47,12 +47,14 @@ class MechanicalRetriever:
         with self._lock:
             index = self._index
             if index is None or index.revision != revision:
-                index = Bm25Index.build(revision, self.manager.list_items())
+                items = self.manager.list_items()
+                if index is None:
+                    index = Bm25Index.build(revision, items)
+                else:  # only what changed since the last revision is tokenized again
+                    index = index.updated(revision, items)
                 self._index = index
                 self.builds += 1
-                logger.debug(
-                    "built BM25 index of %d memories at revision %s", len(index.entries), revision
-                )
+                logger.debug("built BM25 index of %d memories at revision %s", index.size, revision)
         return index
 
     def retrieve(self, query: str, limit: int = 10) -> list[dict]:
@@ -60,13 +62,13 @@ class MechanicalRetriever:
         if not isinstance(query, str) or not query.strip() or limit <= 0:
             return []
         index = self.index()
-        if not index.entries:
+        if not index.size:
             return []
         return [index.entries[i].as_result() for i in self.rank(index, query, limit)]
 
     def rank(self, index: Bm25Index, query: str, limit: int) -> list[int]:
         """Positions in `index`, best first: BM25, or the broad-query rule for broad queries."""
-        reading = read_query(query, frozenset(index.themes))
+        reading = read_query(query, index.theme_keys)
         if reading.theme_key is not None:
             return index.themes[reading.theme_key][:limit]
         if reading.broad:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import random
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +13,14 @@ from langchain_core.messages import AIMessage, BaseMessage
 from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
 from memory.retrieval import (
+    Bm25Index,
     HybridRetriever,
     MechanicalRetriever,
     RetrievalMode,
     get_related_memories,
 )
 from memory.retrieval.evaluation import LabelledSet, load_labelled_set, recall_at, write_items
+from memory.tokenize import tokenize
 from memory.yaml_manager import YamlMemoryManager
 
 LABELLED = Path(__file__).resolve().parents[1] / "data" / "retrieval_set.json"
@@ -116,6 +119,43 @@ def test_index_is_reused_until_the_store_changes(yaml_store: YamlMemoryManager) 
     YamlMemoryManager(yaml_store.directory, "alice").add("Miso 开始学大提琴了。", "爱好")
     assert retriever.retrieve("大提琴")[0]["description"] == "Miso 开始学大提琴了。"
     assert retriever.builds == 3
+
+
+def test_an_updated_index_scores_like_a_fresh_one(yaml_store: YamlMemoryManager) -> None:
+    """After each random write the kept index must agree with one built from scratch."""
+    rng = random.Random(7)
+    retriever = MechanicalRetriever(yaml_store)
+    retriever.index()
+    words = ["coffee", "猫", "塔罗牌", "marathon", "重构", "chess", "咖啡", "project", "睡眠"]
+    for step in range(40):
+        live = list(yaml_store.list_items())
+        op = rng.choice(["add", "update", "delete", "hit", "merge", "restore"])
+        if op == "add" or len(live) < 3:
+            yaml_store.add(f"{rng.choice(words)} {rng.choice(words)} note {step}", rng.choice(
+                ["项目", "taste", "new theme"]))  # fmt: skip
+        elif op == "update":
+            yaml_store.update(rng.choice(live), "edit", new_description=f"{rng.choice(words)} x")
+        elif op == "delete":
+            yaml_store.delete(rng.choice(live), "forget")
+        elif op == "hit":
+            yaml_store.hit(rng.choice(live))
+        elif op == "merge":
+            first, second = rng.sample(live, 2)
+            yaml_store.merge(first, second, f"{rng.choice(words)} merged", "taste", "same")
+        elif yaml_store.deleted_items():
+            yaml_store.restore(rng.choice(list(yaml_store.deleted_items())), "undo")
+        kept = retriever.index()
+        fresh = Bm25Index.build(kept.revision, yaml_store.list_items())
+        assert kept.size == fresh.size == len(yaml_store.list_items())
+        assert kept.theme_keys == fresh.theme_keys
+        assert kept.total_chars == fresh.total_chars
+        for word in words:
+            tokens = tokenize(word)
+            assert kept.scores(tokens) == pytest.approx(fresh.scores(tokens)), (step, op, word)
+        assert [kept.entries[p].id for p in kept.broad_order] == [
+            fresh.entries[p].id for p in fresh.broad_order
+        ]
+    assert retriever.builds == 41  # one index per revision, most of them by update
 
 
 def test_a_hand_edit_of_the_yaml_file_is_seen(yaml_store: YamlMemoryManager) -> None:
