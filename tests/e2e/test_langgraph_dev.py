@@ -59,9 +59,11 @@ async def chat(
     return state
 
 
-async def wait_for_writer_runs(url: str, user_id: str, expected: int) -> list[dict]:
+async def wait_for_writer_runs(
+    url: str, user_id: str, expected: int, headers: dict[str, str] | None = None
+) -> list[dict]:
     """The user's memory_writer runs, once `expected` of them have all finished."""
-    client = get_client(url=url)
+    client = get_client(url=url, headers=headers)
     deadline = time.monotonic() + WRITE_SECONDS
     while True:
         try:
