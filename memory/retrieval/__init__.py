@@ -1,7 +1,7 @@
 """Memory retrieval (the uplink): BM25, LLM and hybrid retrievers behind one mode switch."""
 
 from memory.retrieval.bm25_index import Bm25Index, IndexedMemory
-from memory.retrieval.dispatch import Retrievers, get_related_memories
+from memory.retrieval.dispatch import Retrievers, get_related_memories, shared_retrievers
 from memory.retrieval.hybrid import HybridRetriever
 from memory.retrieval.llm import LLMRetriever, escape_data, format_memory_lines
 from memory.retrieval.mechanical import MechanicalRetriever
@@ -20,4 +20,5 @@ __all__ = [
     "format_memory_lines",
     "get_related_memories",
     "parse_indices",
+    "shared_retrievers",
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,8 +15,9 @@ from memory.retrieval.modes import RetrievalMode
 logger = logging.getLogger(__name__)
 
 _warned_without_llm = False
-# A cache, not state: the BM25 index of a manager outlives one call and dies with the manager.
-_shared: weakref.WeakKeyDictionary[BaseMemoryManager, Retrievers] = weakref.WeakKeyDictionary()
+# Kept on the manager object itself, so that the BM25 index outlives one call and dies with the
+# manager (a module-level cache keyed by manager would keep every manager alive).
+_CACHE_ATTRIBUTE = "_retrievers_cache"
 
 
 @dataclass
@@ -75,13 +75,18 @@ def get_related_memories(
     limit: int = 10,
 ) -> list[dict]:
     """Memories related to `query` as `{id, description, theme}`, best first, by `mode`."""
-    retrievers = _shared.get(manager)
-    if retrievers is None or retrievers.llm is not llm:
-        retrievers = Retrievers(
-            manager, llm, _mechanical=retrievers.mechanical if retrievers else None
-        )
-        _shared[manager] = retrievers
+    retrievers = shared_retrievers(manager, llm)
     return retrievers.retrieve(query, mode, limit)
+
+
+def shared_retrievers(manager: BaseMemoryManager, llm: Any | None = None) -> Retrievers:
+    """The retrievers cached on `manager` for this model (the BM25 index is kept across models)."""
+    retrievers: Retrievers | None = vars(manager).get(_CACHE_ATTRIBUTE)
+    if retrievers is None or retrievers.llm is not llm:
+        previous = retrievers.mechanical if retrievers else None
+        retrievers = Retrievers(manager, llm, _mechanical=previous)
+        setattr(manager, _CACHE_ATTRIBUTE, retrievers)
+    return retrievers
 
 
 def _warn_without_llm(mode: RetrievalMode) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import random
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -255,12 +257,18 @@ def test_get_related_memories_without_a_model_uses_bm25_and_says_so(
     assert caplog.text.count("needs a chat model") == 1
 
 
-def test_get_related_memories_reuses_the_index(yaml_store: YamlMemoryManager) -> None:
+def test_get_related_memories_reuses_the_index(tmp_path: Path, labelled: LabelledSet) -> None:
     import memory.retrieval.dispatch as dispatch
 
+    manager = YamlMemoryManager(tmp_path, "dora")
+    write_items(manager, labelled.items)
     for _ in range(5):
-        get_related_memories(yaml_store, "coffee", "mechanical")
-    assert dispatch._shared[yaml_store].mechanical.builds == 1
+        get_related_memories(manager, "coffee", "mechanical")
+    assert dispatch.shared_retrievers(manager).mechanical.builds == 1
+    reference = weakref.ref(manager)
+    del manager
+    gc.collect()
+    assert reference() is None  # the cache does not keep the manager alive
 
 
 def test_facade_runs_each_mode(yaml_store: YamlMemoryManager) -> None:
