@@ -19,7 +19,13 @@ from memory.yaml_manager import YamlMemoryManager
 POSTGRES_URL = os.environ.get(
     "GULFSTREAM_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
 )
-BACKENDS = ["yaml", "sqlite", "store-inmemory", "store-sqlite", "store-postgres"]
+BACKENDS = [
+    "yaml",
+    "sqlite",
+    "store-inmemory",
+    "store-sqlite",
+    pytest.param("store-postgres", marks=pytest.mark.postgres),
+]
 
 OpenManager = Callable[..., BaseMemoryManager]
 
