@@ -24,7 +24,7 @@ REVISION_KEY = "revision"
 PAGE_SIZE = 1000  # store.search returns at most `limit` items: read in pages
 WRITE_CHUNK = 2000  # Postgres allows 65535 parameters per statement; a put uses four
 
-_locks: dict[tuple[int, str], threading.Lock] = {}
+_locks: dict[tuple[int, str], threading.RLock] = {}
 _locks_guard = threading.Lock()
 
 
@@ -33,9 +33,9 @@ def namespace_label(user_id: str) -> str:
     return user_id.replace(".", "%2E")
 
 
-def _lock_for(store: BaseStore, user_id: str) -> threading.Lock:
+def _lock_for(store: BaseStore, user_id: str) -> threading.RLock:
     with _locks_guard:
-        return _locks.setdefault((id(store), user_id), threading.Lock())
+        return _locks.setdefault((id(store), user_id), threading.RLock())
 
 
 class _StoreTransaction(MemoryTransaction):
