@@ -1,0 +1,178 @@
+"""Lineage: the checkpoint ancestor chain of the current run, read from the checkpointer, cached."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from memory.branch import Lineage
+
+logger = logging.getLogger(__name__)
+
+# Keys LangGraph puts in a node's `configurable` (langgraph._internal._constants).
+CHECKPOINTER_KEY = "__pregel_checkpointer"
+CHECKPOINT_MAP_KEY = "checkpoint_map"
+DURABILITY_KEY = "__pregel_durability"
+ROOT = ""  # the parent of a thread's first checkpoint
+# With durability "async" (the default) the checkpoint a step starts from is saved in the
+# background while the step runs, so a node may ask for it a few milliseconds too early.
+CURRENT_CHECKPOINT_WAIT_SECONDS = 5.0
+PARENT_CACHE_SIZE = 100_000
+
+
+class ParentCache:
+    """(thread_id, checkpoint_id) → parent checkpoint id, bounded, least recently used first out.
+
+    A checkpoint's parent never changes, so an entry never goes stale; each turn only fetches
+    the checkpoints written since the previous one.
+    """
+
+    def __init__(self, max_entries: int = PARENT_CACHE_SIZE) -> None:
+        self.max_entries = max_entries
+        self._parents: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._lock = threading.Lock()
+        self.fetches = 0  # checkpoints read from the checkpointer (for tests and benchmarks)
+
+    def follow(self, thread_id: str, checkpoint_id: str, chain: list[str]) -> str | None:
+        """Append `checkpoint_id` and its cached ancestors to `chain`; return the first id
+        whose parent is not cached, or None once the root was reached."""
+        current = checkpoint_id
+        with self._lock:
+            while current:
+                chain.append(current)
+                key = (thread_id, current)
+                parent = self._parents.get(key)
+                if parent is None:
+                    return current
+                self._parents.move_to_end(key)
+                current = parent
+        return None
+
+    def put(self, thread_id: str, checkpoint_id: str, parent_id: str) -> None:
+        with self._lock:
+            self.fetches += 1
+            self._parents[(thread_id, checkpoint_id)] = parent_id
+            self._parents.move_to_end((thread_id, checkpoint_id))
+            while len(self._parents) > self.max_entries:
+                self._parents.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._parents.clear()
+            self.fetches = 0
+
+    def __len__(self) -> int:
+        return len(self._parents)
+
+
+parent_cache = ParentCache()
+
+
+def current_checkpoint_id(config: RunnableConfig | None) -> str:
+    """The checkpoint the current step started from ("" without a checkpointer).
+
+    In `ltm_write` this is a checkpoint written by this run after the agent step, so a
+    sibling fork can never have it in its lineage.
+    """
+    configurable = (config or {}).get("configurable") or {}
+    if configurable.get(CHECKPOINTER_KEY) is None:
+        return ""  # LangGraph still numbers the steps, but nothing is saved under that id
+    checkpoint_map = configurable.get(CHECKPOINT_MAP_KEY) or {}
+    return str(checkpoint_map.get("", "")) if isinstance(checkpoint_map, Mapping) else ""
+
+
+def current_lineage(config: RunnableConfig | None) -> Lineage | None:
+    """The current run's ancestor checkpoints, or None when the graph has no checkpointer
+    (no checkpoints, no branches: nothing to filter). For sync nodes (they run in a thread)."""
+    start = _start(config)
+    if start is None:
+        return None
+    checkpointer, thread_id, checkpoint_id, may_wait = start
+    chain: list[str] = []
+    unknown = parent_cache.follow(thread_id, checkpoint_id, chain)
+    while unknown is not None:
+        deadline = time.monotonic() + (CURRENT_CHECKPOINT_WAIT_SECONDS if may_wait else 0)
+        delay = 0.001
+        while True:
+            found = checkpointer.get_tuple(_checkpoint_config(thread_id, unknown))
+            if found is not None or unknown != checkpoint_id or time.monotonic() >= deadline:
+                break
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        parent = _parent_of(found, thread_id, unknown, checkpoint_id)
+        if parent is None:
+            return Lineage(thread_id, frozenset(chain))
+        parent_cache.put(thread_id, unknown, parent)
+        unknown = parent_cache.follow(thread_id, parent, chain) if parent else None
+    return Lineage(thread_id, frozenset(chain))
+
+
+async def acurrent_lineage(config: RunnableConfig | None) -> Lineage | None:
+    """`current_lineage` for async nodes: the checkpointer's async API, never blocking the loop."""
+    start = _start(config)
+    if start is None:
+        return None
+    checkpointer, thread_id, checkpoint_id, may_wait = start
+    chain: list[str] = []
+    unknown = parent_cache.follow(thread_id, checkpoint_id, chain)
+    while unknown is not None:
+        deadline = time.monotonic() + (CURRENT_CHECKPOINT_WAIT_SECONDS if may_wait else 0)
+        delay = 0.001
+        while True:
+            found = await checkpointer.aget_tuple(_checkpoint_config(thread_id, unknown))
+            if found is not None or unknown != checkpoint_id or time.monotonic() >= deadline:
+                break
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        parent = _parent_of(found, thread_id, unknown, checkpoint_id)
+        if parent is None:
+            return Lineage(thread_id, frozenset(chain))
+        parent_cache.put(thread_id, unknown, parent)
+        unknown = parent_cache.follow(thread_id, parent, chain) if parent else None
+    return Lineage(thread_id, frozenset(chain))
+
+
+def _start(config: RunnableConfig | None) -> tuple[Any, str, str, bool] | None:
+    configurable = (config or {}).get("configurable") or {}
+    checkpointer = configurable.get(CHECKPOINTER_KEY)
+    thread_id = str(configurable.get("thread_id") or "")
+    checkpoint_id = current_checkpoint_id(config)
+    if checkpointer is None or not thread_id or not checkpoint_id:
+        return None
+    # With durability "exit" nothing is saved before the run ends: waiting would be in vain.
+    may_wait = configurable.get(DURABILITY_KEY, "async") != "exit"
+    return checkpointer, thread_id, checkpoint_id, may_wait
+
+
+def _checkpoint_config(thread_id: str, checkpoint_id: str) -> RunnableConfig:
+    return {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": "",
+            "checkpoint_id": checkpoint_id,
+        }
+    }
+
+
+def _parent_of(found: Any, thread_id: str, checkpoint_id: str, current_id: str) -> str | None:
+    """The parent id of a fetched checkpoint, ROOT for a thread's first one, None if missing."""
+    if found is None:
+        # The current checkpoint is not saved (durability "exit", or a very slow saver): the
+        # lineage is that checkpoint alone, which shows user memories and hides every branch
+        # memory rather than risk showing a sibling's.
+        logger.warning(
+            "checkpoint %s of thread %s is not in the checkpointer%s; branch memories are hidden",
+            checkpoint_id,
+            thread_id,
+            "" if checkpoint_id == current_id else " (an ancestor was deleted?)",
+        )
+        return None
+    parent_config = found.parent_config or {}
+    return str((parent_config.get("configurable") or {}).get("checkpoint_id") or ROOT)
