@@ -10,6 +10,7 @@ ENV_PREFIX = "GULFSTREAM_"
 RETRIEVAL_MODES = ("llm", "mechanical", "hybrid")
 LANGUAGES = ("en", "zh")
 WRITE_MODES = ("auto", "local", "server", "inline")
+MEMORY_SCOPES = ("auto", "user", "branch")
 MAX_RETRIEVAL_LIMIT = 100
 MAX_WRITE_DELAY_SECONDS = 3600
 
@@ -76,6 +77,15 @@ class Context:
             "of messages is written turn by turn after the user pauses."
         },
     )
+    memory_scope: str = field(
+        default="auto",
+        metadata={
+            "description": "Which memories the writer stores for this conversation: 'auto' (the "
+            "writer decides: facts about the user are for every conversation, facts about this "
+            "conversation's task only for this branch), 'user' (all shared) or 'branch' (all "
+            "visible only to this branch of the conversation and its continuations)."
+        },
+    )
     system_prompt: str = field(
         default="",
         metadata={
@@ -103,6 +113,7 @@ class Context:
         self.retrieval_mode = _one_of("retrieval_mode", self.retrieval_mode, RETRIEVAL_MODES)
         self.language = _one_of("language", self.language, LANGUAGES)
         self.write_mode = _one_of("write_mode", self.write_mode, WRITE_MODES)
+        self.memory_scope = _one_of("memory_scope", self.memory_scope, MEMORY_SCOPES)
         for name in ("user_id", "model", "memory_backend"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():

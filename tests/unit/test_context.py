@@ -23,6 +23,7 @@ def test_defaults() -> None:
     assert context.writer_model == context.model  # the writer follows the chat model by default
     assert context.memory_backend == "yaml:data/memory"
     assert (context.language, context.write_mode, context.retrieval_limit) == ("en", "auto", 10)
+    assert context.memory_scope == "auto"  # the writer picks user or branch per memory
 
 
 def test_environment_fills_fields_left_at_default(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -49,6 +50,7 @@ def test_explicit_value_beats_environment(monkeypatch: pytest.MonkeyPatch) -> No
         ("retrieval_mode", "psychic"),
         ("language", "fr"),
         ("write_mode", "later"),
+        ("memory_scope", "thread"),
         ("retrieval_limit", "abc"),
         ("retrieval_limit", 0),
         ("write_delay_seconds", -1),
@@ -72,3 +74,9 @@ def test_a_dict_from_a_client_is_coerced_like_the_server_does() -> None:
     context = Context(**{"retrieval_limit": "3", "write_mode": "SERVER"})  # type: ignore[arg-type]
     assert context.retrieval_limit == 3
     assert context.write_mode == "server"
+
+
+def test_memory_scope_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GULFSTREAM_MEMORY_SCOPE", "Branch")
+    assert Context().memory_scope == "branch"
+    assert Context(memory_scope="user").memory_scope == "user"
