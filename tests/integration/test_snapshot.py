@@ -131,55 +131,23 @@ def test_scheduler_debounces_a_burst_into_one_snapshot(tmp_path: Path) -> None:
     assert import_snapshot(restored, path) == 5
 
 
+def _snapshot_cli(command: str, folder: Path, path: Path) -> subprocess.CompletedProcess[str]:
+    """Run `python -m memory.snapshot` as `make export` / `make import` do."""
+    backend = ["--backend", f"yaml:{folder}", "--user", "frank", "--file", str(path)]
+    return subprocess.run(
+        [sys.executable, "-m", "memory.snapshot", command, *backend],
+        capture_output=True,
+        text=True,
+    )
+
+
 def test_make_export_and_import_commands(tmp_path: Path) -> None:
     manager = open_memory_manager(f"yaml:{tmp_path / 'a'}", "frank")
     _fill(manager)
     out = tmp_path / "frank.jsonl.gz"
-    run = [sys.executable, "-m", "memory.snapshot"]
-    exported = subprocess.run(
-        [
-            *run,
-            "export",
-            "--backend",
-            f"yaml:{tmp_path / 'a'}",
-            "--user",
-            "frank",
-            "--file",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert "3 items" in exported.stdout
-    imported = subprocess.run(
-        [
-            *run,
-            "import",
-            "--backend",
-            f"yaml:{tmp_path / 'b'}",
-            "--user",
-            "frank",
-            "--file",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert "imported 3 items" in imported.stdout
-    again = subprocess.run(
-        [
-            *run,
-            "import",
-            "--backend",
-            f"yaml:{tmp_path / 'b'}",
-            "--user",
-            "frank",
-            "--file",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    exported = _snapshot_cli("export", tmp_path / "a", out)
+    assert exported.returncode == 0 and "3 items" in exported.stdout
+    imported = _snapshot_cli("import", tmp_path / "b", out)
+    assert imported.returncode == 0 and "imported 3 items" in imported.stdout
+    again = _snapshot_cli("import", tmp_path / "b", out)
     assert again.returncode == 1 and "not empty" in again.stdout
