@@ -25,6 +25,8 @@ PROFILE_THEME = "identity"
 PREFERENCE_THEME = "taste"
 PROFILE_THEME_ZH = "身份"
 PREFERENCE_THEME_ZH = "品味"
+TASK_THEME = "moments"
+TASK_THEME_ZH = "瞬间"
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？；;\n])\s*")
 _CLAUSE_SPLIT = re.compile(r"[,;，；]\s*|\s+(?:and|but)\s+(?=(?:I|my)\b)", re.I)
@@ -60,28 +62,72 @@ _CHINESE_RULES: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(rf"我喜欢({_CLAUSE_END}+)"), "用户喜欢{0}", PREFERENCE_THEME_ZH),
     (re.compile(rf"我是({_CLAUSE_END}+)"), "用户是{0}", PROFILE_THEME_ZH),
 ]
+# The scope rule of the memory writer's prompt, by keyword: a sentence about this conversation's
+# task is remembered for this branch only; everything else the user says about themselves is
+# remembered for every conversation.
+_TASK_MARKER = re.compile(
+    r"\blet(?:'s| us)\b|\bwe(?: are|'re) working on\b|\bthis task\b|\bfor this conversation\b"
+    r"|这次|这个任务|我们在做",
+    re.I,
+)
+_TASK_RULES: list[tuple[re.Pattern[str], str, str]] = [
+    (re.compile(rf"\blet(?:'s| us) ({_CLAUSE_END}+)", re.I), "Current task: {0}", TASK_THEME),
+    (
+        re.compile(rf"\bwe(?: are|'re) working on ({_CLAUSE_END}+)", re.I),
+        "Current task: {0}",
+        TASK_THEME,
+    ),
+    (re.compile(rf"\bthis task is ({_CLAUSE_END}+)", re.I), "Current task: {0}", TASK_THEME),
+    (
+        re.compile(rf"\bfor this conversation,?\s*({_CLAUSE_END}+)", re.I),
+        "For this conversation: {0}",
+        TASK_THEME,
+    ),
+    (re.compile(rf"这个任务是?({_CLAUSE_END}+)"), "当前任务：{0}", TASK_THEME_ZH),
+    (re.compile(rf"我们在做({_CLAUSE_END}+)"), "当前任务：做{0}", TASK_THEME_ZH),
+    (re.compile(rf"这次({_CLAUSE_END}+)"), "本次对话：{0}", TASK_THEME_ZH),
+]
 _MEMORIES_FENCE = re.compile(r"<memories>\s*(.*?)\s*</memories>", re.S)
 # The memory writer's transcript: "user:" then the message in a ``` fence (memory/writer/turns.py).
 _FENCED_USER_BLOCK = re.compile(r"^(?:user|用户)\s*[:：]\s*\n(`{3,})[a-z]*\n(.*?)\n\1", re.M | re.S)
 
 
-def extract_facts(text: str) -> list[tuple[str, str]]:
-    """First-person facts in `text` as (description, theme); questions are skipped."""
-    facts: list[tuple[str, str]] = []
+def extract_memories(text: str) -> list[tuple[str, str, str]]:
+    """What to remember from `text` as (description, theme, scope); questions are skipped.
+
+    First-person facts are "user" scope; a sentence about this conversation's task ("let's …",
+    "we are working on …", "这次…", "这个任务…", "我们在做…") gives "branch" scope memories.
+    """
+    memories: list[tuple[str, str, str]] = []
     for sentence in _SENTENCE_SPLIT.split(text):
         sentence = sentence.strip()
         if not sentence or sentence.endswith(("?", "？")):
             continue
+        scope = "branch" if _TASK_MARKER.search(sentence) else "user"
         for clause in _CLAUSE_SPLIT.split(sentence):
-            rules = _CHINESE_RULES if re.search(r"[\u4e00-\u9fff]", clause) else _ENGLISH_RULES
-            for pattern, template, theme in rules:
-                match = pattern.search(clause)
-                if match:
-                    parts = [part.strip(" '\"") for part in match.groups()]
-                    if all(parts):
-                        facts.append((template.format(*parts), theme))
-                    break  # one fact per clause: the most specific rule wins
-    return list(dict.fromkeys(facts))
+            chinese = re.search(r"[\u4e00-\u9fff]", clause)
+            rules = _CHINESE_RULES if chinese else _ENGLISH_RULES
+            fact = _first_match(clause, rules) or _first_match(clause, _TASK_RULES)
+            if fact is not None:
+                memories.append((*fact, scope))
+    return list(dict.fromkeys(memories))
+
+
+def extract_facts(text: str) -> list[tuple[str, str]]:
+    """`extract_memories` without the scope: (description, theme)."""
+    return [(description, theme) for description, theme, _ in extract_memories(text)]
+
+
+def _first_match(
+    clause: str, rules: list[tuple[re.Pattern[str], str, str]]
+) -> tuple[str, str] | None:
+    """One fact per clause: the first (most specific) rule that matches wins."""
+    for pattern, template, theme in rules:
+        match = pattern.search(clause)
+        if match:
+            parts = [part.strip(" '\"") for part in match.groups()]
+            return (template.format(*parts), theme) if all(parts) else None
+    return None
 
 
 def user_text(messages: Sequence[BaseMessage]) -> str:
@@ -129,14 +175,21 @@ class OfflineChatModel(BaseChatModel):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
-        tool_names = {tool["function"]["name"] for tool in kwargs.get("tools") or []}
-        if "create_memory" in tool_names:
-            reply = self._write_memories(messages, tool_names)
+        tools = kwargs.get("tools") or []
+        tool_parameters = {
+            tool["function"]["name"]: tool["function"].get("parameters", {}).get("properties", {})
+            for tool in tools
+        }
+        if "create_memory" in tool_parameters:
+            reply = self._write_memories(messages, tool_parameters)
         else:
             reply = self._answer(messages)
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
-    def _write_memories(self, messages: list[BaseMessage], tool_names: set[str]) -> AIMessage:
+    def _write_memories(
+        self, messages: list[BaseMessage], tool_parameters: dict[str, dict[str, Any]]
+    ) -> AIMessage:
+        tool_names = set(tool_parameters)
         tool_results = [m for m in messages if isinstance(m, ToolMessage)]
         called = {m.name for m in tool_results}
         if "read_memories" in tool_names and "read_memories" not in called:
@@ -144,13 +197,17 @@ class OfflineChatModel(BaseChatModel):
         if "create_memory" in called:
             return AIMessage(content=f"{LABEL} Done.")
         known = " ".join(_text(m) for m in tool_results).lower()
-        facts = [f for f in extract_facts(user_text(messages)) if f[0].lower() not in known]
+        facts = [f for f in extract_memories(user_text(messages)) if f[0].lower() not in known]
         if not facts:
             return AIMessage(content=f"{LABEL} Nothing new to remember.")
         logger.info("%s writing %d memories by rule", LABEL, len(facts))
-        return _tool_calls_message(
-            [("create_memory", {"content": text, "section": theme}) for text, theme in facts]
-        )
+        # An older create_memory without a scope parameter gets none.
+        takes_scope = "scope" in tool_parameters.get("create_memory", {})
+        calls = []
+        for text, theme, scope in facts:
+            args = {"content": text, "section": theme}
+            calls.append(("create_memory", {**args, "scope": scope} if takes_scope else args))
+        return _tool_calls_message(calls)
 
     def _answer(self, messages: list[BaseMessage]) -> AIMessage:
         system = " ".join(_text(m) for m in messages if isinstance(m, SystemMessage))

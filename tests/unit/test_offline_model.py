@@ -8,9 +8,10 @@ import sys
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import StructuredTool
 
 from graph.models import load_chat_model
-from graph.offline_model import LABEL, OfflineChatModel, extract_facts
+from graph.offline_model import LABEL, OfflineChatModel, extract_facts, extract_memories
 from memory.writer import MemoryConsumer
 from memory.yaml_manager import YamlMemoryManager
 
@@ -44,6 +45,41 @@ def test_chinese_facts() -> None:
         "用户的猫的名字是咪咪",
     ]
     assert {theme for _, theme in facts} == {"身份", "品味"}
+
+
+def test_scope_rule_task_sentences_are_branch_facts_about_the_user_are_user() -> None:
+    said = "I live in Lisbon. Let's plan a trip to Kyoto. For this conversation, my budget is 900."
+    assert extract_memories(said) == [
+        ("User lives in Lisbon", "identity", "user"),
+        ("Current task: plan a trip to Kyoto", "moments", "branch"),
+        ("User's budget is 900", "identity", "branch"),  # a fact, but only for this task
+    ]
+    chinese = extract_memories("我住在上海。我们在做一个网站。这个任务是写一份报告。")
+    assert [(text, scope) for text, _, scope in chinese] == [
+        ("用户住在上海", "user"),
+        ("当前任务：做一个网站", "branch"),
+        ("当前任务：写一份报告", "branch"),
+    ]
+    assert extract_memories("Let me think. Shall we work on it?") == []
+
+
+def create_memory_with_scope(content: str, section: str, scope: str = "user") -> str:
+    """Create a memory."""
+    return "ok"
+
+
+SCOPED_CREATE = StructuredTool.from_function(create_memory_with_scope, name="create_memory")
+
+
+def test_writer_passes_the_scope_when_the_tool_takes_one() -> None:
+    prompt = [HumanMessage("user:\n```text\nI like tea. We are working on a poem.\n```")]
+    scoped = OfflineChatModel().bind_tools([SCOPED_CREATE]).invoke(prompt)
+    assert [c["args"] for c in scoped.tool_calls] == [
+        {"content": "User likes tea", "section": "taste", "scope": "user"},
+        {"content": "Current task: a poem", "section": "moments", "scope": "branch"},
+    ]
+    plain = OfflineChatModel().bind_tools([create_memory]).invoke(prompt)
+    assert all("scope" not in c["args"] for c in plain.tool_calls)
 
 
 def test_writer_reads_first_then_creates_only_new_facts_then_stops() -> None:
