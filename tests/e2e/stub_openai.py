@@ -14,6 +14,11 @@ STUB_MODEL = "stub-model"
 NO_MEMORIES_REPLY = "STUB: I have no memories of you."
 _USER_BLOCK = re.compile(r"^(?:user|用户)\s*[:：]\s*\n(`{3,})[a-z]*\n(.*?)\n\1", re.M | re.S)
 _MEMORIES = re.compile(r"<memories>\s*(.*?)\s*</memories>", re.S)
+# The writer prompt's scope rule, by keyword: what the user says about this conversation's task
+# is a branch memory, anything else a user memory.
+_TASK_MARKER = re.compile(
+    r"\blet's\b|\bwe are working on\b|\bthis task\b|这次|这个任务|我们在做", re.I
+)
 
 
 def _text(content: Any) -> str:
@@ -26,21 +31,19 @@ def scripted_reply(request: dict[str, Any]) -> dict[str, Any]:
     """The assistant message for a request: a memory writer gets one create_memory call for
     what the user said, then finishes; a chat request gets its memories quoted back."""
     messages = request.get("messages", [])
-    tools = {t["function"]["name"] for t in request.get("tools") or []}
+    tools = {t["function"]["name"]: t["function"] for t in request.get("tools") or []}
     if "create_memory" in tools:
         if any(m.get("role") == "tool" for m in messages):
             return {"role": "assistant", "content": "Memory updated."}
         prompt = "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "user")
         said = " ".join(match.group(2).strip() for match in _USER_BLOCK.finditer(prompt))
+        arguments = {"content": f"The user said: {said}", "section": "identity"}
+        if "scope" in tools["create_memory"].get("parameters", {}).get("properties", {}):
+            arguments["scope"] = "branch" if _TASK_MARKER.search(said) else "user"
         call = {
             "id": f"call_{uuid.uuid4().hex[:10]}",
             "type": "function",
-            "function": {
-                "name": "create_memory",
-                "arguments": json.dumps(
-                    {"content": f"The user said: {said}", "section": "identity"}
-                ),
-            },
+            "function": {"name": "create_memory", "arguments": json.dumps(arguments)},
         }
         return {"role": "assistant", "content": None, "tool_calls": [call]}
     system = "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
