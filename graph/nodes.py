@@ -13,6 +13,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from graph.context import Context
+from graph.lineage import acurrent_lineage, current_checkpoint_id, current_lineage
 from graph.memory_access import (
     context_of,
     facade_for,
@@ -24,7 +25,15 @@ from graph.memory_access import (
 from graph.models import load_chat_model
 from graph.state import State
 from graph.tools import CHAT_TOOLS
-from prompts.agent import MEMORIES_BLOCKS, NO_MEMORIES, SYSTEM_PROMPTS, WEEKDAYS_ZH
+from memory.branch import Lineage, Provenance
+from prompts.agent import (
+    CORE_CONTEXT_BLOCKS,
+    CORE_CONTEXT_LABELS,
+    MEMORIES_BLOCKS,
+    NO_MEMORIES,
+    SYSTEM_PROMPTS,
+    WEEKDAYS_ZH,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -42,19 +51,33 @@ def message_text(message: AnyMessage) -> str:
 
 
 def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict:
-    """Find the memories related to the latest user message (sync: the store's sync API is
-    only allowed off the server's event loop)."""
+    """Find the memories related to the latest user message that this branch of the
+    conversation may read, and the user's core context (sync: the store's sync API is only
+    allowed off the server's event loop)."""
+    context = context_of(runtime.context)
+    config = get_config()
+    manager = open_manager(context, resolve_user_id(config, context), runtime.store)
+    core_context = _read_core_context(manager)
     query = next(
         (message_text(m) for m in reversed(state.messages) if isinstance(m, HumanMessage)), ""
     )
     if not query.strip():
-        return {"related_memories": []}
-    context = context_of(runtime.context)
-    manager = open_manager(context, resolve_user_id(get_config(), context), runtime.store)
+        return {"related_memories": [], "core_context": core_context}
     memories = facade_for(manager, context).get_related_memory_from(
-        query, context.retrieval_mode, limit=context.retrieval_limit
+        query,
+        context.retrieval_mode,
+        limit=context.retrieval_limit,
+        lineage=current_lineage(config),
     )
-    return {"related_memories": list(memories)}
+    return {"related_memories": list(memories), "core_context": core_context}
+
+
+def _read_core_context(manager: Any) -> dict[str, str]:
+    try:
+        return dict(manager.get_core_context())
+    except Exception:  # like retrieval: a broken store never breaks the chat
+        logger.exception("reading the core context of %r failed", manager.user_id)
+        return {}
 
 
 def format_memories(memories: list[dict[str, Any]], language: str) -> str:
@@ -78,20 +101,46 @@ def current_time_text(language: str, now: datetime | None = None) -> str:
     return f"{now:%A %Y-%m-%d %H:%M} (UTC{now:%z})"
 
 
-def build_system_prompt(context: Context, memories: list[dict[str, Any]]) -> str:
-    """The system prompt: `context.system_prompt` or the built-in one, placeholders filled."""
+def format_core_context(core_context: dict[str, str], language: str) -> str:
+    """The core context block ("" before it is seeded), escaped like the memories."""
+    labels = CORE_CONTEXT_LABELS[language]
+    lines = []
+    for key, label in labels.items():
+        text = " ".join(str(core_context.get(key, "")).split())
+        if text:
+            lines.append(f"{label}: {text}".replace("<", "&lt;").replace(">", "&gt;"))
+    return CORE_CONTEXT_BLOCKS[language].format(lines="\n".join(lines)) if lines else ""
+
+
+def build_system_prompt(
+    context: Context, memories: list[dict[str, Any]], core_context: dict[str, str] | None = None
+) -> str:
+    """The system prompt: `context.system_prompt` or the built-in one, placeholders filled.
+
+    The core context block goes where `{core_context}` is; a prompt without that placeholder
+    gets it at the end, so that it is always there once seeded.
+    """
     template = context.system_prompt or SYSTEM_PROMPTS[context.language]
+    block = format_core_context(core_context or {}, context.language)
+    if "{core_context}" not in template:
+        template = f"{template}\n\n{{core_context}}" if block else template
+    elif not block:
+        template = template.replace("{core_context}\n\n", "")
     # str.replace, not str.format: a user's own prompt may contain other braces.
-    return template.replace("{current_time}", current_time_text(context.language)).replace(
-        "{memories}", format_memories(memories, context.language)
+    return (
+        template.replace("{current_time}", current_time_text(context.language))
+        .replace("{memories}", format_memories(memories, context.language))
+        .replace("{core_context}", block)
     )
 
 
 def agent(state: State, runtime: Runtime[Context]) -> dict:
-    """Answer with the chat model, memories in the system prompt and the chat tools bound."""
+    """Answer with the chat model; core context and memories in the system prompt, the chat
+    tools bound."""
     context = context_of(runtime.context)
     model = load_chat_model(context.model).bind_tools(CHAT_TOOLS)
-    system = SystemMessage(content=build_system_prompt(context, state.related_memories))
+    prompt = build_system_prompt(context, state.related_memories, state.core_context)
+    system = SystemMessage(content=prompt)
     response = model.invoke([system, *state.messages])
     return {"messages": [response]}
 
@@ -141,11 +190,27 @@ async def ltm_write(state: State, runtime: Runtime[Context]) -> dict:
         return {}
     user_id = resolve_user_id(config, context)
     thread_id = str((config.get("configurable") or {}).get("thread_id") or "no-thread")
+    checkpoint_id = current_checkpoint_id(config)
     # Stable and unique: a retried run re-sends the same id and the manager applies it once.
+    # The checkpoint keeps apart two branches that answer the same user message (an edited
+    # message keeps its id; a regenerated answer starts from the same message).
     turn_id = f"{thread_id}:{user_message.id or uuid.uuid4().hex}"
+    turn_id += f"@{checkpoint_id}" if checkpoint_id else ""
+    provenance = Provenance(thread_id=thread_id, checkpoint_id=checkpoint_id, turn_id=turn_id)
+    lineage = await acurrent_lineage(config)
+    scope_policy = context.memory_scope
     mode = resolve_write_mode(context, config, user_id)
     if mode == "server":
-        await _schedule_server_write(context, user_id, turn_id, thread_id, turn)
+        await _schedule_server_write(
+            context,
+            user_id,
+            turn_id,
+            thread_id,
+            turn,
+            provenance=provenance,
+            lineage=lineage,
+            scope_policy=scope_policy,
+        )
     elif mode == "local":
         writer = local_writer_for(user_id)
         if writer is None:
@@ -153,17 +218,42 @@ async def ltm_write(state: State, runtime: Runtime[Context]) -> dict:
                 f"write_mode 'local' but no local write queue is registered for user {user_id!r}: "
                 "use graph.chat / graph.demo, register one, or choose write_mode 'inline'"
             )
-        await writer.send_history(turn, session_id=thread_id, turn_id=turn_id)
+        await writer.send_history(
+            turn,
+            session_id=thread_id,
+            turn_id=turn_id,
+            provenance=provenance,
+            lineage=lineage,
+            scope_policy=scope_policy,
+        )
     else:
         from graph.writer import write_turn
 
-        await write_turn(context, user_id, turn_id, thread_id, turn, runtime.store)
+        await write_turn(
+            context,
+            user_id,
+            turn_id,
+            thread_id,
+            turn,
+            runtime.store,
+            provenance=provenance,
+            lineage=lineage,
+            scope_policy=scope_policy,
+        )
     logger.debug("turn %s handed to the %s writer", turn_id, mode)
     return {}
 
 
 async def _schedule_server_write(
-    context: Context, user_id: str, turn_id: str, session_id: str, turn: list[dict[str, str]]
+    context: Context,
+    user_id: str,
+    turn_id: str,
+    session_id: str,
+    turn: list[dict[str, str]],
+    *,
+    provenance: Provenance,
+    lineage: Lineage | None,
+    scope_policy: str,
 ) -> None:
     from langgraph_sdk import get_client
 
@@ -179,6 +269,9 @@ async def _schedule_server_write(
         "turn_id": turn_id,
         "session_id": session_id,
         "messages": turn,
+        "provenance": provenance.as_dict(),
+        "lineage": lineage.as_dict() if lineage is not None else None,
+        "scope_policy": scope_policy,
     }
     await client.runs.create(
         writer_thread,

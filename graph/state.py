@@ -19,8 +19,11 @@ class InputState:
 
 @dataclass
 class State(InputState):
-    """The full state. `related_memories` is replaced on every turn by `retrieve_memory`:
-    a list of `{"id", "description", "theme"}` dicts, most relevant first.
+    """The full state, both extra fields replaced on every turn by `retrieve_memory`:
+    `related_memories`, a list of `{"id", "description", "theme"}` dicts, most relevant first,
+    only those this branch of the conversation may read; `core_context`, the user's core
+    context block (`{}` until the first turn was written).
     """
 
     related_memories: list[dict[str, Any]] = field(default_factory=list)
+    core_context: dict[str, str] = field(default_factory=dict)

@@ -11,6 +11,7 @@ from langgraph.config import get_config
 from langgraph.runtime import get_runtime
 
 from graph.context import Context
+from graph.lineage import current_lineage
 from graph.memory_access import context_of, facade_for, open_manager, resolve_user_id
 
 SEARCH_LIMIT = 20
@@ -28,11 +29,12 @@ def search_memory(query: str) -> str:
     """
     runtime = get_runtime(Context)
     context = context_of(runtime.context)
-    user_id = resolve_user_id(get_config(), context)
-    manager = open_manager(context, user_id, runtime.store)
+    config = get_config()
+    manager = open_manager(context, resolve_user_id(config, context), runtime.store)
     # Mechanical search: a deeper recall mid-conversation must not cost another LLM call.
+    # Like retrieve_memory, only what this branch of the conversation may read.
     found = facade_for(manager, context).get_related_memory_from(
-        query, "mechanical", limit=SEARCH_LIMIT
+        query, "mechanical", limit=SEARCH_LIMIT, lineage=current_lineage(config)
     )
     if not found:
         return "No memory matches."

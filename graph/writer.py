@@ -15,19 +15,26 @@ from langgraph.runtime import Runtime
 from graph.context import Context
 from graph.memory_access import context_of, open_manager, resolve_user_id
 from graph.models import load_chat_model
+from memory.branch import Lineage, Provenance, check_scope_policy
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
 class WriterInput:
-    """One turn to write: whose, its stable id, its conversation, and its messages
-    (`[{"role": "user" | "assistant", "content": str}, ...]`)."""
+    """One turn to write: whose, its stable id, its conversation, its messages
+    (`[{"role": "user" | "assistant", "content": str}, ...]`), and where in the conversation's
+    tree it was said: `provenance` (`{thread_id, checkpoint_id, turn_id}`), `lineage`
+    (`{thread_id, checkpoint_ids}`, the checkpoints that turn descends from) and `scope_policy`
+    (`auto`, `user` or `branch`). Without provenance and lineage every memory is the user's."""
 
     user_id: str = ""
     turn_id: str = ""
     session_id: str = ""
     messages: list[dict[str, str]] = field(default_factory=list)
+    provenance: dict[str, str] = field(default_factory=dict)
+    lineage: dict[str, Any] | None = None
+    scope_policy: str = "auto"
 
 
 @dataclass
@@ -44,6 +51,10 @@ async def write_turn(
     session_id: str,
     messages: list[dict[str, str]],
     store: Any | None = None,
+    *,
+    provenance: Provenance | None = None,
+    lineage: Lineage | None = None,
+    scope_policy: str = "auto",
 ) -> Any:
     """Run the memory consumer on one turn; it applies the turn exactly once (key: turn_id).
 
@@ -54,13 +65,24 @@ async def write_turn(
 
     manager = await asyncio.to_thread(open_manager, context, user_id, store)
     consumer = MemoryConsumer(load_chat_model(context.writer_model), language=context.language)
-    return await consumer.consume(session_id, turn_id, messages, manager)
+    return await consumer.consume(
+        session_id,
+        turn_id,
+        messages,
+        manager,
+        provenance=provenance,
+        lineage=lineage,
+        scope_policy=scope_policy,
+    )
 
 
 async def write_memory(state: WriterState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Apply the turn to the user's memory."""
     if not state.turn_id or not state.messages:
         raise ValueError("memory_writer input needs a turn_id and a non-empty messages list")
+    scope_policy = check_scope_policy(state.scope_policy)
+    if state.lineage is not None and not isinstance(state.lineage.get("checkpoint_ids"), list):
+        raise ValueError("memory_writer input lineage needs a checkpoint_ids list")
     context = context_of(runtime.context)
     if state.user_id:
         context = dataclasses.replace(context, user_id=state.user_id)
@@ -73,6 +95,9 @@ async def write_memory(state: WriterState, runtime: Runtime[Context]) -> dict[st
         state.session_id or state.turn_id,
         state.messages,
         runtime.store,
+        provenance=Provenance.from_dict(state.provenance) if state.provenance else None,
+        lineage=Lineage.from_dict(state.lineage),
+        scope_policy=scope_policy,
     )
     summary = getattr(result, "summary", "") or "applied"
     logger.info("memory_writer turn %s for user %r: %s", state.turn_id, user_id, summary)
