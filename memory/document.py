@@ -20,6 +20,7 @@ class MemoryDocument:
     items: dict[str, MemoryItem] = field(default_factory=dict)
     applied_turns: list[str] = field(default_factory=list)
     revision: int = 0
+    core_context: dict[str, str] = field(default_factory=dict)  # persona, human, goal, updated_at
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class Change:
     theme: str | None = None
     reason: str = ""
     other_id: str | None = None  # merge: the item absorbed into `id`
+    scope: str | None = None  # add: "user" (default) or "branch" (needs a provenance checkpoint)
+    supersedes: str | None = None  # add: the ancestor's branch item this version replaces
 
 
 @dataclass(frozen=True)

@@ -25,3 +25,16 @@ class CorruptStoreError(MemoryError_):
 
 class WritesDisabled(MemoryError_):
     """self_check reported FAIL for this user: reads go on, writes wait until it is resolved."""
+
+
+class CopyOnWriteRefused(MemoryError_, ValueError):
+    """A branch tried to change a branch item an ancestor (or a sibling) wrote; it must write its
+    own version (a new branch item with `supersedes`) so the ancestor stays byte-stable."""
+
+    def __init__(self, memory_id: str, op: str, origin_checkpoint: str, checkpoint: str) -> None:
+        self.memory_id = memory_id
+        super().__init__(
+            f"{op} of memory {memory_id!r} refused: it is a branch memory written at checkpoint "
+            f"{origin_checkpoint!r}, not at the current checkpoint {checkpoint!r}; add a new "
+            "branch memory with supersedes instead (copy-on-write)"
+        )

@@ -67,12 +67,37 @@ class MemoryItem:
     latest_update_time: str = ""
     hit: int = 0
     deleted: bool = False
+    # Branch scope (seed 000): "user" items are seen by every thread of the user; "branch" items
+    # only by runs whose checkpoint lineage holds `origin["checkpoint_id"]`.
+    scope: str = "user"
+    origin: dict[str, str] = field(default_factory=dict)  # thread_id, checkpoint_id, turn_id
+    supersedes: str = ""  # the ancestor's branch item this copy-on-write version replaces
 
     @classmethod
-    def create(cls, description: str, theme: str, reason: str = "") -> MemoryItem:
+    def create(
+        cls,
+        description: str,
+        theme: str,
+        reason: str = "",
+        *,
+        scope: str = "user",
+        origin: dict[str, str] | None = None,
+        supersedes: str = "",
+    ) -> MemoryItem:
         """A new item whose history starts with its creation."""
-        item = cls(description=check_description(description), theme=check_theme(theme))
-        item._record("create", check_reason(reason), description=item.description, theme=item.theme)
+        item = cls(
+            description=check_description(description),
+            theme=check_theme(theme),
+            scope=scope,
+            origin=dict(origin or {}),
+            supersedes=supersedes,
+        )
+        details = {"description": item.description, "theme": item.theme}
+        if scope != "user":
+            details["scope"] = scope
+        if supersedes:
+            details["supersedes"] = supersedes
+        item._record("create", check_reason(reason), **details)
         return item
 
     def update(
@@ -149,6 +174,9 @@ class MemoryItem:
             "latest_update_time": self.latest_update_time,
             "hit": self.hit,
             "deleted": self.deleted,
+            "scope": self.scope,
+            "origin": dict(self.origin),
+            "supersedes": self.supersedes,
         }
 
     def _record(self, action: str, reason: str, **details: str) -> None:

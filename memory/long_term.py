@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from memory.branch import Lineage, Provenance
 from memory.manager import BaseMemoryManager
 from memory.retrieval import RetrievalMode, Retrievers
 from memory.writer.consumer import MemoryConsumer
@@ -51,13 +52,18 @@ class LongTermMemory:
     # ── read interface (uplink) ─────────────────────────────────────────
 
     def get_related_memory_from(
-        self, prompt: str, mode: RetrievalMode | str = RetrievalMode.LLM, limit: int = 10
+        self,
+        prompt: str,
+        mode: RetrievalMode | str = RetrievalMode.LLM,
+        limit: int = 10,
+        lineage: Lineage | None = None,
     ) -> list[dict[str, str]]:
         """Memories related to `prompt` as `[{id, description, theme}]`, most relevant first.
 
         `mode` is `llm` (seed default), `mechanical` (BM25) or `hybrid`; LLM modes without a
         model run BM25. Any failure, a corrupt store included, is logged and gives `[]`: a
-        retrieval failure never breaks the chat.
+        retrieval failure never breaks the chat. With a `lineage` (the run's checkpoint ancestor
+        chain), branch memories of other branches are left out (see `memory.branch`).
         """
         try:
             # Kept on the instance so the BM25 index is reused until the store changes.
@@ -65,7 +71,7 @@ class LongTermMemory:
             if retrievers is None or retrievers.llm is not self.llm:
                 retrievers = Retrievers(self.manager, self.llm)
                 self.__dict__["_retrievers"] = retrievers
-            return retrievers.retrieve(prompt, mode, limit)
+            return retrievers.retrieve(prompt, mode, limit, lineage)
         except Exception:
             logger.exception("memory retrieval failed for user %r", self.manager.user_id)
             return []
@@ -111,13 +117,26 @@ class LongTermMemory:
         turn_messages: list[dict[str, str]],
         session_id: str | None = None,
         turn_id: str | None = None,
+        *,
+        provenance: Provenance | None = None,
+        lineage: Lineage | None = None,
+        scope_policy: str = "auto",
     ) -> str:
         """Queue one turn (`[{role, content}]`) for the memory agent; returns its turn id at once.
 
         The turn is in the journal when this returns, so a crash does not lose it; it is applied
         exactly once. Bad input raises ValueError; calling before `start()` raises RuntimeError.
+        `provenance` (thread, checkpoint, turn) and `lineage` make the write branch-aware;
+        `scope_policy` is "auto" (the memory agent chooses), "user" or "branch".
         """
-        return await self._writer().send(turn_messages, session_id, turn_id)
+        return await self._writer().send(
+            turn_messages,
+            session_id,
+            turn_id,
+            provenance=provenance,
+            lineage=lineage,
+            scope_policy=scope_policy,
+        )
 
     async def send_history_from_session(
         self, session_messages: Sequence[Any], session_id: str | None = None

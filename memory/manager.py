@@ -6,10 +6,13 @@ import logging
 import re
 import secrets
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from typing import Any
 
+from memory.branch import Provenance, ProvenanceTransaction, check_scope, origin_checkpoint
+from memory.core_context import merge_core_context
 from memory.document import (
     ApplyResult,
     Change,
@@ -17,7 +20,7 @@ from memory.document import (
     MemoryDocument,
     MemoryTransaction,
 )
-from memory.errors import CorruptStoreError, MemoryNotFound, WritesDisabled
+from memory.errors import CopyOnWriteRefused, CorruptStoreError, MemoryNotFound, WritesDisabled
 from memory.item import MemoryItem, check_description, check_theme
 from memory.repair import SelfCheckReport, item_from_raw
 
@@ -53,6 +56,7 @@ class BaseMemoryManager(ABC):
         self.user_id = validate_user_id(user_id)
         self._writes_blocked: str | None = None
         self.last_report: SelfCheckReport | None = None
+        self._change_listeners: list[Callable[[], object]] = []
 
     # ── storage primitives ──────────────────────────────────────────────
 
@@ -78,6 +82,49 @@ class BaseMemoryManager(ABC):
             if transaction.dirty:
                 document.revision += 1
                 self._save_all(document)
+        if transaction.dirty:
+            self._notify_changed()
+
+    # ── change listeners ────────────────────────────────────────────────
+
+    def add_change_listener(self, callback: Callable[[], object]) -> None:
+        """Call `callback()` after every committed write (e.g. a debounced snapshot)."""
+        self._change_listeners.append(callback)
+
+    def _notify_changed(self) -> None:
+        for callback in list(self._change_listeners):
+            try:
+                callback()
+            except Exception:  # a listener never undoes or fails a committed write
+                logger.exception("memory change listener %r failed", callback)
+
+    # ── core context block (seed 000) ───────────────────────────────────
+
+    def get_core_context(self) -> dict[str, str]:
+        """persona, human, goal and updated_at; `{}` until it is seeded."""
+        return dict(self._read_core_context())
+
+    def set_core_context(
+        self, persona: str | None = None, human: str | None = None, goal: str | None = None
+    ) -> dict[str, str]:
+        """Set the given parts of the core context (None leaves a part as it is); returns it."""
+        changes = {"persona": persona, "human": human, "goal": goal}
+        self._check_writable()
+        context = self._update_core_context({k: v for k, v in changes.items() if v is not None})
+        self._notify_changed()
+        return context
+
+    def _read_core_context(self) -> dict[str, str]:
+        return self._read_document().core_context
+
+    def _update_core_context(self, changes: dict[str, Any]) -> dict[str, str]:
+        """Merge `changes` into the stored block under the write lock; backends may override."""
+        with self._write_lock():
+            document = self._load_all()
+            document.core_context = merge_core_context(document.core_context, changes)
+            # The revision tracks the items (retrieval indexes key on it); the block is apart.
+            self._save_all(document)
+            return dict(document.core_context)
 
     def _read_document(self) -> MemoryDocument:
         """The document for read-only use; backends may serve it from a cache."""
@@ -127,6 +174,10 @@ class BaseMemoryManager(ABC):
                 }
             )
         return groups
+
+    def all_items(self) -> dict[str, MemoryItem]:
+        """Every item by id, tombstones included (what `memory.branch.visible_ids` needs)."""
+        return self._read_document().items
 
     def deleted_items(self) -> dict[str, MemoryItem]:
         """Tombstones by id, for a "recently deleted" view."""
@@ -183,23 +234,45 @@ class BaseMemoryManager(ABC):
                 raise MemoryNotFound(id)
             tx.remove(id)
 
-    def apply(self, changes: Sequence[Change], turn_id: str) -> ApplyResult:
-        """Apply a batch all-or-nothing and record `turn_id`; a repeated turn changes nothing."""
+    def apply(
+        self, changes: Sequence[Change], turn_id: str, provenance: Provenance | None = None
+    ) -> ApplyResult:
+        """Apply a batch all-or-nothing and record `turn_id`; a repeated turn changes nothing.
+
+        With a `provenance`, new items take it as their origin, every history entry written
+        records it, and branch items written at another checkpoint are copy-on-write: update,
+        delete and merge raise CopyOnWriteRefused, a hit is a no-op.
+        """
         if not isinstance(turn_id, str) or not turn_id.strip():
             raise ValueError("turn_id must be a non-empty string")
+        if provenance is not None and not provenance.turn_id:
+            provenance = replace(provenance, turn_id=turn_id)
         with self._transaction() as tx:
             if tx.has_turn(turn_id):
                 return ApplyResult(turn_id=turn_id, applied=False, results=[])
-            results = [self._apply_one(tx, change) for change in changes]
+            work: MemoryTransaction = tx
+            if provenance is not None:
+                work = ProvenanceTransaction(tx, provenance)
+            results = [self._apply_one(work, change, provenance) for change in changes]
             tx.record_turn(turn_id)
             return ApplyResult(turn_id=turn_id, applied=True, results=results)
 
     # ── operations inside a transaction ─────────────────────────────────
 
-    def _apply_one(self, tx: MemoryTransaction, change: Change) -> Any:
+    def _apply_one(
+        self, tx: MemoryTransaction, change: Change, provenance: Provenance | None = None
+    ) -> Any:
         if change.op == "add":
-            return self._add(tx, change.description, change.theme, change.reason, change.id)
+            return self._apply_add(tx, change, provenance)
         target = self._require_id(change.id, change.op)
+        if provenance is not None and change.op in ("update", "delete", "merge", "restore"):
+            self._guard_copy_on_write(tx, target, change.op, provenance)
+            if change.op == "merge" and change.other_id:
+                self._guard_copy_on_write(tx, change.other_id, change.op, provenance)
+        if provenance is not None and change.op == "hit":
+            item = self._live(tx, target)
+            if item.scope == "branch" and origin_checkpoint(item) != provenance.checkpoint_id:
+                return item.hit  # an ancestor's branch item stays byte-stable
         if change.op == "update":
             return self._update(tx, target, change.reason, change.description, change.theme)
         if change.op == "delete":
@@ -213,6 +286,35 @@ class BaseMemoryManager(ABC):
             return self._merge(tx, target, other, change.description, change.theme, change.reason)
         raise ValueError(f"op {change.op!r} is not one of add, update, delete, merge, hit, restore")
 
+    def _apply_add(
+        self, tx: MemoryTransaction, change: Change, provenance: Provenance | None
+    ) -> str:
+        scope = check_scope(change.scope or "user")
+        if scope == "branch" and (provenance is None or not provenance.checkpoint_id):
+            raise ValueError("scope 'branch' needs a provenance with a checkpoint_id")
+        supersedes = change.supersedes or ""
+        if supersedes:
+            if scope != "branch":
+                raise ValueError("supersedes is only for scope 'branch' (a copy-on-write version)")
+            if tx.get(supersedes) is None:
+                raise MemoryNotFound(supersedes, "named by supersedes")
+        origin = provenance.as_dict() if provenance is not None else {}
+        return self._add(
+            tx, change.description, change.theme, change.reason, change.id,
+            scope=scope, origin=origin, supersedes=supersedes,
+        )  # fmt: skip
+
+    @staticmethod
+    def _guard_copy_on_write(
+        tx: MemoryTransaction, memory_id: str, op: str, provenance: Provenance
+    ) -> None:
+        item = tx.get(memory_id)
+        if item is None or item.scope != "branch":
+            return  # unknown ids fail later with MemoryNotFound; user items are shared
+        origin = origin_checkpoint(item)
+        if origin != provenance.checkpoint_id:
+            raise CopyOnWriteRefused(memory_id, op, origin, provenance.checkpoint_id)
+
     def _add(
         self,
         tx: MemoryTransaction,
@@ -220,8 +322,15 @@ class BaseMemoryManager(ABC):
         theme: str | None,
         reason: str,
         wanted_id: str | None,
+        *,
+        scope: str = "user",
+        origin: dict[str, str] | None = None,
+        supersedes: str = "",
     ) -> str:
-        item = MemoryItem.create(check_description(description), check_theme(theme), reason)
+        item = MemoryItem.create(
+            check_description(description), check_theme(theme), reason,
+            scope=scope, origin=origin, supersedes=supersedes,
+        )  # fmt: skip
         if wanted_id is not None:
             if not _MEMORY_ID.match(wanted_id):
                 raise ValueError(f"id {wanted_id!r} must be 1-64 letters, digits, '_' or '-'")

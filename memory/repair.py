@@ -8,7 +8,18 @@ from typing import Any
 from memory.item import MAX_THEME_CHARS, MemoryItem, now_iso
 
 FALLBACK_THEME = "uncategorized"
-_KNOWN_FIELDS = ("description", "theme", "history", "latest_update_time", "hit", "deleted")
+_KNOWN_FIELDS = (
+    "description",
+    "theme",
+    "history",
+    "latest_update_time",
+    "hit",
+    "deleted",
+    "scope",
+    "origin",
+    "supersedes",
+)
+_ORIGIN_KEYS = ("thread_id", "checkpoint_id", "turn_id")
 
 
 @dataclass
@@ -74,6 +85,8 @@ def item_from_raw(memory_id: str, raw: Any, repaired: list[str]) -> MemoryItem:
         deleted = str(deleted).strip().lower() in {"true", "yes", "1"}
         repaired.append(f"{where}: deleted was not true/false; read as {deleted}")
 
+    scope, origin, supersedes = _branch_fields(raw, where, repaired)
+
     item = MemoryItem(
         description=description if isinstance(description, str) else "",
         theme=theme.strip(),
@@ -81,11 +94,39 @@ def item_from_raw(memory_id: str, raw: Any, repaired: list[str]) -> MemoryItem:
         latest_update_time=latest,
         hit=hit,
         deleted=deleted,
+        scope=scope,
+        origin=origin,
+        supersedes=supersedes,
     )
     if not item.description.strip() and not item.deleted:
         repaired.append(f"{where}: description was empty; tombstoned (restore it after editing)")
         item.mark_deleted("self_check: empty description", action="repair")
     return item
+
+
+def _branch_fields(
+    raw: dict[str, Any], where: str, repaired: list[str]
+) -> tuple[str, dict[str, str], str]:
+    """scope, origin and supersedes; absent in files written before branch scope (no repair)."""
+    scope = raw.get("scope", "user")
+    if scope not in ("user", "branch"):
+        repaired.append(f"{where}: scope was {scope!r}; set to 'user' (visible to every thread)")
+        scope = "user"
+    origin = raw.get("origin") or {}
+    if not isinstance(origin, dict) or not all(
+        isinstance(origin.get(key, ""), str) for key in _ORIGIN_KEYS
+    ):
+        repaired.append(f"{where}: origin was not a mapping of text; kept what was readable")
+        origin = {k: str(v) for k, v in origin.items()} if isinstance(origin, dict) else {}
+    origin = {key: origin[key] for key in _ORIGIN_KEYS if origin.get(key)}
+    if scope == "branch" and not origin.get("checkpoint_id"):
+        repaired.append(f"{where}: branch memory without an origin checkpoint; set to 'user'")
+        scope = "user"
+    supersedes = raw.get("supersedes") or ""
+    if not isinstance(supersedes, str):
+        repaired.append(f"{where}: supersedes was not text; cleared")
+        supersedes = ""
+    return str(scope), origin, supersedes
 
 
 def _history_entry(entry: Any) -> dict[str, str]:

@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memory.core_context import merge_core_context
 from memory.document import MemoryDocument, MemoryTransaction
 from memory.errors import CorruptStoreError, MemoryNotFound
 from memory.item import MemoryItem, now_iso
@@ -29,8 +30,10 @@ from memory.sqlite_rows import (
     decode_entry,
     item_params,
     raw_row,
+    read_core_context_row,
     turn_recorded,
     well_formed_item,
+    write_core_context_row,
 )
 
 
@@ -154,6 +157,18 @@ class SqliteMemoryManager(BaseMemoryManager):
                     " (user_id) DO UPDATE SET revision = revision + 1",
                     (self.user_id,),
                 )
+        if transaction.dirty:  # committed: tell the listeners
+            self._notify_changed()
+
+    def _read_core_context(self) -> dict[str, str]:
+        return read_core_context_row(self._conn(), self.user_id)
+
+    def _update_core_context(self, changes: dict[str, Any]) -> dict[str, str]:
+        with self._write_lock():
+            conn = self._conn()
+            context = merge_core_context(read_core_context_row(conn, self.user_id), changes)
+            write_core_context_row(conn, self.user_id, context)
+        return context
 
     def _load_all(self) -> MemoryDocument:
         conn = self._conn()
@@ -169,7 +184,8 @@ class SqliteMemoryManager(BaseMemoryManager):
                     (self.user_id,),
                 )
             ]
-            return MemoryDocument(items, turns, self._revision(conn))
+            core_context = read_core_context_row(conn, self.user_id)
+            return MemoryDocument(items, turns, self._revision(conn), core_context)
         finally:
             if own_transaction:
                 conn.execute("COMMIT")
@@ -192,6 +208,7 @@ class SqliteMemoryManager(BaseMemoryManager):
                 for seq, entry in enumerate(it.history)
             ],
         )
+        write_core_context_row(conn, self.user_id, document.core_context)
         applied = now_iso()
         conn.executemany(
             "INSERT OR IGNORE INTO memory_turns (user_id, turn_id, applied_at) VALUES (?, ?, ?)",

@@ -6,12 +6,13 @@ import json
 import sqlite3
 from typing import Any
 
+from memory.core_context import read_core_context
 from memory.document import MemoryTransaction
 from memory.item import MAX_THEME_CHARS, MemoryItem, now_iso
 from memory.repair import item_from_raw
 
 BUSY_TIMEOUT_MS = 60_000
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 # Migration steps by the schema version they reach; `_migrate` runs the missing ones in order.
 MIGRATIONS: dict[int, list[str]] = {
     1: [
@@ -30,21 +31,31 @@ MIGRATIONS: dict[int, list[str]] = {
         """CREATE TABLE IF NOT EXISTS memory_meta (
             user_id TEXT PRIMARY KEY, revision INTEGER NOT NULL DEFAULT 0)""",
     ],
+    # Branch scope: rows written before it are user-scope items of unknown origin.
+    2: [
+        "ALTER TABLE memory_items ADD COLUMN scope TEXT NOT NULL DEFAULT 'user'",
+        "ALTER TABLE memory_items ADD COLUMN origin TEXT NOT NULL DEFAULT '{}'",
+        "ALTER TABLE memory_items ADD COLUMN supersedes TEXT NOT NULL DEFAULT ''",
+        """CREATE TABLE IF NOT EXISTS memory_core_context (
+            user_id TEXT PRIMARY KEY, context TEXT NOT NULL)""",
+    ],
 }
-ITEM_COLUMNS = "id, description, theme, latest_update_time, hit, deleted"
+ITEM_COLUMNS = "id, description, theme, latest_update_time, hit, deleted, scope, origin, supersedes"
 UPSERT_ITEM = (
-    "INSERT INTO memory_items (user_id, id, description, theme, latest_update_time, hit, deleted)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, id) DO UPDATE SET"
+    "INSERT INTO memory_items (user_id, id, description, theme, latest_update_time, hit, deleted,"
+    " scope, origin, supersedes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (user_id, id) DO UPDATE SET"
     " description = excluded.description, theme = excluded.theme,"
     " latest_update_time = excluded.latest_update_time, hit = excluded.hit,"
-    " deleted = excluded.deleted"
+    " deleted = excluded.deleted, scope = excluded.scope, origin = excluded.origin,"
+    " supersedes = excluded.supersedes"
 )
 INSERT_HISTORY = "INSERT INTO memory_history (user_id, item_id, seq, entry) VALUES (?, ?, ?, ?)"
 
 
 def raw_row(row: tuple[Any, ...], history: list[Any]) -> dict[str, Any]:
     """A stored row as the raw dict `item_from_raw` repairs; 0/1 are SQLite's booleans."""
-    _, description, theme, latest, hit, deleted = row
+    _, description, theme, latest, hit, deleted, scope, origin, supersedes = row
     return {
         "description": description,
         "theme": theme,
@@ -52,6 +63,9 @@ def raw_row(row: tuple[Any, ...], history: list[Any]) -> dict[str, Any]:
         "latest_update_time": latest,
         "hit": hit,
         "deleted": bool(deleted) if deleted in (0, 1) else deleted,
+        "scope": scope,
+        "origin": decode_entry(origin),
+        "supersedes": supersedes,
     }
 
 
@@ -60,7 +74,9 @@ def well_formed_item(row: tuple[Any, ...]) -> MemoryItem | None:
 
     Listing 100,000 rows through `item_from_raw` costs ~0.5 s; rows the app wrote need none of it.
     """
-    memory_id, description, theme, latest, hit, deleted = row
+    memory_id, description, theme, latest, hit, deleted, scope, origin, supersedes = row
+    if scope != "user" or origin != "{}" or supersedes:
+        return None  # branch rows are few: the full path checks their origin
     if (
         isinstance(memory_id, str)
         and isinstance(description, str)
@@ -96,6 +112,9 @@ def item_params(user_id: str, memory_id: str, item: MemoryItem) -> tuple[Any, ..
         item.latest_update_time,
         item.hit,
         int(item.deleted),
+        item.scope,
+        json.dumps(item.origin, ensure_ascii=False, sort_keys=True),
+        item.supersedes,
     )
 
 
@@ -173,4 +192,22 @@ def turn_recorded(conn: sqlite3.Connection, user_id: str, turn_id: str) -> bool:
             "SELECT 1 FROM memory_turns WHERE user_id = ? AND turn_id = ?", (user_id, turn_id)
         ).fetchone()
         is not None
+    )
+
+
+def read_core_context_row(conn: sqlite3.Connection, user_id: str) -> dict[str, str]:
+    row = conn.execute(
+        "SELECT context FROM memory_core_context WHERE user_id = ?", (user_id,)
+    ).fetchone()
+    return read_core_context(decode_entry(row[0])) if row else {}
+
+
+def write_core_context_row(conn: sqlite3.Connection, user_id: str, context: dict[str, str]) -> None:
+    if not context:
+        conn.execute("DELETE FROM memory_core_context WHERE user_id = ?", (user_id,))
+        return
+    conn.execute(
+        "INSERT INTO memory_core_context (user_id, context) VALUES (?, ?) ON CONFLICT (user_id)"
+        " DO UPDATE SET context = excluded.context",
+        (user_id, json.dumps(context, ensure_ascii=False)),
     )

@@ -10,6 +10,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, PutOp
 
+from memory.core_context import merge_core_context, read_core_context
 from memory.document import MemoryDocument, MemoryTransaction
 from memory.errors import MemoryNotFound
 from memory.item import MemoryItem, now_iso
@@ -21,6 +22,7 @@ META_NAMESPACE = "memories_meta"
 TURNS_NAMESPACE = "memories_turns"
 BACKUP_NAMESPACE = "memories_backup"
 REVISION_KEY = "revision"
+CORE_CONTEXT_KEY = "core_context"
 PAGE_SIZE = 1000  # store.search returns at most `limit` items: read in pages
 WRITE_CHUNK = 2000  # Postgres allows 65535 parameters per statement; a put uses four
 
@@ -117,6 +119,21 @@ class StoreMemoryManager(BaseMemoryManager):
             ]
             ops.append(self._revision_op(self._revision() + 1))
             self.store.batch(ops)  # after the body succeeded: an error above writes nothing
+        if transaction.dirty:
+            self._notify_changed()
+
+    def _read_core_context(self) -> dict[str, str]:
+        stored = self.store.get(self.meta_ns, CORE_CONTEXT_KEY)
+        return read_core_context(stored.value if stored else None)
+
+    def _update_core_context(self, changes: dict[str, Any]) -> dict[str, str]:
+        with self._write_lock():
+            context = merge_core_context(self._read_core_context(), changes)
+            self.store.put(self.meta_ns, CORE_CONTEXT_KEY, context, index=False)
+        return context
+
+    def _core_context_op(self, context: dict[str, str]) -> PutOp:
+        return PutOp(self.meta_ns, CORE_CONTEXT_KEY, dict(context) or None, index=False)
 
     def _load_all(self) -> MemoryDocument:
         # Revision first: a write landing mid-scan then makes the document newer than its
@@ -130,7 +147,7 @@ class StoreMemoryManager(BaseMemoryManager):
                 key=lambda kv: (str(kv[1].get("applied_at")), kv[0]),
             )
         ]
-        return MemoryDocument(items, turns, revision)
+        return MemoryDocument(items, turns, revision, self._read_core_context())
 
     def _save_all(self, document: MemoryDocument) -> None:
         stale = {key for key, _ in self._search_all(self.items_ns)} - set(document.items)
@@ -141,6 +158,7 @@ class StoreMemoryManager(BaseMemoryManager):
             PutOp(self.turns_ns, t, {"applied_at": applied}, index=False)
             for t in document.applied_turns
         ]
+        ops.append(self._core_context_op(document.core_context))
         # The revision goes last so that a reader never sees the new revision with old items.
         for start in range(0, len(ops), WRITE_CHUNK):
             self.store.batch(ops[start : start + WRITE_CHUNK])

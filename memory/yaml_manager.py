@@ -15,6 +15,7 @@ from typing import Any
 import portalocker
 import yaml
 
+from memory.core_context import read_core_context
 from memory.errors import CorruptStoreError
 from memory.item import MemoryItem
 from memory.manager import BaseMemoryManager, MemoryDocument
@@ -60,6 +61,8 @@ class YamlMemoryManager(BaseMemoryManager):
             "items": {i: item.to_dict() for i, item in document.items.items()},
             "applied_turns": document.applied_turns,
         }
+        if document.core_context:
+            data["core_context"] = dict(document.core_context)
         text = _HEADER + yaml.dump(
             data, Dumper=_Dumper, allow_unicode=True, default_flow_style=False, sort_keys=False
         )
@@ -79,7 +82,9 @@ class YamlMemoryManager(BaseMemoryManager):
         _fsync_directory(self.directory)
         # What parsing `text` would give, without PyYAML: the next write skips the parse.
         items, repairs = self._validate_all_items(data["items"])
-        parsed = MemoryDocument(items, list(document.applied_turns), document.revision)
+        parsed = MemoryDocument(
+            items, list(document.applied_turns), document.revision, dict(document.core_context)
+        )
         self._parsed = None if repairs else (text, parsed, [])
 
     def _read_document(self) -> MemoryDocument:
@@ -127,7 +132,9 @@ class YamlMemoryManager(BaseMemoryManager):
         if not isinstance(data, dict):
             raise CorruptStoreError(f"{self.path} must hold a mapping, found {type(data).__name__}")
         repairs: list[str] = []
+        core_context: dict[str, str] = {}
         if "items" in data and isinstance(data.get("items"), dict | None):
+            core_context = read_core_context(data.get("core_context"), repairs)
             raw_items = data.get("items") or {}
             turns = data.get("applied_turns") or []
             revision = data.get("revision", 0)
@@ -142,7 +149,8 @@ class YamlMemoryManager(BaseMemoryManager):
             revision = 0
         items, item_repairs = self._validate_all_items(raw_items)
         repairs.extend(item_repairs)
-        return MemoryDocument(items, [str(t) for t in turns], revision), repairs
+        document = MemoryDocument(items, [str(t) for t in turns], revision, core_context)
+        return document, repairs
 
     # ── self-check ──────────────────────────────────────────────────────
 
@@ -176,7 +184,9 @@ class YamlMemoryManager(BaseMemoryManager):
 def _copy_document(document: MemoryDocument) -> MemoryDocument:
     """A copy a transaction may change without touching the remembered parse."""
     items = {i: MemoryItem(**item.to_dict()) for i, item in document.items.items()}
-    return MemoryDocument(items, list(document.applied_turns), document.revision)
+    return MemoryDocument(
+        items, list(document.applied_turns), document.revision, dict(document.core_context)
+    )
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory.branch import Lineage
 from memory.manager import BaseMemoryManager
 from memory.retrieval.hybrid import HybridRetriever
 from memory.retrieval.llm import LLMRetriever, OnFailure
@@ -38,14 +39,22 @@ class Retrievers:
             self._mechanical = MechanicalRetriever(self.manager)
         return self._mechanical
 
-    def retrieve(self, query: str, mode: RetrievalMode | str, limit: int = 10) -> list[dict]:
-        """Run `mode`; LLM modes without a model run BM25 instead (logged once per process)."""
+    def retrieve(
+        self,
+        query: str,
+        mode: RetrievalMode | str,
+        limit: int = 10,
+        lineage: Lineage | None = None,
+    ) -> list[dict]:
+        """Run `mode`; LLM modes without a model run BM25 instead (logged once per process).
+
+        With a `lineage`, only the memories that run may read (see `memory.branch`)."""
         mode = RetrievalMode.parse(mode)
         if mode is not RetrievalMode.MECHANICAL and self.llm is None:
             _warn_without_llm(mode)
             mode = RetrievalMode.MECHANICAL
         if mode is RetrievalMode.MECHANICAL:
-            return self.mechanical.retrieve(query, limit)
+            return self.mechanical.retrieve(query, limit, lineage)
         if mode is RetrievalMode.LLM:
             if self._llm is None:
                 self._llm = LLMRetriever(
@@ -55,7 +64,7 @@ class Retrievers:
                     language=self.language,
                     on_failure=self.on_failure,
                 )
-            return self._llm.retrieve(query, limit)
+            return self._llm.retrieve(query, limit, lineage)
         if self._hybrid is None:
             self._hybrid = HybridRetriever(
                 self.manager,
@@ -64,7 +73,7 @@ class Retrievers:
                 language=self.language,
                 on_failure=self.on_failure,
             )
-        return self._hybrid.retrieve(query, limit)
+        return self._hybrid.retrieve(query, limit, lineage)
 
 
 def get_related_memories(
@@ -73,10 +82,11 @@ def get_related_memories(
     mode: RetrievalMode | str = RetrievalMode.LLM,
     llm: Any | None = None,
     limit: int = 10,
+    lineage: Lineage | None = None,
 ) -> list[dict]:
     """Memories related to `query` as `{id, description, theme}`, best first, by `mode`."""
     retrievers = shared_retrievers(manager, llm)
-    return retrievers.retrieve(query, mode, limit)
+    return retrievers.retrieve(query, mode, limit, lineage)
 
 
 def shared_retrievers(manager: BaseMemoryManager, llm: Any | None = None) -> Retrievers:

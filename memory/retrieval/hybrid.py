@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from memory.branch import Lineage
 from memory.manager import BaseMemoryManager
 from memory.retrieval.llm import LLMRetriever, OnFailure
 from memory.retrieval.mechanical import MechanicalRetriever
@@ -48,17 +49,31 @@ class HybridRetriever:
         self.extra_recent = extra_recent
         self.extra_hit = extra_hit
 
-    def retrieve(self, query: str, limit: int = 10) -> list[dict]:
-        """Memories related to `query` as `{id, description, theme}`, most relevant first."""
+    def retrieve(self, query: str, limit: int = 10, lineage: Lineage | None = None) -> list[dict]:
+        """Memories related to `query` as `{id, description, theme}`, most relevant first.
+
+        With a `lineage`, only memories that run may read are candidates (and shown).
+        """
         if not isinstance(query, str) or not query.strip() or limit <= 0:
             return []
         index = self.mechanical.index()
+        visible = None if lineage is None else self.mechanical.visible(lineage)
         if index.size <= self.max_items and index.total_chars <= self.max_chars:
-            return self.llm_retriever.select(query, index.live_entries(), limit)
-        chosen = self.mechanical.rank(index, query, self.candidates)
-        chosen += index.recent_order[: self.extra_recent] + index.hit_order[: self.extra_hit]
+            entries = index.live_entries()
+            if visible is not None:
+                entries = [entry for entry in entries if entry.id in visible]
+            return self.llm_retriever.select(query, entries, limit, lineage)
+        if visible is None or lineage is None:
+            chosen = self.mechanical.rank(index, query, self.candidates)
+            recent, used = index.recent_order, index.hit_order
+        else:
+            chosen = self.mechanical.rank_visible(index, query, self.candidates, lineage)
+            recent = [i for i in index.recent_order if index.entries[i].id in visible]
+            used = [i for i in index.hit_order if index.entries[i].id in visible]
+        chosen += recent[: self.extra_recent] + used[: self.extra_hit]
         positions = list(dict.fromkeys(chosen))  # BM25 order first, no repeats
         logger.debug(
             "hybrid retrieval: %d of %d memories go to the model", len(positions), index.size
         )
-        return self.llm_retriever.select(query, [index.entries[i] for i in positions], limit)
+        candidates = [index.entries[i] for i in positions]
+        return self.llm_retriever.select(query, candidates, limit, lineage)

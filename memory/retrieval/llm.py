@@ -10,6 +10,7 @@ from typing import Any, Literal
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from memory.branch import Lineage, visible_ids
 from memory.item import MemoryItem
 from memory.manager import BaseMemoryManager
 from memory.retrieval.bm25_index import IndexedMemory
@@ -76,19 +77,35 @@ class LLMRetriever:
         self.on_failure: OnFailure = on_failure
         self.last_failure: str | None = None  # why the last call fell back, for logs and tests
 
-    def retrieve(self, query: str, limit: int = 10) -> list[dict]:
-        """Memories related to `query` as `{id, description, theme}`, most relevant first."""
+    def retrieve(self, query: str, limit: int = 10, lineage: Lineage | None = None) -> list[dict]:
+        """Memories related to `query` as `{id, description, theme}`, most relevant first.
+
+        With a `lineage`, the model is shown only the memories that run may read.
+        """
         if not isinstance(query, str) or not query.strip() or limit <= 0:
             return []
         try:
-            entries = entries_from_items(self.manager.list_items())
+            items = self.manager.list_items()
+            if lineage is not None:
+                visible = visible_ids(self.manager.all_items(), lineage)
+                items = {i: item for i, item in items.items() if i in visible}
+            entries = entries_from_items(items)
         except Exception as exc:
             logger.warning("LLM retrieval could not read the store: %s", exc)
             return []
-        return self.select(query, entries, limit)
+        return self.select(query, entries, limit, lineage)
 
-    def select(self, query: str, entries: Sequence[IndexedMemory], limit: int) -> list[dict]:
-        """Ask the model to choose among `entries` (all memories, or hybrid's candidates)."""
+    def select(
+        self,
+        query: str,
+        entries: Sequence[IndexedMemory],
+        limit: int,
+        lineage: Lineage | None = None,
+    ) -> list[dict]:
+        """Ask the model to choose among `entries` (all memories, or hybrid's candidates).
+
+        `entries` are already filtered to the lineage; it is passed on to the BM25 fallback.
+        """
         self.last_failure = None
         if not entries:
             return []
@@ -102,10 +119,11 @@ class LLMRetriever:
                 answer = self.llm.invoke(messages)
             indices = parse_indices(message_text(getattr(answer, "content", answer)), len(entries))
         except Exception as exc:
-            return self._fail(query, limit, f"the model raised {type(exc).__name__}: {exc}")
+            reason = f"the model raised {type(exc).__name__}: {exc}"
+            return self._fail(query, limit, reason, lineage)
         if indices is None:
             text = message_text(getattr(answer, "content", answer))
-            return self._fail(query, limit, f"unusable answer {text[:200]!r}")
+            return self._fail(query, limit, f"unusable answer {text[:200]!r}", lineage)
         return [entries[i].as_result() for i in indices[:limit]]
 
     def messages(self, query: str, entries: Sequence[IndexedMemory]) -> list[Any]:
@@ -121,14 +139,16 @@ class LLMRetriever:
         )
         return [SystemMessage(content=system), HumanMessage(content=user)]
 
-    def _fail(self, query: str, limit: int, reason: str) -> list[dict]:
+    def _fail(
+        self, query: str, limit: int, reason: str, lineage: Lineage | None = None
+    ) -> list[dict]:
         self.last_failure = reason
         if self.on_failure == "empty" or self.fallback is None:
             logger.warning("LLM retrieval failed (%s); returning no memories", reason)
             return []
         logger.warning("LLM retrieval failed (%s); using the BM25 result", reason)
         try:
-            return self.fallback.retrieve(query, limit)
+            return self.fallback.retrieve(query, limit, lineage)
         except Exception as exc:
             logger.warning("BM25 fallback failed too: %s", exc)
             return []

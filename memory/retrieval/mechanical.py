@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from memory.branch import Lineage, filter_ranked, overfetch_k, visible_ids
 from memory.manager import BaseMemoryManager
 from memory.retrieval.bm25_index import Bm25Index
 from memory.retrieval.query import read_query
@@ -36,6 +37,7 @@ class MechanicalRetriever:
         self.manager = manager
         self.builds = 0  # indexes made, one per revision seen (tests and benchmarks read it)
         self._index: Bm25Index | None = None
+        self._visible: tuple[tuple[str, Lineage], set[str]] | None = None
         self._lock = threading.Lock()
 
     def index(self) -> Bm25Index:
@@ -57,14 +59,47 @@ class MechanicalRetriever:
                 logger.debug("built BM25 index of %d memories at revision %s", index.size, revision)
         return index
 
-    def retrieve(self, query: str, limit: int = 10) -> list[dict]:
-        """Memories related to `query` as `{id, description, theme}`, most relevant first."""
+    def visible(self, lineage: Lineage) -> set[str]:
+        """Ids a run with `lineage` may read, computed once per store revision and lineage."""
+        key = (store_version(self.manager), lineage)
+        cached = self._visible
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        visible = visible_ids(self.manager.all_items(), lineage)
+        self._visible = (key, visible)
+        return visible
+
+    def retrieve(self, query: str, limit: int = 10, lineage: Lineage | None = None) -> list[dict]:
+        """Memories related to `query` as `{id, description, theme}`, most relevant first.
+
+        With a `lineage`, only memories that run may read: the ranking over-fetches
+        (`overfetch_k(limit)` candidates), then keeps the visible ones in rank order.
+        """
         if not isinstance(query, str) or not query.strip() or limit <= 0:
             return []
         index = self.index()
         if not index.size:
             return []
-        return [index.entries[i].as_result() for i in self.rank(index, query, limit)]
+        if lineage is None:
+            return [index.entries[i].as_result() for i in self.rank(index, query, limit)]
+        positions = self.rank_visible(index, query, limit, lineage)
+        return [index.entries[i].as_result() for i in positions]
+
+    def rank_visible(self, index: Bm25Index, query: str, limit: int, lineage: Lineage) -> list[int]:
+        """`rank` restricted to what `lineage` may read, rank order kept.
+
+        When the over-fetched window holds fewer than `limit` visible memories and the ranking
+        goes on, the window widens, so the result equals filtering the whole ranking.
+        """
+        visible = self.visible(lineage)
+        window = overfetch_k(limit)
+        while True:
+            positions = self.rank(index, query, window)
+            by_id = {index.entries[i].id: i for i in positions}
+            kept = filter_ranked(by_id, visible, limit)
+            if len(kept) >= limit or len(positions) < window or window >= index.size:
+                return [by_id[memory_id] for memory_id in kept]
+            window *= 4
 
     def rank(self, index: Bm25Index, query: str, limit: int) -> list[int]:
         """Positions in `index`, best first: BM25, or the broad-query rule for broad queries."""

@@ -14,13 +14,15 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.errors import GraphRecursionError
 
+from memory.branch import Lineage, Provenance
+from memory.core_context import GOAL_SEED_CHARS, HUMAN_SEED_CHARS, truncate
 from memory.manager import BaseMemoryManager, Change
 from memory.writer.guards import detect_forget_request
 from memory.writer.staging import EventCallback, ToolEvent
 from memory.writer.tools import make_memory_tools
 from memory.writer.trace import WriteTrace
 from memory.writer.turns import check_turn_messages, contains_cjk, format_turn
-from prompts.writer import WriterPrompts, format_sections, writer_prompts
+from prompts.writer import WriterPrompts, default_persona, format_sections, writer_prompts
 
 logger = logging.getLogger(__name__)
 
@@ -111,9 +113,17 @@ class MemoryConsumer:
         on_event: EventCallback | None = None,
         *,
         trace: WriteTrace | None = None,
+        provenance: Provenance | None = None,
+        lineage: Lineage | None = None,
+        scope_policy: str = "auto",
+        persona: str | None = None,
     ) -> ConsumeResult:
         """Run the memory agent on one turn and apply its changes exactly once.
 
+        `provenance` and `lineage` make the turn branch-aware (see `memory.branch`);
+        `scope_policy` forces the scope of new memories ("user" / "branch") or lets the agent
+        choose ("auto"). After the first applied turn of a user without a core context, it is
+        seeded (`persona`, the user's facts, the turn's first request as the goal).
         Raises ValueError for bad input and MemoryWriteFailed when nothing could be written.
         """
         turn = check_turn_messages(turn_messages)
@@ -138,6 +148,9 @@ class MemoryConsumer:
             forget_requested=detect_forget_request(user_words),
             on_event=on_event,
             turn_id=turn_id,
+            provenance=provenance,
+            lineage=lineage,
+            scope_policy=scope_policy,
         )
         await asyncio.to_thread(toolkit.view.load)  # the snapshot the agent works on
         prompts = self._prompts_for(turn)
@@ -155,7 +168,9 @@ class MemoryConsumer:
         if trace is not None:
             await asyncio.to_thread(trace.stage, user_id, turn_id, session_id, staged)
         try:
-            outcome = await asyncio.to_thread(manager.apply, toolkit.changes, turn_id)
+            # Managers that override apply() without branch support still work without one.
+            branch = {"provenance": provenance} if provenance is not None else {}
+            outcome = await asyncio.to_thread(manager.apply, toolkit.changes, turn_id, **branch)
         except Exception as exc:  # e.g. the user deleted a memory in the editor meanwhile
             if trace is not None:
                 await asyncio.to_thread(trace.discard_staged, user_id, turn_id)
@@ -165,6 +180,9 @@ class MemoryConsumer:
                 await asyncio.to_thread(trace.mark_applied, user_id, turn_id)
             else:
                 await asyncio.to_thread(trace.discard_staged, user_id, turn_id)
+        if outcome.applied:
+            language = "zh" if prompts is writer_prompts("zh") else "en"
+            await asyncio.to_thread(self._seed_core_context, manager, turn, persona, language)
         return ConsumeResult(
             turn_id,
             outcome.applied,
@@ -173,6 +191,29 @@ class MemoryConsumer:
             outcome.results,
             summary,
         )
+
+    @staticmethod
+    def _seed_core_context(
+        manager: BaseMemoryManager,
+        turn: list[dict[str, str]],
+        persona: str | None,
+        language: str,
+    ) -> None:
+        """Seed the core context block once, after the user's first applied turn."""
+        try:
+            if manager.get_core_context():
+                return
+            facts = [
+                item.description for item in manager.list_items().values() if item.scope == "user"
+            ]
+            first_request = next((m["content"] for m in turn if m["role"] == "user"), "")
+            manager.set_core_context(
+                persona=persona if persona is not None else default_persona(language),
+                human=truncate("; ".join(facts), HUMAN_SEED_CHARS),
+                goal=truncate(first_request, GOAL_SEED_CHARS),
+            )
+        except Exception:  # the turn is applied; a missing block is seeded next turn
+            logger.exception("seeding the core context of %s failed", manager.user_id)
 
     async def _run_agent(self, agent: Any, user_prompt: str, turn_id: str) -> str:
         config = {"recursion_limit": 2 * self.step_limit + 1}
@@ -205,12 +246,27 @@ class MemoryConsumer:
         on_event: EventCallback | None = None,
         *,
         trace: WriteTrace | None = None,
+        provenance: Provenance | None = None,
+        lineage: Lineage | None = None,
+        scope_policy: str = "auto",
+        persona: str | None = None,
     ) -> ConsumeResult:
         """`consume` for callers without an event loop (sync graph nodes, scripts)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             return asyncio.run(
-                self.consume(session_id, turn_id, turn_messages, manager, on_event, trace=trace)
+                self.consume(
+                    session_id,
+                    turn_id,
+                    turn_messages,
+                    manager,
+                    on_event,
+                    trace=trace,
+                    provenance=provenance,
+                    lineage=lineage,
+                    scope_policy=scope_policy,
+                    persona=persona,
+                )
             )
         raise RuntimeError("consume_sync was called inside a running event loop; await consume()")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from memory.branch import Lineage, Provenance, check_scope_policy
 from memory.item import now_iso
 
 TurnState = Literal["pending", "done", "dead"]
@@ -32,6 +33,8 @@ CREATE TABLE IF NOT EXISTS turns (
 );
 CREATE INDEX IF NOT EXISTS turns_by_state ON turns (user_id, state, seq);
 """
+# Added with branch scope: JSON {provenance, lineage, scope_policy}; NULL for older rows.
+_BRANCH_COLUMN = "ALTER TABLE turns ADD COLUMN branch TEXT"
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,34 @@ class QueuedTurn:
     last_error: str | None = None
     created_at: str = ""
     updated_at: str = ""
+    provenance: Provenance | None = None
+    lineage: Lineage | None = None
+    scope_policy: str = "auto"
+
+    def branch_json(self) -> str | None:
+        """The branch fields as the journal stores them (None when there are none)."""
+        if self.provenance is None and self.lineage is None and self.scope_policy == "auto":
+            return None
+        return json.dumps(
+            {
+                "provenance": self.provenance.as_dict() if self.provenance else None,
+                "lineage": self.lineage.as_dict() if self.lineage else None,
+                "scope_policy": self.scope_policy,
+            },
+            ensure_ascii=False,
+        )
+
+    def with_branch_json(self, text: str | None) -> QueuedTurn:
+        if not text:
+            return self
+        data = json.loads(text)
+        provenance = data.get("provenance")
+        return replace(
+            self,
+            provenance=Provenance.from_dict(provenance) if provenance is not None else None,
+            lineage=Lineage.from_dict(data.get("lineage")),
+            scope_policy=check_scope_policy(data.get("scope_policy") or "auto"),
+        )
 
 
 class TurnJournal:
@@ -74,6 +105,17 @@ class TurnJournal:
         self._db.execute(f"PRAGMA synchronous={durability.upper()}")
         self._db.execute("PRAGMA busy_timeout=10000")
         self._db.executescript(_SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Journals written before branch scope lack the `branch` column: add it."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(turns)")}
+        if "branch" not in columns:
+            try:
+                self._db.execute(_BRANCH_COLUMN)
+            except sqlite3.OperationalError as exc:  # another process added it meanwhile
+                if "duplicate column" not in str(exc):
+                    raise
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -94,12 +136,13 @@ class TurnJournal:
         """
         now = now_iso()
         messages = json.dumps(turn.messages, ensure_ascii=False)
+        branch = turn.branch_json()
         with self._write() as db:
             row = db.execute(
                 "INSERT INTO turns (user_id, turn_id, session_id, messages, created_at, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+                "updated_at, branch) VALUES (?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (user_id, turn_id) DO NOTHING RETURNING seq",
-                (turn.user_id, turn.turn_id, turn.session_id, messages, now, now),
+                (turn.user_id, turn.turn_id, turn.session_id, messages, now, now, branch),
             ).fetchone()
         if row is not None:  # the common case: one statement, one commit
             return replace(turn, seq=row[0], created_at=now, updated_at=now)
@@ -164,12 +207,14 @@ class TurnJournal:
     def _select(self, where: str, params: tuple[object, ...]) -> list[QueuedTurn]:
         query = (
             "SELECT user_id, turn_id, session_id, messages, seq, state, attempts, last_error, "
-            f"created_at, updated_at FROM turns {where}"
+            f"created_at, updated_at, branch FROM turns {where}"
         )
         with self._lock:
             rows = self._db.execute(query, params).fetchall()
         return [
-            QueuedTurn(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6], r[7], r[8], r[9])
+            QueuedTurn(
+                r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6], r[7], r[8], r[9]
+            ).with_branch_json(r[10])
             for r in rows
         ]
 

@@ -8,6 +8,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
+from memory.branch import Lineage, Provenance, check_scope_policy
 from memory.manager import BaseMemoryManager
 from memory.writer.journal import QueuedTurn, TurnJournal
 from memory.writer.staging import EventCallback
@@ -29,6 +30,9 @@ class TurnConsumer(Protocol):
         on_event: EventCallback | None = None,
         *,
         trace: WriteTrace | None = None,
+        provenance: Provenance | None = None,
+        lineage: Lineage | None = None,
+        scope_policy: str = "auto",
     ) -> Any: ...
 
 
@@ -124,8 +128,15 @@ class DurableWriteQueue:
         turn_messages: list[dict[str, str]],
         session_id: str | None = None,
         turn_id: str | None = None,
+        *,
+        provenance: Provenance | None = None,
+        lineage: Lineage | None = None,
+        scope_policy: str = "auto",
     ) -> str:
-        """Journal the turn (durable on return), queue it, and return its turn id at once."""
+        """Journal the turn (durable on return), queue it, and return its turn id at once.
+
+        The branch fields are journaled with it, so a replayed turn writes to the same branch.
+        """
         if not self.running:
             raise RuntimeError(
                 "the memory writer is not running: call start() inside the event loop"
@@ -133,7 +144,15 @@ class DurableWriteQueue:
         messages = check_turn_messages(turn_messages)
         if turn_id is not None and (not isinstance(turn_id, str) or not turn_id.strip()):
             raise ValueError("turn_id must be a non-empty string when given")
-        turn = QueuedTurn(self.manager.user_id, turn_id or uuid.uuid4().hex, session_id, messages)
+        turn = QueuedTurn(
+            self.manager.user_id,
+            turn_id or uuid.uuid4().hex,
+            session_id,
+            messages,
+            provenance=provenance,
+            lineage=lineage,
+            scope_policy=check_scope_policy(scope_policy),
+        )
         # One SQLite commit, in the loop: a hop to a worker thread costs more than the write
         # itself when the machine is busy (see bench/write_path.py). The local queue serves the
         # CLI and notebooks; under the LangGraph server, turns go to the memory_writer graph.
@@ -171,6 +190,13 @@ class DurableWriteQueue:
     async def _process(self, turn: QueuedTurn) -> None:
         user_id = turn.user_id
         while True:
+            # Consumers written before branch scope take no branch arguments: pass them only
+            # when the turn has any.
+            branch: dict[str, Any] = {}
+            if turn.provenance is not None or turn.lineage is not None:
+                branch = {"provenance": turn.provenance, "lineage": turn.lineage}
+            if turn.scope_policy != "auto":
+                branch["scope_policy"] = turn.scope_policy
             try:
                 await self.consumer.consume(
                     turn.session_id,
@@ -179,6 +205,7 @@ class DurableWriteQueue:
                     self.manager,
                     self.on_event,
                     trace=self.trace,
+                    **branch,
                 )
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory.branch import Lineage, origin_checkpoint, visible_ids
 from memory.item import now_iso
 from memory.manager import BaseMemoryManager, Change
 
@@ -39,6 +40,8 @@ class StagedMemory:
     description: str
     theme: str
     new: bool = False
+    scope: str = "user"
+    origin_checkpoint: str = ""  # branch memories: the checkpoint that wrote them
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,8 @@ class StagedView:
     events: list[ToolEvent] = field(default_factory=list)
     on_event: EventCallback | None = None
     turn_id: str = ""
-    tombstone_ids: set[str] = field(default_factory=set)
+    lineage: Lineage | None = None  # with one, only what this branch may read is shown
+    tombstone_ids: set[str] = field(default_factory=set)  # every stored id not shown (taken)
     _next_short_id: int = 1
     _loaded: bool = False
 
@@ -67,13 +71,36 @@ class StagedView:
         """Read the store once; short ids 1, 2, 3 … follow the store's order."""
         if self._loaded:
             return
-        for real_id, item in self.manager.list_items().items():
-            self._add_live(real_id, item.description, item.theme, new=False)
-        self.tombstone_ids = set(self.manager.deleted_items())
+        items = self.manager.list_items()
+        stored = self.manager.all_items()
+        if self.lineage is not None:
+            visible = visible_ids(stored, self.lineage)
+            items = {i: item for i, item in items.items() if i in visible}
+        for real_id, item in items.items():
+            self._add_live(
+                real_id,
+                item.description,
+                item.theme,
+                new=False,
+                scope=item.scope,
+                origin_checkpoint=origin_checkpoint(item),
+            )
+        self.tombstone_ids = set(stored) - set(items)
         self._loaded = True
 
-    def _add_live(self, real_id: str, description: str, theme: str, *, new: bool) -> StagedMemory:
-        memory = StagedMemory(self._next_short_id, real_id, description, theme, new)
+    def _add_live(
+        self,
+        real_id: str,
+        description: str,
+        theme: str,
+        *,
+        new: bool,
+        scope: str = "user",
+        origin_checkpoint: str = "",
+    ) -> StagedMemory:
+        memory = StagedMemory(
+            self._next_short_id, real_id, description, theme, new, scope, origin_checkpoint
+        )
         self.live[memory.short_id] = memory
         self._next_short_id += 1
         return memory
@@ -91,9 +118,18 @@ class StagedView:
             candidate = self.manager._generate_id()
         return candidate
 
-    def stage_new(self, description: str, theme: str) -> StagedMemory:
+    def stage_new(
+        self, description: str, theme: str, scope: str = "user", origin_checkpoint: str = ""
+    ) -> StagedMemory:
         """A created memory: visible under the next short id until commit."""
-        return self._add_live(self.next_real_id(), description, theme, new=True)
+        return self._add_live(
+            self.next_real_id(),
+            description,
+            theme,
+            new=True,
+            scope=scope,
+            origin_checkpoint=origin_checkpoint,
+        )
 
     def record(self, tool: str, arguments: dict[str, Any], result: str, ok: bool) -> ToolEvent:
         """Log one tool call and tell the listener; a failing listener never breaks the agent."""
@@ -127,5 +163,6 @@ class StagedView:
             lines.append(f"## {theme}")
             for memory in memories:
                 text = " ".join(memory.description.split())  # one line each: data, not markup
-                lines.append(f"[{memory.short_id}] {text}")
+                marker = " (this conversation)" if memory.scope == "branch" else ""
+                lines.append(f"[{memory.short_id}]{marker} {text}")
         return "\n".join(lines)

@@ -9,6 +9,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
+from memory.branch import Provenance
 from memory.item import check_description, check_reason, check_theme
 from memory.manager import Change
 from memory.writer.guards import find_secret
@@ -28,6 +29,8 @@ class MemoryToolkit:
     view: StagedView
     max_deletes: int = 3
     forget_requested: bool = False
+    provenance: Provenance | None = None  # where this turn writes (thread, checkpoint, turn)
+    scope_policy: str = "auto"  # "auto": the model chooses; "user" / "branch" force the scope
     tools: list[BaseTool] = field(default_factory=list)
     _hit_this_turn: set[int] = field(default_factory=set)
     _pending: list[tuple[Change, dict[str, str]]] = field(default_factory=list)
@@ -95,21 +98,74 @@ class MemoryToolkit:
         # Held until `call` has the finished event; then staged with it (for the trace).
         self._pending.append((change, real_ids))
 
-    def create(self, content: Any, section: Any) -> str:
+    @property
+    def checkpoint(self) -> str:
+        """The checkpoint this turn writes at ("" without branch information)."""
+        return self.provenance.checkpoint_id if self.provenance is not None else ""
+
+    def _scope(self, requested: Any) -> str:
+        if requested not in ("user", "branch"):
+            raise ToolCallError(
+                "scope must be 'user' (facts about the user) or 'branch' (this conversation's "
+                "task or plan)."
+            )
+        scope = str(requested) if self.scope_policy == "auto" else self.scope_policy
+        # Without a checkpoint there are no branches to keep apart: everything is the user's.
+        return scope if self.checkpoint else "user"
+
+    def _inherited(self, memory: StagedMemory) -> bool:
+        """A branch memory an ancestor wrote: this branch may not change it in place."""
+        return (
+            bool(self.checkpoint)
+            and memory.scope == "branch"
+            and not memory.new
+            and memory.origin_checkpoint != self.checkpoint
+        )
+
+    def _writable(self, memory: StagedMemory) -> StagedMemory:
+        """Copy-on-write: stage this branch's own version of an inherited memory and aim the
+        short id at it, so the ancestor's item stays byte-stable. Call after validation."""
+        if not self._inherited(memory):
+            return memory
+        new_id = self.view.next_real_id()
+        self._stage(
+            Change(
+                "add",
+                id=new_id,
+                description=memory.description,
+                theme=memory.theme,
+                reason=f"copy-on-write version of {memory.real_id} in this branch",
+                scope="branch",
+                supersedes=memory.real_id,
+            ),
+            {"memory_id": new_id, "supersedes": memory.real_id},
+        )
+        memory.real_id, memory.new, memory.origin_checkpoint = new_id, True, self.checkpoint
+        return memory
+
+    def create(self, content: Any, section: Any, scope: Any = "user") -> str:
         self.view.load()
         text, theme = self._text(content, "content"), self._section(section)
+        chosen = self._scope(scope)
         for memory in self.view.live.values():
             if memory.description == text:
                 raise ToolCallError(
                     f"memory {memory.short_id} already says exactly this; use hit_memory or "
                     "update_memory instead of creating a duplicate."
                 )
-        memory = self.view.stage_new(text, theme)
+        memory = self.view.stage_new(text, theme, chosen, self.checkpoint)
         self._stage(
-            Change("add", id=memory.real_id, description=text, theme=theme),
+            Change(
+                "add",
+                id=memory.real_id,
+                description=text,
+                theme=theme,
+                scope="branch" if chosen == "branch" else None,
+            ),
             {"memory_id": memory.real_id},
         )
-        return f"Created memory {memory.short_id} in section {theme!r}."
+        where = " (this conversation only)" if chosen == "branch" else ""
+        return f"Created memory {memory.short_id} in section {theme!r}{where}."
 
     def read(self) -> str:
         self.view.load()
@@ -122,6 +178,7 @@ class MemoryToolkit:
             raise ToolCallError(
                 f"memory {memory.short_id} already says this; call hit_memory if it was used."
             )
+        memory = self._writable(memory)
         self._stage(
             Change("update", id=memory.real_id, description=text, reason=why),
             {"memory_id": memory.real_id},
@@ -140,6 +197,7 @@ class MemoryToolkit:
                 f"this turn already deletes {deletes} memories, the limit when the user did not "
                 "ask to forget anything. Keep this memory (or update it) and finish."
             )
+        memory = self._writable(memory)  # a branch "deletes" an ancestor's item by a tombstone
         self._stage(Change("delete", id=memory.real_id, reason=why), {"memory_id": memory.real_id})
         del self.view.live[memory.short_id]
         return f"Deleted memory {memory.short_id}."
@@ -153,6 +211,7 @@ class MemoryToolkit:
             self._section(section),
             self._reason(reason),
         )
+        keep, absorbed = self._writable(keep), self._writable(absorbed)
         self._stage(
             Change(
                 "merge",
@@ -172,6 +231,9 @@ class MemoryToolkit:
         memory = self._memory(short_id)
         if memory.short_id in self._hit_this_turn:
             return f"Memory {memory.short_id} is already marked as used in this turn."
+        if self._inherited(memory):  # an ancestor's item is not touched, not even its count
+            self._hit_this_turn.add(memory.short_id)
+            return f"Marked memory {memory.short_id} as used."
         self._stage(Change("hit", id=memory.real_id), {"memory_id": memory.real_id})
         self._hit_this_turn.add(memory.short_id)
         return f"Marked memory {memory.short_id} as used."

@@ -8,6 +8,7 @@ from typing import Any
 from langchain_core.tools import StructuredTool
 from pydantic import ValidationError
 
+from memory.branch import Lineage, Provenance, check_scope_policy
 from memory.manager import BaseMemoryManager
 from memory.writer.staging import EventCallback, StagedView
 from memory.writer.toolkit import READ_HINT, MemoryToolkit, ToolCallError
@@ -42,23 +43,41 @@ def make_memory_tools(
     forget_requested: bool = False,
     on_event: EventCallback | None = None,
     turn_id: str = "",
+    provenance: Provenance | None = None,
+    lineage: Lineage | None = None,
+    scope_policy: str = "auto",
 ) -> MemoryToolkit:
-    """Build the six tools over `manager` for one turn. Calls are staged; nothing is written."""
-    view = StagedView(manager, on_event=on_event, turn_id=turn_id)
-    kit = MemoryToolkit(view, max_deletes, forget_requested)
+    """Build the six tools over `manager` for one turn. Calls are staged; nothing is written.
 
-    def create_memory(content: str, section: str) -> str:
+    With a `lineage`, read_memories shows only what this branch may read; with a `provenance`
+    (its checkpoint), changing an ancestor's branch memory stages this branch's own version
+    (copy-on-write). `scope_policy` "user" or "branch" overrides the scope the model picks.
+    """
+    view = StagedView(manager, on_event=on_event, turn_id=turn_id, lineage=lineage)
+    kit = MemoryToolkit(
+        view,
+        max_deletes,
+        forget_requested,
+        provenance=provenance,
+        scope_policy=check_scope_policy(scope_policy),
+    )
+
+    def create_memory(content: str, section: str, scope: str = "user") -> str:
         """Add one new memory to a section. Returns its id.
 
         Args:
-            content: One fact about the user, in the third person and in the user's language.
+            content: One fact, in the third person and in the user's language.
             section: The section it belongs to. Prefer an existing section (see your instructions
                 and read_memories); create a new short one only if none fits.
+            scope: "user" for a fact about the user (who they are, what they like, where they
+                live): every conversation sees it. "branch" for a fact about this
+                conversation's task or plan ("we are drafting the intro", "this version uses
+                PostgreSQL"): only this conversation, and forks from it, see it.
         """
         return kit.call(
             "create_memory",
-            {"content": content, "section": section},
-            lambda: kit.create(content, section),
+            {"content": content, "section": section, "scope": scope},
+            lambda: kit.create(content, section, scope),
         )
 
     def read_memories() -> str:
@@ -119,7 +138,7 @@ def make_memory_tools(
         return kit.call("hit_memory", {"id": id}, lambda: kit.hit(id))
 
     signatures: dict[Callable[..., str], str] = {
-        create_memory: "create_memory(content, section)",
+        create_memory: "create_memory(content, section, scope)",
         read_memories: "read_memories()",
         update_memory: "update_memory(id, content, reason)",
         delete_memory: "delete_memory(id, reason)",

@@ -1,0 +1,164 @@
+"""Branch scope: where a change came from, which checkpoints a run descends from, what it sees."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from memory.document import MemoryTransaction
+from memory.item import MemoryItem
+
+SCOPES = ("user", "branch")
+SCOPE_POLICIES = ("auto", "user", "branch")
+DEFAULT_OVERFETCH = 50
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """The thread, checkpoint and turn a stored change was made in ("" when unknown)."""
+
+    thread_id: str = ""
+    checkpoint_id: str = ""
+    turn_id: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        """The non-empty fields, for item origins, history entries and JSON."""
+        fields = {
+            "thread_id": self.thread_id,
+            "checkpoint_id": self.checkpoint_id,
+            "turn_id": self.turn_id,
+        }
+        return {key: value for key, value in fields.items() if value}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Provenance:
+        """The inverse of `as_dict`; unknown keys are ignored, missing ones are ""."""
+        data = data or {}
+        return cls(
+            thread_id=str(data.get("thread_id") or ""),
+            checkpoint_id=str(data.get("checkpoint_id") or ""),
+            turn_id=str(data.get("turn_id") or ""),
+        )
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """The checkpoints of the current run's ancestor chain, the current one included."""
+
+    thread_id: str
+    checkpoint_ids: frozenset[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"thread_id": self.thread_id, "checkpoint_ids": sorted(self.checkpoint_ids)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Lineage | None:
+        if not data:
+            return None
+        return cls(str(data.get("thread_id") or ""), frozenset(data.get("checkpoint_ids") or ()))
+
+
+def check_scope(value: object, field_name: str = "scope") -> str:
+    """Return "user" or "branch", or raise ValueError naming the field."""
+    if value not in SCOPES:
+        raise ValueError(f"{field_name} must be 'user' or 'branch', not {value!r}")
+    return str(value)
+
+
+def check_scope_policy(value: object) -> str:
+    """Return "auto", "user" or "branch", or raise ValueError."""
+    if value not in SCOPE_POLICIES:
+        raise ValueError(f"scope_policy must be 'auto', 'user' or 'branch', not {value!r}")
+    return str(value)
+
+
+def origin_checkpoint(item: MemoryItem) -> str:
+    """The checkpoint an item was written in ("" when unknown)."""
+    return item.origin.get("checkpoint_id", "") if isinstance(item.origin, dict) else ""
+
+
+def in_lineage(item: MemoryItem, lineage: Lineage) -> bool:
+    """Whether a branch item was written on this run's ancestor chain."""
+    checkpoint = origin_checkpoint(item)
+    return bool(checkpoint) and checkpoint in lineage.checkpoint_ids
+
+
+def visible_ids(items: Mapping[str, MemoryItem], lineage: Lineage | None) -> set[str]:
+    """Ids a run with `lineage` may read. `items` must include tombstones.
+
+    Visible: live, and user-scope or written on the lineage, and not superseded by a branch item
+    (live or tombstone) written on the lineage. Without a lineage there are no branches to tell
+    apart (local use without a checkpointer): every live item is visible.
+    """
+    if lineage is None:
+        return {memory_id for memory_id, item in items.items() if not item.deleted}
+    superseded: set[str] = set()
+    branch_seen: list[tuple[str, MemoryItem]] = []
+    visible: set[str] = set()
+    for memory_id, item in items.items():
+        if item.scope != "branch":
+            if not item.deleted:
+                visible.add(memory_id)
+            continue
+        if not in_lineage(item, lineage):
+            continue
+        if item.supersedes:
+            superseded.add(item.supersedes)
+        if not item.deleted:
+            branch_seen.append((memory_id, item))
+    visible.update(memory_id for memory_id, _ in branch_seen)
+    return visible - superseded
+
+
+def overfetch_k(limit: int, overfetch: int = DEFAULT_OVERFETCH) -> int:
+    """How many ranked candidates to take before the lineage filter: max(overfetch, 40 x limit)."""
+    return max(overfetch, limit * 40)
+
+
+def filter_ranked(ranked_ids: Iterable[str], visible: set[str], limit: int) -> list[str]:
+    """The first `limit` ranked ids that are visible, in rank order."""
+    kept: list[str] = []
+    if limit <= 0:
+        return kept
+    for memory_id in ranked_ids:
+        if memory_id in visible:
+            kept.append(memory_id)
+            if len(kept) >= limit:
+                break
+    return kept
+
+
+class ProvenanceTransaction(MemoryTransaction):
+    """Wraps a transaction so every history entry written through it records the provenance."""
+
+    def __init__(self, inner: MemoryTransaction, provenance: Provenance) -> None:
+        self.inner = inner
+        self.stamp = provenance.as_dict()
+        # The entries each item had when read (kept alive, so that identity is a safe test).
+        self._seen: dict[str, list[dict[str, str]]] = {}
+
+    def get(self, memory_id: str) -> MemoryItem | None:
+        item = self.inner.get(memory_id)
+        if item is not None:
+            self._seen[memory_id] = list(item.history)
+        return item
+
+    def put(self, memory_id: str, item: MemoryItem) -> None:
+        seen = {id(entry) for entry in self._seen.get(memory_id, [])}
+        for entry in item.history:
+            # Entries absorbed by a merge ("via") keep the provenance of their own change.
+            if id(entry) not in seen and "via" not in entry:
+                entry.update(self.stamp)
+        self._seen[memory_id] = list(item.history)
+        self.inner.put(memory_id, item)
+
+    def remove(self, memory_id: str) -> None:
+        self._seen.pop(memory_id, None)
+        self.inner.remove(memory_id)
+
+    def has_turn(self, turn_id: str) -> bool:
+        return self.inner.has_turn(turn_id)
+
+    def record_turn(self, turn_id: str) -> None:
+        self.inner.record_turn(turn_id)
