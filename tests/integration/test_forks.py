@@ -1,0 +1,225 @@
+"""Forked conversations in-process: a real AsyncSqliteSaver, real YAML memory, the offline model.
+
+A thread is a tree of checkpoints. Memory written in one branch must not leak into a sibling,
+user-scope memories are shared, and a branch never changes what an ancestor wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+import graph.nodes
+import graph.writer
+from graph.agent import compile_graph
+from graph.context import Context
+from graph.offline_model import OfflineChatModel
+from memory.factory import get_memory_manager
+from memory.manager import BaseMemoryManager
+
+USER_FACT = "User's name is Ada"
+KYOTO = "Current task: plan a trip to Kyoto"
+QUESTION = "Ada, how is the Kyoto trip?"  # a question: the offline writer stores nothing
+
+
+class ScriptedWriter(OfflineChatModel):
+    """The offline writer, except that with a `plan` it reads the memories, then updates or
+    deletes the one containing `plan[1]` (what a real model does when the user changes plans)."""
+
+    plan: tuple[str, str, str] | None = None
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        if self.plan is None:
+            return super()._generate(messages, *args, **kwargs)
+        op, keyword, text = self.plan
+        results = [m for m in messages if isinstance(m, ToolMessage)]
+        if not results:
+            call: tuple[str, dict[str, Any]] = ("read_memories", {})
+        elif len(results) == 1:
+            line = next(ln for ln in str(results[0].content).splitlines() if keyword in ln)
+            short_id = int(re.match(r"\[(\d+)\]", line).group(1))  # type: ignore[union-attr]
+            args: dict[str, Any] = {"id": short_id, "reason": "the user changed plans"}
+            call = (f"{op}_memory", {**args, "content": text} if op == "update" else args)
+        else:
+            return ChatResult(generations=[ChatGeneration(message=AIMessage("Done."))])
+        tool_call = {
+            "name": call[0],
+            "args": call[1],
+            "id": f"c{len(results)}",
+            "type": "tool_call",
+        }
+        message = AIMessage("", tool_calls=[tool_call])
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+class Conversation:
+    """One thread of the chat graph; `say` continues from any checkpoint, which forks."""
+
+    def __init__(self, app: Any, context: Context, thread_id: str) -> None:
+        self.app, self.context, self.thread_id = app, context, thread_id
+
+    async def say(self, text: str, after: RunnableConfig | None = None) -> tuple[dict, Any]:
+        """Send `text` after checkpoint `after` (default: the thread's latest); returns the
+        final state and the config of the checkpoint the turn ended at."""
+        config = after or {"configurable": {"thread_id": self.thread_id}}
+        state = await self.app.ainvoke(
+            {"messages": [{"role": "user", "content": text}]}, config, context=self.context
+        )
+        latest = await self.app.aget_state({"configurable": {"thread_id": self.thread_id}})
+        return state, latest.config
+
+
+def descriptions(state: dict) -> list[str]:
+    return [m["description"] for m in state["related_memories"]]
+
+
+def item_bytes(manager: BaseMemoryManager, memory_id: str) -> str:
+    return json.dumps(manager.get(memory_id).to_dict(), sort_keys=True, ensure_ascii=False)
+
+
+@pytest.fixture
+def writer(monkeypatch: pytest.MonkeyPatch) -> ScriptedWriter:
+    scripted = ScriptedWriter()
+    monkeypatch.setattr(graph.writer, "load_chat_model", lambda name: scripted)
+    return scripted
+
+
+@pytest.fixture
+async def app(tmp_path: Path) -> AsyncIterator[Any]:
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "threads.sqlite")) as saver:
+        yield compile_graph(checkpointer=saver)
+
+
+@pytest.fixture
+def context(tmp_path: Path) -> Context:
+    backend = f"yaml:{tmp_path / 'memory'}"
+    return Context(
+        user_id="ada", model="offline/rules", memory_backend=backend, write_mode="inline"
+    )
+
+
+@pytest.fixture
+async def taught(app: Any, context: Context, writer: ScriptedWriter) -> dict[str, Any]:
+    """Thread t1: turn 1 tells a user fact, turn 2 starts a task (a branch memory)."""
+    chat = Conversation(app, context, "t1")
+    _, end_of_turn_1 = await chat.say("My name is Ada.")
+    _, end_of_turn_2 = await chat.say("Let's plan a trip to Kyoto.")
+    manager = get_memory_manager(context.memory_backend, "ada")
+    by_text = {
+        item.description: (memory_id, item) for memory_id, item in manager.list_items().items()
+    }
+    assert by_text[USER_FACT][1].scope == "user"
+    assert by_text[KYOTO][1].scope == "branch"
+    return {
+        "chat": chat,
+        "manager": manager,
+        "turn_1": end_of_turn_1,
+        "turn_2": end_of_turn_2,
+        "kyoto_id": by_text[KYOTO][0],
+    }
+
+
+async def test_a_fork_does_not_see_its_siblings_branch_memory(taught: dict[str, Any]) -> None:
+    chat: Conversation = taught["chat"]
+    # A new run from the checkpoint before turn 2: a sibling of "Let's plan a trip to Kyoto".
+    fork, _ = await chat.say(QUESTION, after=taught["turn_1"])
+    assert USER_FACT in descriptions(fork)  # user scope: shared
+    assert KYOTO not in descriptions(fork)
+    # The original branch, continued after turn 2, still sees its task.
+    original, _ = await chat.say(QUESTION, after=taught["turn_2"])
+    assert {USER_FACT, KYOTO} <= set(descriptions(original))
+    # Another thread of the same user: user memories only.
+    other, _ = await Conversation(chat.app, chat.context, "t2").say(QUESTION)
+    assert descriptions(other) == [USER_FACT]
+
+
+async def test_search_memory_tool_reads_only_the_lineage(
+    taught: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Searching(OfflineChatModel):
+        """Calls search_memory once, then answers with what it returned."""
+
+        def _generate(self, messages: list[BaseMessage], *a: Any, **k: Any) -> ChatResult:
+            last = messages[-1]
+            if isinstance(last, ToolMessage):
+                reply = AIMessage(str(last.content))
+            else:
+                call = {"name": "search_memory", "args": {"query": "Kyoto trip"}, "id": "s1"}
+                reply = AIMessage("", tool_calls=[{**call, "type": "tool_call"}])
+            return ChatResult(generations=[ChatGeneration(message=reply)])
+
+    monkeypatch.setattr(graph.nodes, "load_chat_model", lambda name: Searching())
+    chat: Conversation = taught["chat"]
+    fork, _ = await chat.say("Anything planned?", after=taught["turn_1"])
+    original, _ = await chat.say("Anything planned?", after=taught["turn_2"])
+    assert "Kyoto" not in fork["messages"][-1].content
+    assert KYOTO in original["messages"][-1].content
+
+
+async def test_a_forks_update_is_its_own_version_and_the_ancestor_stays_byte_stable(
+    taught: dict[str, Any], writer: ScriptedWriter
+) -> None:
+    chat, manager, kyoto_id = taught["chat"], taught["manager"], taught["kyoto_id"]
+    before = item_bytes(manager, kyoto_id)
+    writer.plan = ("update", "Kyoto", "Current task: plan a trip to Osaka")
+    _, fork_end = await chat.say("Change of plan: Osaka instead.", after=taught["turn_2"])
+    writer.plan = None
+    assert item_bytes(manager, kyoto_id) == before  # copy-on-write: the ancestor is untouched
+    versions = [i for i in manager.list_items().values() if i.supersedes == kyoto_id]
+    assert [v.description for v in versions] == ["Current task: plan a trip to Osaka"]
+    assert versions[0].scope == "branch"
+    assert versions[0].origin["thread_id"] == "t1" and versions[0].origin["checkpoint_id"]
+
+    fork, _ = await chat.say("Osaka or Kyoto trip?", after=fork_end)
+    assert "Current task: plan a trip to Osaka" in descriptions(fork)
+    assert KYOTO not in descriptions(fork)  # superseded in this branch
+    original, _ = await chat.say("Osaka or Kyoto trip?", after=taught["turn_2"])
+    assert KYOTO in descriptions(original)
+    assert "Current task: plan a trip to Osaka" not in descriptions(original)
+
+
+async def test_a_forks_delete_hides_the_item_only_in_that_fork(
+    taught: dict[str, Any], writer: ScriptedWriter
+) -> None:
+    chat, manager, kyoto_id = taught["chat"], taught["manager"], taught["kyoto_id"]
+    before = item_bytes(manager, kyoto_id)
+    writer.plan = ("delete", "Kyoto", "")
+    _, fork_end = await chat.say("Forget the trip.", after=taught["turn_2"])
+    writer.plan = None
+    assert item_bytes(manager, kyoto_id) == before
+    fork, _ = await chat.say(QUESTION, after=fork_end)
+    assert KYOTO not in descriptions(fork) and USER_FACT in descriptions(fork)
+    original, _ = await chat.say(QUESTION, after=taught["turn_2"])
+    assert KYOTO in descriptions(original)
+
+
+async def test_memory_scope_user_shares_even_task_memories(
+    app: Any, context: Context, writer: ScriptedWriter
+) -> None:
+    import dataclasses
+
+    shared = dataclasses.replace(context, memory_scope="user")
+    chat = Conversation(app, shared, "t-user")
+    _, start = await chat.say("Hello there.")
+    await chat.say("Let's plan a trip to Kyoto.")
+    fork, _ = await chat.say(QUESTION, after=start)
+    assert KYOTO in descriptions(fork)
+
+
+async def test_core_context_is_seeded_after_the_first_turn_and_enters_the_prompt(
+    taught: dict[str, Any],
+) -> None:
+    manager: BaseMemoryManager = taught["manager"]
+    core = manager.get_core_context()
+    assert USER_FACT in core["human"] and core["goal"] == "My name is Ada."
+    state, _ = await taught["chat"].say("Hello again.")
+    assert state["core_context"]["human"] == core["human"]
