@@ -37,9 +37,9 @@ class ScriptedWriter(OfflineChatModel):
 
     plan: tuple[str, str, str] | None = None
 
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+    def _generate(self, messages: list[BaseMessage], *rest: Any, **kwargs: Any) -> ChatResult:
         if self.plan is None:
-            return super()._generate(messages, *args, **kwargs)
+            return super()._generate(messages, *rest, **kwargs)
         op, keyword, text = self.plan
         results = [m for m in messages if isinstance(m, ToolMessage)]
         if not results:

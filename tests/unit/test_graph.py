@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 import graph.nodes as nodes
@@ -75,7 +76,7 @@ async def test_turn_id_names_the_checkpoint_and_a_rerun_is_a_new_branch(tmp_path
     context = offline_context(tmp_path, write_mode="inline")
     await say(app, context, "t1", "I work at Acme.")
     manager = get_memory_manager(context.memory_backend, "alice")
-    thread = {"configurable": {"thread_id": "t1"}}
+    thread: RunnableConfig = {"configurable": {"thread_id": "t1"}}
     state = await app.aget_state(thread)
     human = next(m for m in state.values["messages"] if isinstance(m, HumanMessage))
     history = [s async for s in app.aget_state_history(thread)]
