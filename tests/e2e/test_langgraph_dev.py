@@ -139,6 +139,51 @@ async def test_quick_burst_of_turns_is_written_turn_by_turn(server: DevServer) -
         assert word in remembered
 
 
+async def test_a_fork_from_an_earlier_checkpoint_does_not_see_its_siblings_branch_memory(
+    server: DevServer,
+) -> None:
+    """Studio's "fork" / "edit message": a new run from an earlier checkpoint of the thread."""
+    client = get_client(url=server.url)
+    thread_id = (await client.threads.create())["thread_id"]
+    user_fact = "The user said: My favourite colour is teal."
+    task = "The user said: Let's plan a trip to Kyoto."
+
+    async def say(text: str, checkpoint_id: str | None = None) -> dict:
+        state = await client.runs.wait(
+            thread_id,
+            "agent",
+            input={"messages": [{"role": "user", "content": text}]},
+            context={"user_id": "dora"},
+            checkpoint_id=checkpoint_id,
+        )
+        assert isinstance(state, dict) and "messages" in state, state
+        return state
+
+    async def checkpoint_now() -> str:
+        return str((await client.threads.get_state(thread_id))["checkpoint"]["checkpoint_id"])
+
+    await say("My favourite colour is teal.")
+    end_of_turn_1 = await checkpoint_now()
+    await say("Let's plan a trip to Kyoto.")
+    end_of_turn_2 = await checkpoint_now()
+    runs = await wait_for_writer_runs(server.url, "dora", 2)
+    assert [r["status"] for r in runs] == ["success"] * 2, server.log()[-4000:]
+
+    fork = await say("teal colour Kyoto trip", checkpoint_id=end_of_turn_1)
+    remembered = [m["description"] for m in fork["related_memories"]]
+    assert user_fact in remembered and task not in remembered
+    original = await say("teal colour Kyoto trip", checkpoint_id=end_of_turn_2)
+    remembered = [m["description"] for m in original["related_memories"]]
+    assert user_fact in remembered and task in remembered
+    # The fork really is a sibling in the thread's history: both runs descend from turn 1.
+    history = await client.threads.get_history(thread_id, limit=100)
+    parents = {
+        h["checkpoint"]["checkpoint_id"]: (h["parent_checkpoint"] or {}).get("checkpoint_id")
+        for h in history
+    }
+    assert len([c for c, p in parents.items() if p == end_of_turn_1]) == 2
+
+
 def test_broken_graph_fails_fast_with_a_clear_message(tmp_path: Path) -> None:
     app = copy_app(tmp_path / "app")
     tools = app / "graph" / "tools.py"
