@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: dev demo chat test lint bench editor clean
+.PHONY: dev demo chat test lint bench editor clean export import
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,18 @@ editor: $(STAMP)  ## the memory editor alone on http://127.0.0.1:8765/memories/ 
 
 test: $(STAMP)  ## the whole test suite: unit, integration (real files, processes, databases) and e2e
 	$(BIN)/python -m pytest -q
+
+# Snapshots of one user's memory (memory_backup/<user>.jsonl.gz beside the store). The user is
+# USER given on the command line (make export USER=alice), else GULFSTREAM_USER_ID, else
+# "default" -- never the shell's login $USER. BACKEND= overrides GULFSTREAM_MEMORY_BACKEND.
+SNAPSHOT_ARGS = $(if $(filter command line,$(origin USER)),--user $(USER)) \
+	$(if $(BACKEND),--backend $(BACKEND)) $(if $(FILE),--file $(FILE))
+
+export: $(STAMP)  ## write a user's memory to a snapshot (USER=, BACKEND=, FILE=)
+	$(BIN)/python -m memory.snapshot export $(SNAPSHOT_ARGS)
+
+import: $(STAMP)  ## load a snapshot into an empty store (USER=, BACKEND=, FILE=)
+	$(BIN)/python -m memory.snapshot import $(SNAPSHOT_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
