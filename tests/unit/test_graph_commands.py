@@ -64,3 +64,32 @@ def test_chat_writes_lists_and_forgets(tmp_path: Path) -> None:
     memory_file = (tmp_path / "memory" / "default.yaml").read_text()
     assert "deleted: true" in memory_file  # forgetting is a tombstone, undoable
     assert (tmp_path / "chat" / "threads.sqlite").exists()
+
+
+def run_make(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    # -o: never reinstall the venv from inside a test.
+    return subprocess.run(
+        ["make", "-s", "--no-print-directory", "-o", ".venv/.installed", *args],
+        cwd=PROJECT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_make_export_and_import_move_a_users_memory(tmp_path: Path) -> None:
+    from memory.yaml_manager import YamlMemoryManager
+
+    store = tmp_path / "memory"
+    YamlMemoryManager(str(store), "alice").add("用户喜欢喝茶", "品味")
+    env = {**offline_env(tmp_path), "USER": "login-name"}  # the shell's $USER is not the user
+    assert "--user" not in run_make("-n", "export", env=env).stdout
+    exported = run_make("export", "USER=alice", f"BACKEND=yaml:{store}", env=env)
+    assert exported.returncode == 0, exported.stdout + exported.stderr
+    snapshot = store / "memory_backup" / "alice.jsonl.gz"
+    assert snapshot.exists()
+    imported = run_make("import", "USER=bob", f"FILE={snapshot}", env=env)  # backend from env
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    bob = YamlMemoryManager(str(store), "bob")
+    assert [item.description for item in bob.list_items().values()] == ["用户喜欢喝茶"]
