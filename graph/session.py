@@ -76,16 +76,28 @@ class LocalSession:
             await self.memory.stop()  # drains: every queued turn is written before we exit
         await self._stack.aclose()
 
-    async def say(self, thread_id: str, text: str) -> TurnReply:
-        """One user message on `thread_id`; returns the reply (memory is written afterwards)."""
+    async def say(self, thread_id: str, text: str, checkpoint_id: str | None = None) -> TurnReply:
+        """One user message on `thread_id`; returns the reply (memory is written afterwards).
+
+        With `checkpoint_id` the message follows that earlier checkpoint of the thread instead
+        of its latest one: a fork, which does not see the branch memories of its siblings.
+        """
+        configurable = {"thread_id": thread_id}
+        if checkpoint_id:
+            configurable["checkpoint_id"] = checkpoint_id
         state = await self._graph.ainvoke(
             {"messages": [{"role": "user", "content": text}]},
-            {"configurable": {"thread_id": thread_id}},
+            {"configurable": configurable},
             context=self.context,
         )
         last = state["messages"][-1]
         reply = last.text if isinstance(last, AIMessage) else str(last.content)
         return TurnReply(reply, list(state.get("related_memories", [])))
+
+    async def latest_checkpoint_id(self, thread_id: str) -> str:
+        """The checkpoint the thread's last turn ended at (to fork from it later)."""
+        state = await self._graph.aget_state({"configurable": {"thread_id": thread_id}})
+        return str(state.config["configurable"]["checkpoint_id"])
 
     async def wait_for_writes(self, timeout_seconds: float = 60.0) -> None:
         """Wait until the write queue has nothing pending (TimeoutError after the timeout)."""

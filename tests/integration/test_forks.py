@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ import graph.writer
 from graph.agent import compile_graph
 from graph.context import Context
 from graph.offline_model import OfflineChatModel
+from graph.session import LocalSession
 from memory.factory import get_memory_manager
 from memory.manager import BaseMemoryManager
 
@@ -223,3 +225,56 @@ async def test_core_context_is_seeded_after_the_first_turn_and_enters_the_prompt
     assert USER_FACT in core["human"] and core["goal"] == "My name is Ada."
     state, _ = await taught["chat"].say("Hello again.")
     assert state["core_context"]["human"] == core["human"]
+
+
+async def teach_and_fork(data_dir: Path) -> tuple[str, str]:
+    """A local session (durable write queue, SQLite threads and memory) that tells a user fact,
+    then starts a task; returns the checkpoints after turn 1 and turn 2."""
+    context = Context(
+        user_id="ada", model="offline/rules", memory_backend=f"sqlite:{data_dir}/memory.sqlite"
+    )
+    async with LocalSession(context, data_dir) as session:
+        await session.say("t1", "My name is Ada.")
+        turn_1 = await session.latest_checkpoint_id("t1")
+        await session.say("t1", "Let's plan a trip to Kyoto.")
+        turn_2 = await session.latest_checkpoint_id("t1")
+        await session.wait_for_writes()
+    return turn_1, turn_2
+
+
+async def ask_both_branches(data_dir: Path, turn_1: str, turn_2: str) -> tuple[list, list, dict]:
+    context = Context(
+        user_id="ada", model="offline/rules", memory_backend=f"sqlite:{data_dir}/memory.sqlite"
+    )
+    async with LocalSession(context, data_dir) as session:
+        fork = await session.say("t1", QUESTION, checkpoint_id=turn_1)
+        original = await session.say("t1", QUESTION, checkpoint_id=turn_2)
+        assert session.manager is not None
+        core = session.manager.get_core_context()
+    fork_seen = [m["description"] for m in fork.related_memories]
+    original_seen = [m["description"] for m in original.related_memories]
+    return fork_seen, original_seen, core
+
+
+@pytest.mark.parametrize("keep_store", [True, False], ids=["whole-folder", "snapshot-only"])
+async def test_copying_the_data_folder_elsewhere_keeps_memories_scopes_and_branches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep_store: bool
+) -> None:
+    monkeypatch.setenv("GULFSTREAM_SNAPSHOT_SECONDS", "0.05")
+    first = tmp_path / "first"
+    turn_1, turn_2 = await teach_and_fork(first)
+    manager = get_memory_manager(f"sqlite:{first}/memory.sqlite", "ada")
+    manager.snapshot_scheduler.flush()  # type: ignore[attr-defined]  # what the exit hook does
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(first, elsewhere)
+    if not keep_store:  # only the threads and memory_backup/ made it: restored at start
+        for leftover in elsewhere.glob("memory.sqlite*"):
+            leftover.unlink()
+    fork_seen, original_seen, core = await ask_both_branches(elsewhere, turn_1, turn_2)
+    assert USER_FACT in fork_seen and KYOTO not in fork_seen
+    assert {USER_FACT, KYOTO} <= set(original_seen)
+    assert core == manager.get_core_context() and USER_FACT in core["human"]
+    moved = get_memory_manager(f"sqlite:{elsewhere}/memory.sqlite", "ada")
+    assert {k: v.to_dict() for k, v in moved.all_items().items()} == {
+        k: v.to_dict() for k, v in manager.all_items().items()
+    }
