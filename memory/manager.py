@@ -57,6 +57,7 @@ class BaseMemoryManager(ABC):
         self._writes_blocked: str | None = None
         self.last_report: SelfCheckReport | None = None
         self._change_listeners: list[Callable[[], object]] = []
+        self.snapshot_scheduler: Any = None  # set by memory.factory when snapshots are kept
 
     # ── storage primitives ──────────────────────────────────────────────
 

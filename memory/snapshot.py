@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import gzip
 import json
+import logging
 import os
 import tempfile
 import threading
@@ -13,12 +15,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memory.core_context import read_core_context
 from memory.document import MemoryDocument
 from memory.errors import CorruptStoreError
 from memory.manager import BaseMemoryManager
 
 SNAPSHOT_FORMAT = "gulfstream-memory-snapshot"
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 1  # items carry scope/origin/supersedes; older readers ignore extra keys
+DEFAULT_DELAY_SECONDS = 5.0
+
+logger = logging.getLogger(__name__)
 
 
 def default_snapshot_path(manager: BaseMemoryManager) -> Path | None:
@@ -44,6 +50,7 @@ def write_snapshot(manager: BaseMemoryManager, path: str | os.PathLike[str]) -> 
         "revision": document.revision,
         "written_at": datetime.now().astimezone().isoformat(timespec="seconds"),
         "applied_turns": document.applied_turns,
+        "core_context": document.core_context,
     }
     fd, tmp_name = tempfile.mkstemp(prefix=".snapshot.", suffix=".tmp", dir=target.parent)
     try:
@@ -78,14 +85,16 @@ def read_snapshot(path: str | os.PathLike[str], manager: BaseMemoryManager) -> M
         raw_items[row.pop("id")] = row
     items, _ = manager._validate_all_items(raw_items)
     turns = [str(t) for t in header.get("applied_turns") or []]
-    return MemoryDocument(items, turns, int(header.get("revision") or 0))
+    core_context = read_core_context(header.get("core_context"))
+    return MemoryDocument(items, turns, int(header.get("revision") or 0), core_context)
 
 
 def import_snapshot(manager: BaseMemoryManager, path: str | os.PathLike[str]) -> int:
     """Load a snapshot into an EMPTY backend; return the item count. Never overwrites data."""
     document = read_snapshot(path, manager)
     with manager._write_lock():
-        if manager._load_all().items:
+        current = manager._load_all()
+        if current.items or current.core_context:
             raise ValueError(
                 f"the {manager.backend} store of user {manager.user_id!r} is not empty; "
                 "import only into an empty store (export it first if you mean to replace it)"
@@ -100,31 +109,49 @@ def restore_if_empty(
 ) -> bool:
     """On start: restore the snapshot when the backend holds nothing. True if it did."""
     snapshot = Path(path) if path is not None else default_snapshot_path(manager)
-    if snapshot is None or not snapshot.exists() or manager._load_all().items:
+    if snapshot is None or not snapshot.exists():
+        return False
+    current = manager._load_all()
+    if current.items or current.core_context:
         return False
     import_snapshot(manager, snapshot)
     return True
 
 
 class SnapshotScheduler:
-    """Debounced snapshots: after writes, wait `delay` quiet seconds, then write one snapshot."""
+    """Debounced snapshots: after writes, wait `delay` quiet seconds, then write one snapshot.
+
+    `manager.add_change_listener(scheduler.changed)` wires it to every committed write; a
+    snapshot still waiting when the process exits is written by an exit hook.
+    """
 
     def __init__(
-        self, manager: BaseMemoryManager, path: str | os.PathLike[str], delay: float = 5.0
+        self,
+        manager: BaseMemoryManager,
+        path: str | os.PathLike[str],
+        delay: float = DEFAULT_DELAY_SECONDS,
     ):
         self.manager, self.path, self.delay = manager, Path(path), delay
         self._timer: threading.Timer | None = None
         self._lock = threading.Lock()
         self.last_written: float | None = None
+        self.writes = 0  # snapshots written (tests and logs read it)
+        self.last_error: str | None = None
 
     def changed(self) -> None:
         """Call after each write; bursts of writes produce one snapshot."""
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
-            self._timer = threading.Timer(self.delay, self.flush)
+            self._timer = threading.Timer(self.delay, self._flush_quietly)
             self._timer.daemon = True
             self._timer.start()
+            _pending.add(self)
+
+    @property
+    def pending(self) -> bool:
+        """Whether a snapshot is scheduled and not yet written."""
+        return self._timer is not None
 
     def flush(self) -> None:
         """Write the snapshot now (also called at shutdown)."""
@@ -132,8 +159,31 @@ class SnapshotScheduler:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
+            _pending.discard(self)
         write_snapshot(self.manager, self.path)
         self.last_written = time.monotonic()
+        self.writes += 1
+
+    def _flush_quietly(self) -> None:
+        # A timer thread has no caller to raise to: a failed snapshot is logged and retried at
+        # the next change; the store itself is untouched.
+        try:
+            self.flush()
+            self.last_error = None
+        except Exception as exc:
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            logger.warning("memory snapshot to %s failed: %s", self.path, self.last_error)
+
+
+_pending: set[SnapshotScheduler] = set()
+
+
+@atexit.register
+def _flush_pending() -> None:
+    """Write the snapshots still waiting for their quiet period when the process exits."""
+    for scheduler in list(_pending):
+        if scheduler.pending:
+            scheduler._flush_quietly()
 
 
 def _line(record: dict[str, Any]) -> bytes:

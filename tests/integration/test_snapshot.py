@@ -151,3 +151,57 @@ def test_make_export_and_import_commands(tmp_path: Path) -> None:
     assert imported.returncode == 0 and "imported 3 items" in imported.stdout
     again = _snapshot_cli("import", tmp_path / "b", out)
     assert again.returncode == 1 and "not empty" in again.stdout
+
+
+@pytest.mark.parametrize("kind", ["yaml", "sqlite"])
+def test_get_memory_manager_snapshots_after_writes_and_restores_an_empty_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    import time
+
+    from memory.branch import Provenance
+    from memory.document import Change
+    from memory.factory import get_memory_manager
+
+    monkeypatch.setenv("GULFSTREAM_SNAPSHOT_SECONDS", "0.3")
+    target = {"yaml": "data", "sqlite": "data/memory.db"}[kind]
+    manager = get_memory_manager(f"{kind}:{tmp_path / 'a' / target}", "alice")
+    scheduler = manager.snapshot_scheduler
+    assert scheduler is not None
+    ids = _fill(manager)  # a burst of six writes
+    manager.apply(
+        [Change("add", id="plan", description="我们先写第一章", theme="任务", scope="branch")],
+        "turn-2",
+        Provenance("thread-1", "ckpt-1"),
+    )
+    manager.set_core_context(persona="助理", human="用户住在杭州西湖边", goal="写书")
+    deadline = time.monotonic() + 20
+    while scheduler.writes == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    assert scheduler.writes == 1  # the burst became one snapshot
+    assert default_snapshot_path(manager) == tmp_path / "a" / "data" / "memory_backup" / (
+        "alice.jsonl.gz"
+    )
+
+    # Copy the data folder elsewhere and lose the store itself: starting there restores it.
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    for store_file in (tmp_path / "b" / "data").glob(
+        "alice.yaml" if kind == "yaml" else "memory.db*"
+    ):
+        store_file.unlink()
+    restored = get_memory_manager(f"{kind}:{tmp_path / 'b' / target}", "alice")
+    assert _state(restored) == _state(manager)
+    assert restored.get("plan").origin["checkpoint_id"] == "ckpt-1"
+    assert restored.get(ids["gone"], include_deleted=True).deleted
+    assert restored.get_core_context() == manager.get_core_context()
+
+
+def test_a_bad_snapshot_delay_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory.factory import snapshot_delay_seconds
+
+    monkeypatch.setenv("GULFSTREAM_SNAPSHOT_SECONDS", "soon")
+    with pytest.raises(ValueError, match="GULFSTREAM_SNAPSHOT_SECONDS"):
+        snapshot_delay_seconds()
+    monkeypatch.setenv("GULFSTREAM_SNAPSHOT_SECONDS", "off")
+    assert snapshot_delay_seconds() is None

@@ -1,0 +1,257 @@
+"""The memory agent in a branch: scopes, copy-on-write versions through the tools, the journal's
+branch fields, and the core context seeded after the first applied turn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage
+
+from memory.branch import Lineage, Provenance, visible_ids
+from memory.document import Change
+from memory.writer import MemoryConsumer
+from memory.writer.journal import QueuedTurn, TurnJournal
+from memory.yaml_manager import YamlMemoryManager
+from prompts.writer import DEFAULT_PERSONA, DEFAULT_PERSONA_ZH
+from tests.unit.test_writer_tools import (
+    MONDAY_MORNING,
+    ScriptedModel,
+    call,
+    step,
+    tool_replies,
+    turn,
+)
+
+ROOT = Provenance("thread-1", "ckpt-root", "turn-root")
+FORK = Provenance("thread-1", "ckpt-fork", "turn-fork")
+ROOT_LINEAGE = Lineage("thread-1", frozenset({"ckpt-root"}))
+FORK_LINEAGE = Lineage("thread-1", frozenset({"ckpt-root", "ckpt-fork"}))
+SIBLING_LINEAGE = Lineage("thread-1", frozenset({"ckpt-root", "ckpt-sibling"}))
+
+
+@pytest.fixture
+def manager(tmp_path: Path) -> YamlMemoryManager:
+    return YamlMemoryManager(tmp_path / "memory", "alice")
+
+
+async def consume(
+    manager: YamlMemoryManager,
+    script: list[Any],
+    text: str = "Let's plan the trip.",
+    turn_id: str = "turn-1",
+    **branch: Any,
+) -> tuple[Any, ScriptedModel]:
+    model = ScriptedModel(messages=iter(script))
+    consumer = MemoryConsumer(model, clock=lambda: MONDAY_MORNING)
+    result = await consumer.consume("thread-1", turn_id, turn(text), manager, **branch)
+    return result, model
+
+
+def seed_root(manager: YamlMemoryManager) -> None:
+    manager.apply(
+        [
+            Change("add", id="name", description="The user is Ana.", theme="identity"),
+            Change("add", id="plan", description="We plan a trip to Porto.", theme="task",
+                   scope="branch"),
+        ],
+        "turn-root",
+        ROOT,
+    )  # fmt: skip
+
+
+async def test_the_model_chooses_the_scope_and_the_prompt_states_the_rule(manager) -> None:
+    script = [
+        step(call("read_memories")),
+        step(
+            call("create_memory", content="The user is Ana.", section="identity", scope="user"),
+            call("create_memory", content="We plan a trip.", section="task", scope="branch"),
+        ),
+        AIMessage("done"),
+    ]
+    result, model = await consume(manager, script, provenance=ROOT, lineage=ROOT_LINEAGE)
+    assert result.applied
+    system = " ".join(str(model.seen[0][0].content).split())
+    assert 'scope "branch"' in system and 'scope "user"' in system
+    scopes = {item.description: item.scope for item in manager.list_items().values()}
+    assert scopes == {"The user is Ana.": "user", "We plan a trip.": "branch"}
+    plan = next(i for i in manager.list_items().values() if i.scope == "branch")
+    assert plan.origin["checkpoint_id"] == "ckpt-root"
+    assert "this conversation only" in tool_replies(model)[2]
+
+
+@pytest.mark.parametrize("policy", ["user", "branch"])
+async def test_the_scope_policy_overrides_the_model(manager, policy: str) -> None:
+    script = [
+        step(call("create_memory", content="We plan a trip.", section="task", scope="branch")),
+        step(call("create_memory", content="The user is Ana.", section="identity")),
+        AIMessage("done"),
+    ]
+    await consume(manager, script, provenance=ROOT, lineage=ROOT_LINEAGE, scope_policy=policy)
+    assert {item.scope for item in manager.list_items().values()} == {policy}
+
+
+async def test_without_a_checkpoint_branch_memories_are_stored_as_user_memories(manager) -> None:
+    script = [
+        step(call("create_memory", content="We plan a trip.", section="task", scope="branch")),
+        AIMessage("done"),
+    ]
+    result, _ = await consume(manager, script)
+    assert result.applied
+    assert [item.scope for item in manager.list_items().values()] == ["user"]
+
+
+async def test_a_bad_scope_is_an_error_the_model_can_fix(manager) -> None:
+    script = [
+        step(call("create_memory", content="We plan a trip.", section="task", scope="team")),
+        AIMessage("done"),
+    ]
+    _, model = await consume(manager, script, provenance=ROOT, lineage=ROOT_LINEAGE)
+    assert "scope must be 'user'" in tool_replies(model)[0]
+    assert manager.list_items() == {}
+
+
+async def test_read_memories_shows_only_the_lineage(manager) -> None:
+    seed_root(manager)
+    manager.apply(
+        [Change("add", id="sib", description="Sibling picks Lisbon.", theme="task",
+                scope="branch")],
+        "turn-sib",
+        Provenance("thread-1", "ckpt-sibling"),
+    )  # fmt: skip
+    script = [step(call("read_memories")), AIMessage("no changes")]
+    _, model = await consume(manager, script, provenance=FORK, lineage=FORK_LINEAGE)
+    listing = tool_replies(model)[0]
+    assert "The user is Ana." in listing and "(this conversation) We plan a trip" in listing
+    assert "Lisbon" not in listing
+
+
+async def test_updating_an_ancestors_branch_memory_writes_a_copy(manager) -> None:
+    seed_root(manager)
+    before = manager.get("plan").to_dict()
+    script = [
+        step(call("read_memories")),
+        step(call("update_memory", id=2, content="We plan a trip to Braga.", reason="changed")),
+        AIMessage("done"),
+    ]
+    result, model = await consume(manager, script, provenance=FORK, lineage=FORK_LINEAGE)
+    assert tool_replies(model)[1] == "Updated memory 2."  # the model sees plain success
+    assert [c.op for c in result.changes] == ["add", "update"]
+    assert manager.get("plan").to_dict() == before  # the ancestor is byte-stable
+    copy_id = result.changes[0].id
+    copy = manager.get(copy_id)
+    assert (copy.description, copy.scope, copy.supersedes) == (
+        "We plan a trip to Braga.", "branch", "plan"
+    )  # fmt: skip
+    assert copy.origin["checkpoint_id"] == "ckpt-fork"
+    items = manager.all_items()
+    assert visible_ids(items, FORK_LINEAGE) == {"name", copy_id}
+    assert visible_ids(items, SIBLING_LINEAGE) == {"name", "plan"}
+    assert visible_ids(items, ROOT_LINEAGE) == {"name", "plan"}
+
+
+async def test_deleting_an_ancestors_branch_memory_leaves_a_branch_tombstone(manager) -> None:
+    seed_root(manager)
+    before = manager.get("plan").to_dict()
+    script = [
+        step(call("delete_memory", id=2, reason="trip cancelled")),
+        step(call("hit_memory", id=1)),
+        AIMessage("done"),
+    ]
+    result, model = await consume(manager, script, provenance=FORK, lineage=FORK_LINEAGE)
+    assert tool_replies(model)[0] == "Deleted memory 2."
+    assert [c.op for c in result.changes] == ["add", "delete", "hit"]
+    assert manager.get("plan").to_dict() == before
+    assert visible_ids(manager.all_items(), FORK_LINEAGE) == {"name"}
+    assert visible_ids(manager.all_items(), SIBLING_LINEAGE) == {"name", "plan"}
+
+
+async def test_merging_into_an_ancestors_branch_memory_copies_it_first(manager) -> None:
+    seed_root(manager)
+    before = manager.get("plan").to_dict()
+    script = [
+        step(call("create_memory", content="We go by train.", section="task", scope="branch")),
+        step(call("merge_memories", id1=2, id2=3, content="We go to Porto by train.",
+                  section="task", reason="same trip")),
+        step(call("hit_memory", id=2)),
+        AIMessage("done"),
+    ]  # fmt: skip
+    result, model = await consume(manager, script, provenance=FORK, lineage=FORK_LINEAGE)
+    assert result.applied, tool_replies(model)
+    assert manager.get("plan").to_dict() == before
+    visible = visible_ids(manager.all_items(), FORK_LINEAGE)
+    texts = {manager.get(i).description for i in visible}
+    assert texts == {"The user is Ana.", "We go to Porto by train."}
+
+
+async def test_hitting_an_ancestors_branch_memory_changes_nothing(manager) -> None:
+    seed_root(manager)
+    before = manager.get("plan").to_dict()
+    script = [step(call("hit_memory", id=2)), AIMessage("done")]
+    result, _ = await consume(manager, script, provenance=FORK, lineage=FORK_LINEAGE)
+    assert result.applied and result.changes == []
+    assert manager.get("plan").to_dict() == before
+
+
+async def test_the_core_context_is_seeded_after_the_first_applied_turn(manager) -> None:
+    assert manager.get_core_context() == {}
+    script = [
+        step(
+            call("create_memory", content="The user is Ana.", section="identity"),
+            call("create_memory", content="We plan a trip.", section="task", scope="branch"),
+        ),
+        AIMessage("done"),
+    ]
+    await consume(manager, script, text="I'm Ana; let's plan a trip to Porto.",
+                  provenance=ROOT, lineage=ROOT_LINEAGE)  # fmt: skip
+    context = manager.get_core_context()
+    assert context["persona"] == DEFAULT_PERSONA
+    assert context["human"] == "The user is Ana."  # user facts only, not the branch plan
+    assert context["goal"] == "I'm Ana; let's plan a trip to Porto."
+    seeded = dict(context)
+    await consume(manager, [AIMessage("no changes")], text="Also I like tea.", turn_id="turn-2")
+    assert manager.get_core_context() == seeded  # seeded once, not rewritten each turn
+
+
+async def test_the_core_context_is_seeded_in_chinese_with_a_given_persona(manager) -> None:
+    model = ScriptedModel(messages=iter([AIMessage("无变化")]))
+    text = "帮我写一本关于杭州的书" + "。" * 300
+    await MemoryConsumer(model, language="auto").consume("s", "t", turn(text), manager)
+    context = manager.get_core_context()
+    assert context["persona"] == DEFAULT_PERSONA_ZH
+    assert context["goal"].startswith("帮我写一本关于杭州的书") and len(context["goal"]) <= 200
+    other = YamlMemoryManager(manager.directory, "bob")
+    model = ScriptedModel(messages=iter([AIMessage("done")]))
+    await MemoryConsumer(model).consume("s", "t", turn("hi"), other, persona="A tutor")
+    assert other.get_core_context()["persona"] == "A tutor"
+
+
+def test_the_journal_keeps_branch_fields_and_reads_old_journals(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "journal.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(
+        """CREATE TABLE turns (seq INTEGER PRIMARY KEY AUTOINCREMENT, user_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL, session_id TEXT, messages TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+        UNIQUE (user_id, turn_id));
+        INSERT INTO turns (user_id, turn_id, messages, created_at, updated_at)
+        VALUES ('alice', 'old', '[{"role": "user", "content": "hi"}]', 'x', 'x');"""
+    )
+    old.close()
+    journal = TurnJournal(path)
+    assert journal.get("alice", "old") == journal.get("alice", "old")
+    assert journal.get("alice", "old").provenance is None  # type: ignore[union-attr]
+    journal.append(
+        QueuedTurn("alice", "new", "s", turn("x"), provenance=FORK, lineage=FORK_LINEAGE,
+                   scope_policy="branch")
+    )  # fmt: skip
+    journal.close()
+    again = TurnJournal(path).get("alice", "new")
+    assert again is not None
+    assert (again.provenance, again.lineage, again.scope_policy) == (
+        FORK, FORK_LINEAGE, "branch"
+    )  # fmt: skip
