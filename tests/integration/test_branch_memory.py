@@ -307,3 +307,24 @@ def test_a_hand_edited_scope_is_repaired_and_reported(tmp_path: Path) -> None:
     assert any("without an origin checkpoint" in line for line in report.repaired)
     assert {item.scope for item in manager.list_items().values()} == {"user"}
     assert manager.get("c").origin == {"checkpoint_id": "7"}
+
+
+def test_hybrid_and_the_facade_keep_to_the_lineage(tmp_path: Path) -> None:
+    from memory.long_term import LongTermMemory
+    from memory.retrieval import HybridRetriever
+
+    manager = YamlMemoryManager(tmp_path, "alice")
+    _seed(manager)
+    model = _PickAll()
+    for max_items in (200, 1):  # the whole store, then BM25's over-fetched shortlist
+        hybrid = HybridRetriever(manager, model, max_items=max_items)
+        found = hybrid.retrieve("PostgreSQL draft intro 杭州", 10, LINEAGE_B)
+        assert {hit["id"] for hit in found} <= {"city", "plan"}
+        assert "Branch A uses" not in model.prompts[-1]
+    facade = LongTermMemory(manager)
+    assert {m["id"] for m in facade.get_related_memory_from("PostgreSQL", "mechanical")} == {
+        "a-note"
+    }
+    assert facade.get_related_memory_from("PostgreSQL", "mechanical", lineage=LINEAGE_B) == []
+    hits = facade.get_related_memory_from("PostgreSQL", "mechanical", 10, LINEAGE_A)
+    assert [m["id"] for m in hits] == ["a-note"]
