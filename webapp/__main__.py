@@ -12,9 +12,9 @@ from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
 from webapp.app import PREFIX, editor_routes
+from webapp.guard import LOOPBACK_HOSTS
 
 DEFAULT_PORT = 8765
-LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 
 
 def standalone_app() -> Starlette:

@@ -16,6 +16,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from webapp import routes
+from webapp.guard import ApiError, check_local_host
 
 PREFIX = "/memories"
 STATIC_DIR = Path(__file__).parent / "static"
@@ -33,6 +34,10 @@ PAGE_HEADERS = {
 
 
 async def index(request: Request) -> Response:
+    try:
+        check_local_host(request)
+    except ApiError as refused:
+        return refused.response()
     return FileResponse(STATIC_DIR / "index.html", headers=PAGE_HEADERS)
 
 

@@ -84,6 +84,15 @@ def trace_rows(manager: BaseMemoryManager, seen: set[tuple[str, int]]) -> list[d
         return []
 
 
+def trace_signature(manager: BaseMemoryManager) -> object:
+    """A cheap stamp of the trace files (stat only); None when the trace cannot be read."""
+    try:
+        from webapp.trace_adapter import trace_signature as signature
+    except ImportError:
+        return None
+    return signature(manager)
+
+
 def format_event(event: str, data: dict[str, Any]) -> str:
     """One SSE frame; JSON keeps newlines in memory text from splitting the frame."""
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
@@ -96,6 +105,7 @@ async def change_stream(
     revision = await to_thread.run_sync(lambda: manager.revision)
     before = await to_thread.run_sync(snapshot, manager)
     seen: set[tuple[str, int]] = set()
+    stamp = await to_thread.run_sync(trace_signature, manager)
     await to_thread.run_sync(trace_rows, manager, seen)  # rows from before the page opened
     yield "retry: 2000\n\n"
     yield format_event("hello", {"revision": revision, "user_id": manager.user_id})
@@ -111,12 +121,21 @@ async def change_stream(
             yield format_event("problem", {"error": str(exc)})
             await sleep(interval * 4)
             continue
+        # The writer marks its trace rows applied just after the store commit, so they can
+        # land after the revision moved: the trace files are watched on their own too.
+        new_stamp = await to_thread.run_sync(trace_signature, manager)
+        trace = []
+        if current != revision or new_stamp != stamp:
+            stamp = new_stamp
+            trace = await to_thread.run_sync(trace_rows, manager, seen)
         if current != revision:
             after = await to_thread.run_sync(snapshot, manager)
             changes = await to_thread.run_sync(describe_changes, manager, before, after)
-            trace = await to_thread.run_sync(trace_rows, manager, seen)
             revision, before = current, after
             yield format_event("change", {"revision": revision, "changes": changes, "trace": trace})
+            last_beat = time.monotonic()
+        elif trace:
+            yield format_event("change", {"revision": revision, "changes": [], "trace": trace})
             last_beat = time.monotonic()
         elif time.monotonic() - last_beat > HEARTBEAT_SECONDS:
             yield ": heartbeat\n\n"

@@ -18,6 +18,7 @@ CSRF_HEADER = "x-gulfstream-csrf"
 USER_HEADER = "x-gulfstream-user"
 MAX_BODY_BYTES = 5 * 1024 * 1024
 DEFAULT_LOCAL_USER = "default"
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 
 
 class ApiError(Exception):
@@ -120,6 +121,35 @@ def check_write_allowed(request: Request) -> None:
             raise ApiError(403, f"cross-site request from origin {origin!r} refused", "origin")
     elif origin == "null":
         raise ApiError(403, "requests from an opaque origin are refused", "origin")
+
+
+def is_local_dev_server() -> bool:
+    """True under `langgraph dev` (it sets this variable); deployments run other API variants."""
+    return os.environ.get("LANGSMITH_LANGGRAPH_API_VARIANT") == "local_dev"
+
+
+def check_local_host(request: Request) -> None:
+    """Under `langgraph dev`, answer only requests addressed to a loopback name.
+
+    This stops DNS rebinding: a web page whose name resolves to 127.0.0.1 would otherwise be
+    same-origin with the editor and could read memories. GULFSTREAM_EDITOR_HOSTS adds names
+    (comma-separated; `*` turns the check off), e.g. for `langgraph dev --tunnel`. Deployed
+    servers are not checked here: their ingress and custom auth guard them. The standalone
+    editor (`python -m webapp`) does the same check with Starlette's TrustedHostMiddleware.
+    """
+    if not is_local_dev_server():
+        return
+    extra = {h.strip().lower() for h in os.environ.get("GULFSTREAM_EDITOR_HOSTS", "").split(",")}
+    if "*" in extra:
+        return
+    host = request.headers.get("host", "").strip().lower()
+    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+    if name not in LOOPBACK_HOSTS and name not in extra:
+        raise ApiError(
+            400,
+            f"host {host!r} is not a loopback name; add it to GULFSTREAM_EDITOR_HOSTS",
+            "host",
+        )
 
 
 async def read_json_object(request: Request, allowed: set[str]) -> dict[str, Any]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import re
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -20,11 +22,13 @@ from webapp import events, transfer, views
 from webapp.guard import (
     ApiError,
     Caller,
+    check_local_host,
     check_write_allowed,
     error_response,
     read_json_object,
     resolve_caller,
 )
+from webapp.server_store import server_store
 
 Handler = Callable[[Request], Awaitable[Response]]
 # The manager's messages start with the field they reject; the API's names are shorter.
@@ -44,16 +48,20 @@ def backend_spec() -> str:
     return os.environ.get("GULFSTREAM_MEMORY_BACKEND", DEFAULT_SPEC)
 
 
-def open_manager(caller: Caller) -> BaseMemoryManager:
+def open_manager(caller: Caller, loop: asyncio.AbstractEventLoop) -> BaseMemoryManager:
+    """The caller's manager. The `store` backend is the LangGraph server's live store, reached
+    from this server's event loop `loop`; the namespace is always the caller's own."""
     spec = backend_spec()
-    if spec.split(":", 1)[0].strip().lower() == "store":
+    if spec.split(":", 1)[0].strip().lower() != "store":
+        return get_memory_manager(spec, caller.user_id)
+    if "langgraph_api.server" not in sys.modules:
         raise ApiError(
             501,
-            "the editor cannot reach the server's in-process store; use a yaml, sqlite or "
-            "postgres backend in GULFSTREAM_MEMORY_BACKEND",
+            "the store backend lives in the LangGraph server: open the editor under "
+            "`langgraph dev` (make dev), or use a yaml, sqlite or postgres backend",
             "GULFSTREAM_MEMORY_BACKEND",
         )
-    return get_memory_manager(spec, caller.user_id)
+    return get_memory_manager(spec, caller.user_id, store=server_store(loop))
 
 
 def _field_of(message: str) -> str | None:
@@ -72,8 +80,10 @@ def api(handler: Callable[[Request, BaseMemoryManager], Awaitable[Response]]) ->
         try:
             if request.method not in ("GET", "HEAD"):
                 check_write_allowed(request)
+            check_local_host(request)
             caller = resolve_caller(request)
-            manager = await to_thread.run_sync(open_manager, caller)
+            loop = asyncio.get_running_loop()
+            manager = await to_thread.run_sync(open_manager, caller, loop)
             return await handler(request, manager)
         except ApiError as exc:
             return exc.response()
@@ -217,7 +227,7 @@ async def import_memories(request: Request, manager: BaseMemoryManager) -> Respo
     return JSONResponse(
         {
             "added": outcome.added,
-            "renamed": outcome.renamed,
+            "superseded": outcome.superseded,
             "skipped": outcome.skipped,
             "revision": await _revision(manager),
         }

@@ -55,6 +55,19 @@ def row(entry: TraceEntry) -> dict[str, Any]:
     }
 
 
+def trace_signature(manager: BaseMemoryManager) -> tuple[tuple[str, int, int], ...]:
+    """Size and mtime of every trace file and its WAL: it moves whenever a row is written."""
+    stamps = []
+    for path in trace_files(manager):
+        for part in (path, path.with_name(path.name + "-wal")):
+            try:
+                stat = part.stat()
+            except OSError:
+                continue
+            stamps.append((str(part), stat.st_mtime_ns, stat.st_size))
+    return tuple(stamps)
+
+
 def unseen_rows(manager: BaseMemoryManager, seen: set[TraceKey]) -> list[dict[str, Any]]:
     """Rows not reported yet on this stream, oldest first; `seen` is updated in place."""
     fresh = [e for e in recent_entries(manager) if (e.turn_id, e.step) not in seen]

@@ -26,10 +26,11 @@ class ImportRejected(ValueError):
 
 @dataclass
 class ImportOutcome:
-    """What an import did: new ids, ids renamed because they were taken, items already present."""
+    """What an import did: new ids, other versions of existing ids (kept as tombstones under a
+    new id: original id → tombstone id), and items already present."""
 
     added: list[str] = field(default_factory=list)
-    renamed: dict[str, str] = field(default_factory=dict)
+    superseded: dict[str, str] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
 
 
@@ -105,19 +106,24 @@ def _already_present(existing: MemoryItem, incoming: MemoryItem) -> bool:
 def import_items(
     manager: BaseMemoryManager, items: dict[str, MemoryItem], source: str
 ) -> ImportOutcome:
-    """Add the items in one transaction: taken ids get a fresh id, known versions are skipped."""
+    """Add the items in one transaction. An id that is not in the store is added as exported; a
+    known version is skipped; a different version of an existing id (an older export brought
+    back, or a diverged copy) never becomes a second live memory: it is kept as a tombstone under
+    a new id, with its history, restorable from "recently deleted" (and skipped once kept).
+    """
     outcome = ImportOutcome()
+    tombstones = list(manager.deleted_items().values())  # a version kept by an earlier import
     # The manager has no public "put an item with its history"; its transaction keeps this
     # all-or-nothing, under the same lock and revision bump as every other write.
     with manager._transaction() as tx:
         for memory_id, item in items.items():
             existing = tx.get(memory_id)
-            if existing is not None and _already_present(existing, item):
+            if existing is not None and (
+                _already_present(existing, item)
+                or any(_already_present(kept, item) for kept in tombstones)
+            ):
                 outcome.skipped.append(memory_id)
                 continue
-            target = memory_id
-            while tx.get(target) is not None:
-                target = manager._generate_id()
             time = now_iso()
             item.history.append(
                 {
@@ -128,9 +134,15 @@ def import_items(
                 }
             )
             item.latest_update_time = time
+            if existing is None:
+                tx.put(memory_id, item)
+                outcome.added.append(memory_id)
+                continue
+            target = manager._generate_id()
+            while tx.get(target) is not None:
+                target = manager._generate_id()
+            reason = f"memory {memory_id} already holds another version; this one is kept deleted"
+            item.mark_deleted(reason)
             tx.put(target, item)
-            if target == memory_id:
-                outcome.added.append(target)
-            else:
-                outcome.renamed[memory_id] = target
+            outcome.superseded[memory_id] = target
     return outcome

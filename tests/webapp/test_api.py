@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Iterator
@@ -10,11 +11,11 @@ from typing import Any
 
 import httpx
 import pytest
+from langchain_core.messages import AIMessage
 
-from memory.manager import Change
-from memory.writer.staging import StagedChange, ToolEvent
-from memory.writer.trace import WriteTrace
+from memory.long_term import LongTermMemory
 from memory.yaml_manager import YamlMemoryManager
+from tests.unit.test_writer_tools import ScriptedModel, call, step
 from tests.webapp.editor_process import run_editor
 
 pytestmark = pytest.mark.slow
@@ -305,11 +306,21 @@ def test_export_then_import_keeps_history_and_never_overwrites(
     assert again["skipped"] == [memory_id] and again["added"] == []
 
     target.store.update(memory_id, "local edit", new_description="Born in Xi'an (local)")
-    document["items"][memory_id]["description"] = "Born somewhere else"
-    third = target.send("POST", "import", document).json()
-    renamed_to = third["renamed"][memory_id]
-    assert target.store.get(memory_id).description == "Born in Xi'an (local)"
-    assert target.store.get(renamed_to).description == "Born somewhere else"
+    stale = target.send("POST", "import", document).json()  # the older export, brought back
+    tombstone_id = stale["superseded"][memory_id]
+    assert stale["added"] == [] and stale["skipped"] == []
+    listing = target.get("memories").json()
+    assert listing["total"] == 1  # no second live memory
+    assert [c["description"] for g in listing["groups"] for c in g["cards"]] == [
+        "Born in Xi'an (local)"
+    ]
+    kept = target.get("deleted").json()["items"]
+    assert [(t["id"], t["description"]) for t in kept] == [(tombstone_id, "Born in Xi'an, Shaanxi")]
+    assert memory_id in kept[0]["deleted_reason"]
+    history = target.get(f"memories/{tombstone_id}").json()["history"]
+    assert [e["action"] for e in history] == ["delete", "import", "update", "create"]
+    assert target.send("POST", "import", document).json()["skipped"] == [memory_id]
+    assert len(target.get("deleted").json()["items"]) == 1  # that version is kept once
 
 
 def test_status_reports_self_check_and_a_corrupt_store_stops_writes(
@@ -340,31 +351,46 @@ def read_events(lines: Iterator[str], wanted: str) -> Iterator[dict[str, Any]]:
             yield json.loads(line.split(":", 1)[1])
 
 
-def test_event_stream_pushes_store_changes_and_trace_rows(editor: Editor, data_dir: Path) -> None:
+async def write_through_the_memory_agent(manager: YamlMemoryManager, fact: str) -> None:
+    """One chat turn through the local memory writer (LongTermMemory's queue and the memory
+    agent), with a scripted model in place of the LLM; the trace goes wherever the writer puts it.
+    """
+    script = [
+        step(call("read_memories")),
+        step(call("create_memory", content=fact, section="music")),
+        AIMessage("Saved one memory."),
+    ]
+    memory = LongTermMemory(manager, writer_llm=ScriptedModel(messages=iter(script)))
+    memory.start()
+    turn = [
+        {"role": "user", "content": "I started the guzheng."},
+        {"role": "assistant", "content": "Nice!"},
+    ]
+    await memory.send_history(turn)
+    await memory.stop()
+
+
+def test_event_stream_shows_what_the_memory_agent_changed_and_with_which_tool(
+    editor: Editor,
+) -> None:
     with editor.http.stream("GET", "events", timeout=15) as stream:
         assert stream.headers["content-type"].startswith("text/event-stream")
         lines = stream.iter_lines()
         assert next(lines) == "retry: 2000"  # the stream has taken its starting snapshot
-        # The memory writer traces its tool call, then commits the change to the store.
-        trace = WriteTrace(data_dir / "write-journal-trace.sqlite")
-        arguments = {"content": "Learning the guzheng", "memory_id": "m-guzheng"}
-        event = ToolEvent(
-            0, "create_memory", arguments, "Created memory 1", True, "2026-01-01T00:00"
-        )
-        trace.stage(editor.user, "turn-1", "s", [StagedChange(Change(op="add"), event)])
-        trace.mark_applied(editor.user, "turn-1")
-        trace.close()
-        memory_id = editor.store.add("Learning the guzheng", "music", "memory agent: new hobby")
-        change = next(read_events(lines, "change"))
-    assert change["revision"] == editor.store.revision
-    row = change["changes"][0]
-    assert (row["id"], row["action"], row["reason"]) == (
-        memory_id,
-        "create",
-        "memory agent: new hobby",
-    )
-    assert [(t["tool"], t["id"], t["description"]) for t in change["trace"]] == [
-        ("create_memory", "m-guzheng", "Learning the guzheng")
+        asyncio.run(write_through_the_memory_agent(editor.store, "The user learns the guzheng."))
+        changes: list[dict[str, Any]] = []
+        trace: list[dict[str, Any]] = []
+        for event in read_events(lines, "change"):
+            changes += event["changes"]
+            trace += event["trace"]
+            if changes and trace:
+                break
+    (memory_id,) = editor.store.list_items()
+    assert [(c["id"], c["action"], c["description"]) for c in changes] == [
+        (memory_id, "create", "The user learns the guzheng.")
+    ]
+    assert [(t["tool"], t["action"], t["id"], t["description"]) for t in trace] == [
+        ("create_memory", "add", memory_id, "The user learns the guzheng.")
     ]
 
 

@@ -1,48 +1,72 @@
 // Gulfstream memory editor. Memory text is only ever put into the page with textContent.
 "use strict";
 
-const TEXT = {
-  en: {
-    title: "Memories", search: "Search memories…", allThemes: "All themes", add: "Add",
-    recentlyDeleted: "Recently deleted", export: "Export", import: "Import", activity: "Live changes",
-    edit: "Edit", merge: "Merge", history: "History", delete: "Delete", restore: "Restore",
-    undo: "Undo", deleted: "Deleted", restored: "Restored", save: "Save", cancel: "Cancel",
-    close: "Close", description: "Description", theme: "Theme",
-    reason: "Reason (goes into the history)", reasonOptional: "Reason (optional)",
-    mergeWith: "Merge with", updated: "Updated", hits: "Hits", items: "memories",
-    shown: "shown", live: "Live", offline: "Offline", liveTitle: "Updates as memory changes",
-    noMemories: "No memories yet.", noDeleted: "Nothing was deleted.", editTitle: "Edit memory",
-    mergeTitle: "Merge two memories", addTitle: "Add a memory", historyTitle: "History",
-    statusTitle: "Self-check", rerun: "Run self-check again", issues: "Issues", repaired: "Repaired",
-    imported: "Imported: {a} added, {r} renamed, {s} already present.", mergedInto: "merged into",
-    nothingToMerge: "There is no other memory to merge with.", user: "User",
-    action_create: "created", action_update: "edited", action_delete: "deleted",
-    action_restore: "restored", action_merge: "merged", action_merged_into: "merged into another",
-    action_import: "imported", action_repair: "repaired", action_purge: "purged",
-    action_hit: "used", action_change: "changed",
-    waiting: "Changes made by you or the memory agent appear here.",
-  },
-  zh: {
-    title: "记忆", search: "搜索记忆…", allThemes: "全部主题", add: "新增",
-    recentlyDeleted: "最近删除", export: "导出", import: "导入", activity: "实时变更",
-    edit: "编辑", merge: "合并", history: "历史", delete: "删除", restore: "恢复",
-    undo: "撤销", deleted: "已删除", restored: "已恢复", save: "保存", cancel: "取消",
-    close: "关闭", description: "描述", theme: "主题",
-    reason: "原因（写入历史）", reasonOptional: "原因（可选）",
-    mergeWith: "合并对象", updated: "更新于", hits: "命中", items: "条记忆",
-    shown: "已显示", live: "实时", offline: "离线", liveTitle: "记忆变化时自动更新",
-    noMemories: "还没有记忆。", noDeleted: "没有删除的记忆。", editTitle: "编辑记忆",
-    mergeTitle: "合并两条记忆", addTitle: "新增记忆", historyTitle: "历史",
-    statusTitle: "自检", rerun: "重新自检", issues: "问题", repaired: "已修复",
-    imported: "导入完成：新增 {a}，改名 {r}，已存在 {s}。", mergedInto: "已合并到",
-    nothingToMerge: "没有可以合并的其他记忆。", user: "用户",
-    action_create: "创建", action_update: "编辑", action_delete: "删除",
-    action_restore: "恢复", action_merge: "合并", action_merged_into: "并入其他记忆",
-    action_import: "导入", action_repair: "修复", action_purge: "彻底删除",
-    action_hit: "使用", action_change: "变更",
-    waiting: "你或记忆代理做出的修改会显示在这里。",
-  },
-};
+// Every phrase of the page as [key, English, Chinese], so a translation cannot go missing.
+const PHRASES = [
+  ["title", "Memories", "记忆"],
+  ["search", "Search memories…", "搜索记忆…"],
+  ["allThemes", "All themes", "全部主题"],
+  ["add", "Add", "新增"],
+  ["recentlyDeleted", "Recently deleted", "最近删除"],
+  ["export", "Export", "导出"],
+  ["import", "Import", "导入"],
+  ["activity", "Live changes", "实时变更"],
+  ["edit", "Edit", "编辑"],
+  ["merge", "Merge", "合并"],
+  ["history", "History", "历史"],
+  ["delete", "Delete", "删除"],
+  ["restore", "Restore", "恢复"],
+  ["undo", "Undo", "撤销"],
+  ["deleted", "Deleted", "已删除"],
+  ["restored", "Restored", "已恢复"],
+  ["save", "Save", "保存"],
+  ["cancel", "Cancel", "取消"],
+  ["close", "Close", "关闭"],
+  ["description", "Description", "描述"],
+  ["theme", "Theme", "主题"],
+  ["reason", "Reason (goes into the history)", "原因（写入历史）"],
+  ["reasonOptional", "Reason (optional)", "原因（可选）"],
+  ["mergeWith", "Merge with", "合并对象"],
+  ["updated", "Updated", "更新于"],
+  ["hits", "Hits", "命中"],
+  ["items", "memories", "条记忆"],
+  ["shown", "shown", "已显示"],
+  ["live", "Live", "实时"],
+  ["offline", "Offline", "离线"],
+  ["liveTitle", "Updates as memory changes", "记忆变化时自动更新"],
+  ["noMemories", "No memories yet.", "还没有记忆。"],
+  ["noDeleted", "Nothing was deleted.", "没有删除的记忆。"],
+  ["editTitle", "Edit memory", "编辑记忆"],
+  ["mergeTitle", "Merge two memories", "合并两条记忆"],
+  ["addTitle", "Add a memory", "新增记忆"],
+  ["historyTitle", "History", "历史"],
+  ["statusTitle", "Self-check", "自检"],
+  ["rerun", "Run self-check again", "重新自检"],
+  ["issues", "Issues", "问题"],
+  ["repaired", "Repaired", "已修复"],
+  ["imported", "Imported: {a} added, {s} already present, {r} other versions kept in Recently deleted.",
+    "导入完成：新增 {a}，已存在 {s}，{r} 个其他版本放入最近删除。"],
+  ["mergedInto", "merged into", "已合并到"],
+  ["nothingToMerge", "There is no other memory to merge with.", "没有可以合并的其他记忆。"],
+  ["user", "User", "用户"],
+  ["action_create", "created", "创建"],
+  ["action_update", "edited", "编辑"],
+  ["action_delete", "deleted", "删除"],
+  ["action_restore", "restored", "恢复"],
+  ["action_merge", "merged", "合并"],
+  ["action_merged_into", "merged into another", "并入其他记忆"],
+  ["action_import", "imported", "导入"],
+  ["action_repair", "repaired", "修复"],
+  ["action_purge", "purged", "彻底删除"],
+  ["action_hit", "used", "使用"],
+  ["action_change", "changed", "变更"],
+  ["waiting", "Changes made by you or the memory agent appear here.", "你或记忆代理做出的修改会显示在这里。"],
+];
+const TEXT = { en: {}, zh: {} };
+for (const [key, en, zh] of PHRASES) {
+  TEXT.en[key] = en;
+  TEXT.zh[key] = zh;
+}
 
 const state = { lang: "en", revision: "", themes: {}, cards: {}, query: "", theme: "" };
 const params = new URLSearchParams(location.search);
@@ -341,7 +365,7 @@ async function importMemories(file) {
   try {
     const outcome = await api("POST", "import", JSON.parse(await file.text()));
     toast(t("imported").replace("{a}", outcome.added.length)
-      .replace("{r}", Object.keys(outcome.renamed).length).replace("{s}", outcome.skipped.length));
+      .replace("{r}", Object.keys(outcome.superseded).length).replace("{s}", outcome.skipped.length));
     await refresh();
   } catch (error) {
     toast(error.field ? `${error.field}: ${error.message}` : error.message);
