@@ -240,9 +240,10 @@ class BaseMemoryManager(ABC):
     ) -> ApplyResult:
         """Apply a batch all-or-nothing and record `turn_id`; a repeated turn changes nothing.
 
-        With a `provenance`, new items take it as their origin, every history entry written
-        records it, and branch items written at another checkpoint are copy-on-write: update,
-        delete and merge raise CopyOnWriteRefused, a hit is a no-op.
+        With a `provenance`, new items take it as their origin and every history entry written
+        records it. With its `checkpoint_id`, branch items written at another checkpoint are
+        copy-on-write: update, delete, merge and restore raise CopyOnWriteRefused, a hit is a
+        no-op.
         """
         if not isinstance(turn_id, str) or not turn_id.strip():
             raise ValueError("turn_id must be a non-empty string")
@@ -266,11 +267,14 @@ class BaseMemoryManager(ABC):
         if change.op == "add":
             return self._apply_add(tx, change, provenance)
         target = self._require_id(change.id, change.op)
-        if provenance is not None and change.op in ("update", "delete", "merge", "restore"):
+        # Without a checkpoint there is no branch to protect an ancestor from (local use).
+        in_branch = provenance is not None and bool(provenance.checkpoint_id)
+        if in_branch and change.op in ("update", "delete", "merge", "restore"):
+            assert provenance is not None
             self._guard_copy_on_write(tx, target, change.op, provenance)
             if change.op == "merge" and change.other_id:
                 self._guard_copy_on_write(tx, change.other_id, change.op, provenance)
-        if provenance is not None and change.op == "hit":
+        if in_branch and provenance is not None and change.op == "hit":
             item = self._live(tx, target)
             if item.scope == "branch" and origin_checkpoint(item) != provenance.checkpoint_id:
                 return item.hit  # an ancestor's branch item stays byte-stable

@@ -328,3 +328,11 @@ def test_hybrid_and_the_facade_keep_to_the_lineage(tmp_path: Path) -> None:
     assert facade.get_related_memory_from("PostgreSQL", "mechanical", lineage=LINEAGE_B) == []
     hits = facade.get_related_memory_from("PostgreSQL", "mechanical", 10, LINEAGE_A)
     assert [m["id"] for m in hits] == ["a-note"]
+
+
+def test_without_a_checkpoint_there_is_no_branch_to_guard(manager: BaseMemoryManager) -> None:
+    _seed(manager)
+    local = Provenance("thread-9", "", "turn-9")
+    manager.apply([Change("update", id="plan", description="We draft the outro", reason="x")],
+                  "turn-9", local)  # fmt: skip
+    assert manager.get("plan").history[-1]["thread_id"] == "thread-9"
