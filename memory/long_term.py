@@ -76,6 +76,15 @@ class LongTermMemory:
             logger.exception("memory retrieval failed for user %r", self.manager.user_id)
             return []
 
+    def get_core_context(self) -> dict[str, str]:
+        """The core context block (persona, human, goal, updated_at) without a search; `{}`
+        before the first turn seeded it, or when the store cannot be read (logged)."""
+        try:
+            return self.manager.get_core_context()
+        except Exception:
+            logger.exception("core context read failed for user %r", self.manager.user_id)
+            return {}
+
     # ── write interface (downlink) ──────────────────────────────────────
 
     def _writer(self) -> DurableWriteQueue:

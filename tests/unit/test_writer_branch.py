@@ -255,3 +255,16 @@ def test_the_journal_keeps_branch_fields_and_reads_old_journals(tmp_path: Path) 
     assert (again.provenance, again.lineage, again.scope_policy) == (
         FORK, FORK_LINEAGE, "branch"
     )  # fmt: skip
+
+
+def test_the_facade_reads_the_core_context_without_a_search(manager) -> None:
+    from memory.long_term import LongTermMemory
+
+    facade = LongTermMemory(manager)
+    assert facade.get_core_context() == {}
+    manager.set_core_context(persona="p", human="h", goal="g")
+    assert {k: v for k, v in facade.get_core_context().items() if k != "updated_at"} == {
+        "persona": "p",
+        "human": "h",
+        "goal": "g",
+    }
