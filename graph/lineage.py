@@ -12,6 +12,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from graph.checkpoint_links import aread_parent_links, read_parent_links
 from memory.branch import Lineage
 
 logger = logging.getLogger(__name__)
@@ -22,7 +23,7 @@ CHECKPOINT_MAP_KEY = "checkpoint_map"
 DURABILITY_KEY = "__pregel_durability"
 ROOT = ""  # the parent of a thread's first checkpoint
 # With durability "async" (the default) the checkpoint a step starts from is saved in the
-# background while the step runs, so a node may ask for it a few milliseconds too early.
+# background while the step runs, so a node may ask for it a few milliseconds too early: wait.
 CURRENT_CHECKPOINT_WAIT_SECONDS = 5.0
 PARENT_CACHE_SIZE = 100_000
 
@@ -37,8 +38,9 @@ class ParentCache:
     def __init__(self, max_entries: int = PARENT_CACHE_SIZE) -> None:
         self.max_entries = max_entries
         self._parents: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._newest: dict[str, str] = {}  # thread → the newest checkpoint id read
         self._lock = threading.Lock()
-        self.fetches = 0  # checkpoints read from the checkpointer (for tests and benchmarks)
+        self.reads = 0  # calls to the checkpointer (for tests and benchmarks)
 
     def follow(self, thread_id: str, checkpoint_id: str, chain: list[str]) -> str | None:
         """Append `checkpoint_id` and its cached ancestors to `chain`; return the first id
@@ -55,18 +57,30 @@ class ParentCache:
                 current = parent
         return None
 
-    def put(self, thread_id: str, checkpoint_id: str, parent_id: str) -> None:
+    def put_many(self, thread_id: str, links: dict[str, str]) -> None:
+        """Remember `{checkpoint_id: parent_id}` links read in one checkpointer call."""
         with self._lock:
-            self.fetches += 1
-            self._parents[(thread_id, checkpoint_id)] = parent_id
-            self._parents.move_to_end((thread_id, checkpoint_id))
+            self.reads += 1
+            for checkpoint_id, parent_id in links.items():
+                self._parents[(thread_id, checkpoint_id)] = parent_id
+                self._parents.move_to_end((thread_id, checkpoint_id))
+            if links:
+                self._newest[thread_id] = max(self._newest.get(thread_id, ""), *links)
             while len(self._parents) > self.max_entries:
-                self._parents.popitem(last=False)
+                evicted, _ = self._parents.popitem(last=False)
+                self._newest.pop(evicted[0], None)  # its next read is a full one
+
+    def newest(self, thread_id: str) -> str:
+        """The newest checkpoint id read for the thread ("" when none): later reads of parent
+        links need only what was saved after it."""
+        with self._lock:
+            return self._newest.get(thread_id, "")
 
     def clear(self) -> None:
         with self._lock:
             self._parents.clear()
-            self.fetches = 0
+            self._newest.clear()
+            self.reads = 0
 
     def __len__(self) -> int:
         return len(self._parents)
@@ -98,18 +112,15 @@ def current_lineage(config: RunnableConfig | None) -> Lineage | None:
     chain: list[str] = []
     unknown = parent_cache.follow(thread_id, checkpoint_id, chain)
     while unknown is not None:
-        deadline = time.monotonic() + (CURRENT_CHECKPOINT_WAIT_SECONDS if may_wait else 0)
-        delay = 0.001
-        while True:
-            found = checkpointer.get_tuple(_checkpoint_config(thread_id, unknown))
-            if found is not None or unknown != checkpoint_id or time.monotonic() >= deadline:
-                break
-            time.sleep(delay)
+        wait = may_wait and unknown == checkpoint_id
+        deadline, delay = time.monotonic() + CURRENT_CHECKPOINT_WAIT_SECONDS, 0.0005
+        last_try = False
+        while (parent := _fetch_parent(checkpointer, thread_id, unknown, last_try)) is None:
+            if last_try:
+                return _partial(thread_id, chain, unknown, checkpoint_id)
+            last_try = not wait or time.monotonic() >= deadline
+            time.sleep(delay if wait else 0)
             delay = min(delay * 2, 0.05)
-        parent = _parent_of(found, thread_id, unknown, checkpoint_id)
-        if parent is None:
-            return Lineage(thread_id, frozenset(chain))
-        parent_cache.put(thread_id, unknown, parent)
         unknown = parent_cache.follow(thread_id, parent, chain) if parent else None
     return Lineage(thread_id, frozenset(chain))
 
@@ -123,19 +134,70 @@ async def acurrent_lineage(config: RunnableConfig | None) -> Lineage | None:
     chain: list[str] = []
     unknown = parent_cache.follow(thread_id, checkpoint_id, chain)
     while unknown is not None:
-        deadline = time.monotonic() + (CURRENT_CHECKPOINT_WAIT_SECONDS if may_wait else 0)
-        delay = 0.001
-        while True:
-            found = await checkpointer.aget_tuple(_checkpoint_config(thread_id, unknown))
-            if found is not None or unknown != checkpoint_id or time.monotonic() >= deadline:
-                break
-            await asyncio.sleep(delay)
+        wait = may_wait and unknown == checkpoint_id
+        deadline, delay = time.monotonic() + CURRENT_CHECKPOINT_WAIT_SECONDS, 0.0005
+        last_try = False
+        while (parent := await _afetch_parent(checkpointer, thread_id, unknown, last_try)) is None:
+            if last_try:
+                return _partial(thread_id, chain, unknown, checkpoint_id)
+            last_try = not wait or time.monotonic() >= deadline
+            await asyncio.sleep(delay if wait else 0)
             delay = min(delay * 2, 0.05)
-        parent = _parent_of(found, thread_id, unknown, checkpoint_id)
-        if parent is None:
-            return Lineage(thread_id, frozenset(chain))
-        parent_cache.put(thread_id, unknown, parent)
         unknown = parent_cache.follow(thread_id, parent, chain) if parent else None
+    return Lineage(thread_id, frozenset(chain))
+
+
+def _fetch_parent(
+    checkpointer: Any, thread_id: str, checkpoint_id: str, last_try: bool
+) -> str | None:
+    """The parent of `checkpoint_id` (ROOT for the first), caching what was read; None when
+    the checkpoint is not saved (yet). Reads only the links saved since the newest one known,
+    unless that misses an older checkpoint (or this is the `last_try` before giving up)."""
+    since = parent_cache.newest(thread_id)
+    since = "" if last_try or checkpoint_id < since else since
+    links = read_parent_links(checkpointer, thread_id, since)
+    if links is not None:
+        return _remember_links(thread_id, links, checkpoint_id)
+    found = checkpointer.get_tuple(_checkpoint_config(thread_id, checkpoint_id))
+    return _remember_tuple(thread_id, checkpoint_id, found)
+
+
+async def _afetch_parent(
+    checkpointer: Any, thread_id: str, checkpoint_id: str, last_try: bool
+) -> str | None:
+    since = parent_cache.newest(thread_id)
+    since = "" if last_try or checkpoint_id < since else since
+    links = await aread_parent_links(checkpointer, thread_id, since)
+    if links is not None:
+        return _remember_links(thread_id, links, checkpoint_id)
+    found = await checkpointer.aget_tuple(_checkpoint_config(thread_id, checkpoint_id))
+    return _remember_tuple(thread_id, checkpoint_id, found)
+
+
+def _remember_links(thread_id: str, links: dict[str, str], checkpoint_id: str) -> str | None:
+    parent_cache.put_many(thread_id, links)
+    return links.get(checkpoint_id)
+
+
+def _remember_tuple(thread_id: str, checkpoint_id: str, found: Any) -> str | None:
+    if found is None:
+        return None
+    parent_config = found.parent_config or {}
+    parent = str((parent_config.get("configurable") or {}).get("checkpoint_id") or ROOT)
+    parent_cache.put_many(thread_id, {checkpoint_id: parent})
+    return parent
+
+
+def _partial(thread_id: str, chain: list[str], missing: str, current_id: str) -> Lineage:
+    # The current checkpoint is not saved (durability "exit", or a very slow saver): the lineage
+    # is what is known, which shows user memories and hides the branch memories of the unknown
+    # part rather than risk showing a sibling's.
+    logger.warning(
+        "checkpoint %s of thread %s is not in the checkpointer%s; its branch memories are hidden",
+        missing,
+        thread_id,
+        "" if missing == current_id else " (an ancestor was deleted?)",
+    )
     return Lineage(thread_id, frozenset(chain))
 
 
@@ -159,20 +221,3 @@ def _checkpoint_config(thread_id: str, checkpoint_id: str) -> RunnableConfig:
             "checkpoint_id": checkpoint_id,
         }
     }
-
-
-def _parent_of(found: Any, thread_id: str, checkpoint_id: str, current_id: str) -> str | None:
-    """The parent id of a fetched checkpoint, ROOT for a thread's first one, None if missing."""
-    if found is None:
-        # The current checkpoint is not saved (durability "exit", or a very slow saver): the
-        # lineage is that checkpoint alone, which shows user memories and hides every branch
-        # memory rather than risk showing a sibling's.
-        logger.warning(
-            "checkpoint %s of thread %s is not in the checkpointer%s; branch memories are hidden",
-            checkpoint_id,
-            thread_id,
-            "" if checkpoint_id == current_id else " (an ancestor was deleted?)",
-        )
-        return None
-    parent_config = found.parent_config or {}
-    return str((parent_config.get("configurable") or {}).get("checkpoint_id") or ROOT)
