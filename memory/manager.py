@@ -268,15 +268,14 @@ class BaseMemoryManager(ABC):
             return self._apply_add(tx, change, provenance)
         target = self._require_id(change.id, change.op)
         # Without a checkpoint there is no branch to protect an ancestor from (local use).
-        in_branch = provenance is not None and bool(provenance.checkpoint_id)
-        if in_branch and change.op in ("update", "delete", "merge", "restore"):
-            assert provenance is not None
-            self._guard_copy_on_write(tx, target, change.op, provenance)
+        checkpoint = provenance.checkpoint_id if provenance is not None else ""
+        if checkpoint and change.op in ("update", "delete", "merge", "restore"):
+            self._guard_copy_on_write(tx, target, change.op, checkpoint)
             if change.op == "merge" and change.other_id:
-                self._guard_copy_on_write(tx, change.other_id, change.op, provenance)
-        if in_branch and provenance is not None and change.op == "hit":
+                self._guard_copy_on_write(tx, change.other_id, change.op, checkpoint)
+        if checkpoint and change.op == "hit":
             item = self._live(tx, target)
-            if item.scope == "branch" and origin_checkpoint(item) != provenance.checkpoint_id:
+            if item.scope == "branch" and origin_checkpoint(item) != checkpoint:
                 return item.hit  # an ancestor's branch item stays byte-stable
         if change.op == "update":
             return self._update(tx, target, change.reason, change.description, change.theme)
@@ -311,14 +310,14 @@ class BaseMemoryManager(ABC):
 
     @staticmethod
     def _guard_copy_on_write(
-        tx: MemoryTransaction, memory_id: str, op: str, provenance: Provenance
+        tx: MemoryTransaction, memory_id: str, op: str, checkpoint: str
     ) -> None:
         item = tx.get(memory_id)
         if item is None or item.scope != "branch":
             return  # unknown ids fail later with MemoryNotFound; user items are shared
         origin = origin_checkpoint(item)
-        if origin != provenance.checkpoint_id:
-            raise CopyOnWriteRefused(memory_id, op, origin, provenance.checkpoint_id)
+        if origin != checkpoint:
+            raise CopyOnWriteRefused(memory_id, op, origin, checkpoint)
 
     def _add(
         self,
