@@ -13,6 +13,7 @@ your session service) and keeps the resource handlers below as they are.
 from __future__ import annotations
 
 import hmac
+import logging
 import os
 from typing import Any
 
@@ -35,6 +36,7 @@ EDITOR_PAGE_PREFIX = "/memories"
 EDITOR_API_PREFIX = "/memories/api/"
 ANONYMOUS: Auth.types.MinimalUserDict = {"identity": "anonymous", "is_authenticated": False}
 
+logger = logging.getLogger(__name__)
 auth = Auth()
 
 
@@ -58,6 +60,11 @@ def user_for_token(token: str) -> str | None:
         if hmac.compare_digest(known.encode(), token.encode()):
             found = user_id
     return found
+
+
+# A malformed token list stops the server at start instead of failing every request later.
+if not parse_tokens(os.environ.get(TOKENS_ENV, "")):
+    logger.warning("%s is empty: every authenticated request will be refused", TOKENS_ENV)
 
 
 def _is_editor_page(path: str, method: str) -> bool:
