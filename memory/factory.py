@@ -12,8 +12,13 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_SPEC = "yaml:data/memory"
 SPEC_HELP = (
-    "use 'yaml:<directory>', 'sqlite:<file.db>', 'store' (the LangGraph store passed in), "
-    "or 'postgres:<connection string>'"
+    "use 'yaml:<directory>', 'sqlite:<file.db>', 'store' (the LangGraph server's store, passed "
+    "in), 'postgres:<connection string>', or 'store:memory' (an in-process store that forgets "
+    "everything at exit: tests only)"
+)
+STORE_NEEDS_SERVER = (
+    "the store backend needs the LangGraph server's store; for local use choose "
+    "sqlite:<file.db> or yaml:<directory> (or 'store:memory' for a throwaway in-process store)"
 )
 
 
@@ -32,10 +37,17 @@ def open_memory_manager(spec: str, user_id: str, store: Any | None = None) -> Ba
     if kind == "store":
         from memory.store_manager import StoreMemoryManager
 
-        if store is None:
+        if target.strip().lower() == "memory":
+            # Explicitly non-persistent: every process (and every call) starts empty.
             from langgraph.store.memory import InMemoryStore
 
-            store = InMemoryStore()
+            return StoreMemoryManager(store if store is not None else InMemoryStore(), user_id)
+        if target.strip():
+            raise ValueError(f"unknown memory backend {spec!r}: {SPEC_HELP}")
+        if store is None:
+            # Silently using an in-process store would forget every memory at exit while the
+            # write journal marks the turns done.
+            raise ValueError(STORE_NEEDS_SERVER)
         return StoreMemoryManager(store, user_id)
     if kind == "postgres":
         from memory.store_manager import StoreMemoryManager, open_postgres_store

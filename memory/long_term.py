@@ -10,7 +10,9 @@ from typing import Any, Literal
 
 from memory.branch import Lineage, Provenance
 from memory.manager import BaseMemoryManager
-from memory.retrieval import RetrievalMode, Retrievers
+from memory.repair import SelfCheckReport
+from memory.retrieval import RetrievalMode
+from memory.retrieval.dispatch import shared_retrievers
 from memory.writer.consumer import MemoryConsumer
 from memory.writer.journal import TurnJournal
 from memory.writer.queue import DurableWriteQueue, RetryPolicy, TurnConsumer, WriteStatus
@@ -66,11 +68,8 @@ class LongTermMemory:
         chain), branch memories of other branches are left out (see `memory.branch`).
         """
         try:
-            # Kept on the instance so the BM25 index is reused until the store changes.
-            retrievers = self.__dict__.get("_retrievers")
-            if retrievers is None or retrievers.llm is not self.llm:
-                retrievers = Retrievers(self.manager, self.llm)
-                self.__dict__["_retrievers"] = retrievers
+            # The one cache per manager (shared with the editor and tools): one BM25 index.
+            retrievers = shared_retrievers(self.manager, self.llm)
             return retrievers.retrieve(prompt, mode, limit, lineage)
         except Exception:
             logger.exception("memory retrieval failed for user %r", self.manager.user_id)
@@ -119,7 +118,18 @@ class LongTermMemory:
 
         Unfinished turns from the journal are replayed first; returns how many.
         """
-        return self._writer().start()
+        replayed = self._writer().start()
+        report = self.self_check()
+        log = logger.info if report.status == "OK" else logger.warning
+        log(
+            "memory of user %r at start: %s, %d items, issues=%s, repaired=%s",
+            self.manager.user_id,
+            report.status,
+            report.item_count,
+            report.issues,
+            report.repaired,
+        )
+        return replayed
 
     async def send_history(
         self,
@@ -172,8 +182,46 @@ class LongTermMemory:
         return self._writer().retry_dead_letters()
 
     def write_status(self) -> WriteStatus:
-        """Pending, done and dead-lettered turns for self-check reporting (WARN on dead letters)."""
-        return self._writer().status()
+        """Pending, done and dead-lettered turns for self-check reporting (WARN on dead letters).
+
+        Without a writer (no model, no consumer) the journal on disk is read, if there is one.
+        """
+        if self._write_queue is not None or self.writer_llm is not None or self._consumer:
+            return self._writer().status()
+        journal_path = Path(self._journal_path or default_journal_path(self.manager))
+        if not journal_path.exists():
+            return WriteStatus("OK", False, 0, 0, 0)
+        journal = TurnJournal(journal_path, self._journal_durability)
+        try:
+            return WriteStatus.read(journal, self.manager.user_id)
+        finally:
+            journal.close()
+
+    def self_check(self, recheck: bool = False) -> SelfCheckReport:
+        """The store's report merged with the write pipeline's: what the chat and editor show.
+
+        Dead-lettered turns make an OK report WARN, with each turn's error among the issues
+        (`retry_dead_letters()` queues them again); FAIL stays FAIL. The store is checked again
+        only with `recheck` or when it never was (a check may repair and rewrite the store).
+        """
+        report = self.manager.last_report
+        if recheck or report is None:
+            report = self.manager.self_check()
+        issues, status = list(report.issues), report.status
+        try:
+            writes = self.write_status()
+        except Exception as exc:  # an unreadable journal is itself worth a warning
+            writes = None
+            issues.append(f"the write journal could not be read: {type(exc).__name__}: {exc}")
+            status = "WARN" if status == "OK" else status
+        if writes is not None and writes.dead:
+            issues += writes.issues
+            issues.append(
+                f"{writes.dead} turn(s) were not written to memory; fix the cause, then "
+                "retry_dead_letters()"
+            )
+            status = "WARN" if status == "OK" else status
+        return SelfCheckReport(status, issues, list(report.repaired), report.item_count)
 
 
 def default_journal_path(manager: BaseMemoryManager) -> Path:

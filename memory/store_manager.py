@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from langgraph.store.base import BaseStore, PutOp
@@ -23,6 +23,7 @@ TURNS_NAMESPACE = "memories_turns"
 BACKUP_NAMESPACE = "memories_backup"
 REVISION_KEY = "revision"
 CORE_CONTEXT_KEY = "core_context"
+PROBE_KEY = "self_check_probe"
 PAGE_SIZE = 1000  # store.search returns at most `limit` items: read in pages
 WRITE_CHUNK = 2000  # Postgres allows 65535 parameters per statement; a put uses four
 
@@ -35,9 +36,20 @@ def namespace_label(user_id: str) -> str:
     return user_id.replace(".", "%2E")
 
 
+def underlying_store(store: Any) -> Any:
+    """The store a wrapper delegates to. The LangGraph server hands each thread (event loop) its
+    own `BatchedStore` over one shared store (`langgraph_runtime_inmem.store.Store`): a lock
+    keyed on the wrapper would let two threads write the same user at once."""
+    seen: set[int] = set()
+    while id(store) not in seen and getattr(store, "_store", None) is not None:
+        seen.add(id(store))
+        store = store._store
+    return store
+
+
 def _lock_for(store: BaseStore, user_id: str) -> threading.RLock:
     with _locks_guard:
-        return _locks.setdefault((id(store), user_id), threading.RLock())
+        return _locks.setdefault((id(underlying_store(store)), user_id), threading.RLock())
 
 
 class _StoreTransaction(MemoryTransaction):
@@ -239,7 +251,7 @@ class StoreMemoryManager(BaseMemoryManager):
             raw_revision = stored.value.get("revision") if stored else 0
             repaired: list[str] = []
             ops: list[PutOp] = []
-            stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
             backup_ns = (BACKUP_NAMESPACE, namespace_label(self.user_id))
             for key, value in self._search_all(self.items_ns):
                 repairs: list[str] = []
@@ -254,10 +266,19 @@ class StoreMemoryManager(BaseMemoryManager):
             revision = self._revision()
             if revision != raw_revision:
                 repaired.append(f"revision was {raw_revision!r}; reset")
-            # The revision write doubles as the proof that the store takes writes.
-            ops.append(self._revision_op(revision + 1 if repaired else revision))
-            self.store.batch(ops)
+            if repaired:
+                # Only a repair moves the revision: rewriting it unconditionally could set it
+                # back under a writer in another process (the store has no compare-and-set).
+                ops.append(self._revision_op(revision + 1))
+                self.store.batch(ops)
+            self._probe_writable()
         return [], repaired
+
+    def _probe_writable(self) -> None:
+        """Prove that the store takes writes with a key of its own, then remove it."""
+        probe_ns = (META_NAMESPACE, namespace_label(self.user_id), PROBE_KEY)
+        self.store.batch([PutOp(probe_ns, PROBE_KEY, {"probe": now_iso()}, index=False)])
+        self.store.batch([PutOp(probe_ns, PROBE_KEY, None)])
 
 
 def _created_time(item: MemoryItem) -> str:

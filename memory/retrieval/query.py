@@ -24,6 +24,10 @@ _FILLER_ZH = (*_BROAD_CUES_ZH, "怎么样", "如何", "在忙", "有什么", "�
 _FILLER_EN = _BROAD_CUES_EN | frozenset(
     tokenize("happened going on anything something doing been these days tell about what's how's")
 )
+# Questions about the user as a whole ("who am I?", "我是谁"): every memory is about them, so
+# they get the broad order. Removed from the text before the content check, like the filler.
+_ABOUT_ME_ZH = ("我是谁", "关于我", "我的情况", "我自己", "了解我")
+_ABOUT_ME_EN = re.compile(r"\b(who am i|who i am|about me|about myself|myself)\b")
 _TIME_CUES_ZH = ("最近", "近来", "近期", "上周", "这周", "本周", "昨天", "今天", "前几天", "这几天",
                  "刚才", "刚刚", "最新", "这阵子", "这段时间", "上个月", "这个月")  # fmt: skip
 _TIME_CUES_EN = re.compile(
@@ -51,18 +55,15 @@ def theme_key(text: str) -> str:
 def read_query(query: str, theme_keys: frozenset[str] = frozenset()) -> QueryReading:
     """Classify a query.
 
-    Broad: a recency cue and nothing else ("最近怎么样", "what's new?"), or a bare theme name,
-    possibly with a cue ("项目", "work lately"). A query of stop words only ("how are you") is
-    neither broad nor specific, and finds nothing.
+    Broad: a recency cue and nothing else ("最近怎么样", "what's new?"), a question about the
+    user as a whole ("who am I?", "我是谁？"), a query with no content words left after stop words
+    and filler ("how are you"), or a bare theme name, possibly with a cue ("项目", "work lately").
     """
     text = normalize(query)
     time_cue = any(cue in text for cue in _TIME_CUES_ZH) or bool(_TIME_CUES_EN.search(text))
     tokens = tokenize(text)
-    cue = any(phrase in text for phrase in _BROAD_CUES_ZH) or any(
-        token in _BROAD_CUES_EN for token in tokens
-    )
-    remainder = text
-    for phrase in _FILLER_ZH:
+    remainder = _ABOUT_ME_EN.sub(" ", text)
+    for phrase in (*_ABOUT_ME_ZH, *_FILLER_ZH):
         remainder = remainder.replace(phrase, " ")
     content = [token for token in tokenize(remainder) if token not in _FILLER_EN]
     kept_words = [
@@ -73,4 +74,5 @@ def read_query(query: str, theme_keys: frozenset[str] = frozenset()) -> QueryRea
     remainder_key = theme_key(" ".join(kept_words))
     if remainder_key and remainder_key in theme_keys:
         return QueryReading(tokens, broad=True, time_cue=time_cue, theme_key=remainder_key)
-    return QueryReading(tokens, broad=cue and not content, time_cue=time_cue)
+    # Nothing left to search for: the broad order (recent, much-used) beats an empty answer.
+    return QueryReading(tokens, broad=not content, time_cue=time_cue)

@@ -68,6 +68,20 @@ class WriteStatus:
             for t in self.dead_letters
         ]
 
+    @classmethod
+    def read(cls, journal: TurnJournal, user_id: str, running: bool = False) -> WriteStatus:
+        """The status of `user_id`'s turns in `journal`."""
+        counts = journal.counts(user_id)
+        dead = journal.dead_letters(user_id) if counts["dead"] else []
+        return cls(
+            "WARN" if dead else "OK",
+            running,
+            counts["pending"],
+            counts["done"],
+            counts["dead"],
+            dead,
+        )
+
 
 class DurableWriteQueue:
     """One user's write pipeline. `send` journals then enqueues and returns at once; one consumer
@@ -248,13 +262,4 @@ class DurableWriteQueue:
 
     def status(self) -> WriteStatus:
         """Pending, done and dead counts with the dead letters and their errors."""
-        counts = self.journal.counts(self.manager.user_id)
-        dead = self.journal.dead_letters(self.manager.user_id) if counts["dead"] else []
-        return WriteStatus(
-            "WARN" if dead else "OK",
-            self.running,
-            counts["pending"],
-            counts["done"],
-            counts["dead"],
-            dead,
-        )
+        return WriteStatus.read(self.journal, self.manager.user_id, self.running)

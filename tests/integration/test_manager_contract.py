@@ -392,3 +392,20 @@ def test_the_factory_opens_each_backend_by_spec(
     manager.purge(memory_id)  # Postgres is shared between runs
     with pytest.raises(ValueError, match="unknown memory backend"):
         open_memory_manager("mongo:x", unique_user)
+
+
+def test_the_store_backend_without_a_store_is_refused_not_silently_in_memory(
+    unique_user: str,
+) -> None:
+    """`GULFSTREAM_MEMORY_BACKEND=store` outside the server would forget everything at exit."""
+    from memory.factory import open_memory_manager
+    from memory.store_manager import StoreMemoryManager
+
+    with pytest.raises(ValueError, match=r"needs the LangGraph server.s store.*sqlite:"):
+        open_memory_manager("store", unique_user)
+    with pytest.raises(ValueError, match="unknown memory backend"):
+        open_memory_manager("store:elsewhere", unique_user)
+    throwaway = open_memory_manager("store:memory", unique_user)  # explicit, for tests
+    assert isinstance(throwaway, StoreMemoryManager)
+    throwaway.add("kept only in this process", "t")
+    assert open_memory_manager("store:memory", unique_user).show() == []  # a new, empty store

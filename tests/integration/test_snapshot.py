@@ -53,7 +53,7 @@ def test_round_trip_keeps_chinese_history_tombstones_and_turns(
         pytest.importorskip("memory.sqlite_manager")
     spec = {
         "yaml": f"yaml:{tmp_path / 'dst'}",
-        "store": "store",
+        "store": "store:memory",
         "sqlite": f"sqlite:{tmp_path / 'm.db'}",
     }
     target = open_memory_manager(spec[target_spec], "alice")

@@ -368,7 +368,11 @@ async def test_bad_turn_input_is_refused_with_the_field_named(manager):
 async def test_the_consumer_works_over_every_backend_without_a_journal(tmp_path, backend):
     from memory.factory import open_memory_manager
 
-    spec = {"yaml": f"yaml:{tmp_path}/m", "sqlite": f"sqlite:{tmp_path}/m.db", "store": "store"}
+    spec = {
+        "yaml": f"yaml:{tmp_path}/m",
+        "sqlite": f"sqlite:{tmp_path}/m.db",
+        "store": "store:memory",  # an in-process store: this test needs no server
+    }
     store_manager = open_memory_manager(spec[backend], "alice")
     store_manager.add("The user studies maths.", "identity")
     events: list[ToolEvent] = []
