@@ -35,6 +35,10 @@ class Change:
     other_id: str | None = None  # merge: the item absorbed into `id`
     scope: str | None = None  # add: "user" (default) or "branch" (needs a provenance checkpoint)
     supersedes: str | None = None  # add: the ancestor's branch item this version replaces
+    # Optimistic concurrency: the `latest_update_time` of `id` / `other_id` when the writer read
+    # them; `apply` refuses the batch (StaleWrite) when the item changed since. None: no check.
+    expected_update_time: str | None = None
+    expected_other_update_time: str | None = None
 
 
 @dataclass(frozen=True)

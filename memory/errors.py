@@ -38,3 +38,16 @@ class CopyOnWriteRefused(MemoryError_, ValueError):
             f"{origin_checkpoint!r}, not at the current checkpoint {checkpoint!r}; add a new "
             "branch memory with supersedes instead (copy-on-write)"
         )
+
+
+class StaleWrite(MemoryError_):
+    """The memory writer staged a change against an item that changed since it read it (the user
+    edited it in the editor meanwhile). Nothing of the batch was applied; re-run the turn on a
+    fresh read."""
+
+    def __init__(self, memory_id: str, op: str, expected: str, found: str) -> None:
+        self.memory_id = memory_id
+        super().__init__(
+            f"{op} of memory {memory_id!r} refused: it changed since the writer read it (read at "
+            f"{expected!r}, now {found!r}); nothing was applied, re-run the turn on a fresh read"
+        )

@@ -16,10 +16,12 @@ from langgraph.errors import GraphRecursionError
 
 from memory.branch import Lineage, Provenance
 from memory.core_context import GOAL_SEED_CHARS, HUMAN_SEED_CHARS, truncate
+from memory.errors import MemoryNotFound, StaleWrite
 from memory.manager import BaseMemoryManager, Change
+from memory.writer import budget
 from memory.writer.guards import detect_forget_request
 from memory.writer.staging import EventCallback, ToolEvent
-from memory.writer.tools import make_memory_tools
+from memory.writer.tools import MemoryToolkit, make_memory_tools
 from memory.writer.trace import WriteTrace
 from memory.writer.turns import check_turn_messages, contains_cjk, format_turn
 from prompts.writer import WriterPrompts, default_persona, format_sections, writer_prompts
@@ -28,6 +30,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_STEP_LIMIT = 12  # tool rounds; a turn rarely needs more than read + a few writes
 DEFAULT_TIMEOUT_SECONDS = 180.0
+STALE_RERUNS = 1  # runs of a turn again after a stale write (a user edit raced the agent)
 
 
 class MemoryWriteFailed(Exception):
@@ -141,40 +144,30 @@ class MemoryConsumer:
                 turn_id, applied=False, summary="turn already applied; nothing to do"
             )
 
-        user_words = " ".join(m["content"] for m in turn if m["role"] == "user")
-        toolkit = make_memory_tools(
-            manager,
-            max_deletes=self.max_deletes,
-            forget_requested=detect_forget_request(user_words),
-            on_event=on_event,
-            turn_id=turn_id,
-            provenance=provenance,
-            lineage=lineage,
-            scope_policy=scope_policy,
-        )
-        await asyncio.to_thread(toolkit.view.load)  # the snapshot the agent works on
-        prompts = self._prompts_for(turn)
-        template = prompts.update_system if toolkit.view.live else prompts.cold_start_system
-        sections = self.sections if self.sections is not None else prompts.default_sections
-        agent = create_agent(
-            self.llm,
-            toolkit.tools,
-            system_prompt=template.format(sections=format_sections(sections)),
-            name="memory_writer_agent",
-        )
-        summary = await self._run_agent(agent, self.build_user_prompt(turn, prompts), turn_id)
-
-        staged = toolkit.staged
-        if trace is not None:
-            await asyncio.to_thread(trace.stage, user_id, turn_id, session_id, staged)
-        try:
-            # Managers that override apply() without branch support still work without one.
-            branch = {"provenance": provenance} if provenance is not None else {}
-            outcome = await asyncio.to_thread(manager.apply, toolkit.changes, turn_id, **branch)
-        except Exception as exc:  # e.g. the user deleted a memory in the editor meanwhile
+        branch = {"provenance": provenance, "lineage": lineage, "scope_policy": scope_policy}
+        for attempt in range(1, STALE_RERUNS + 2):
+            toolkit, prompts, summary = await self._run_turn(
+                turn, turn_id, manager, on_event, branch
+            )
             if trace is not None:
-                await asyncio.to_thread(trace.discard_staged, user_id, turn_id)
-            raise MemoryWriteFailed(f"commit of turn {turn_id} refused: {exc}") from exc
+                await asyncio.to_thread(trace.stage, user_id, turn_id, session_id, toolkit.staged)
+            try:
+                # Managers that override apply() without branch support still work without one.
+                extra = {"provenance": provenance} if provenance is not None else {}
+                outcome = await asyncio.to_thread(manager.apply, toolkit.changes, turn_id, **extra)
+            except Exception as exc:
+                if trace is not None:
+                    await asyncio.to_thread(trace.discard_staged, user_id, turn_id)
+                # The user changed (or deleted) a memory while the agent worked: its changes were
+                # made against an old read. Run the turn again on a fresh read, a bounded number
+                # of times; then fail so that the queue retries later or dead-letters the turn.
+                if isinstance(exc, StaleWrite | MemoryNotFound) and attempt <= STALE_RERUNS:
+                    logger.warning(
+                        "memory turn %s: %s; running it again on a fresh read", turn_id, exc
+                    )
+                    continue
+                raise MemoryWriteFailed(f"commit of turn {turn_id} refused: {exc}") from exc
+            break
         if trace is not None:
             if outcome.applied:
                 await asyncio.to_thread(trace.mark_applied, user_id, turn_id)
@@ -191,6 +184,39 @@ class MemoryConsumer:
             outcome.results,
             summary,
         )
+
+    async def _run_turn(
+        self,
+        turn: list[dict[str, str]],
+        turn_id: str,
+        manager: BaseMemoryManager,
+        on_event: EventCallback | None,
+        branch: dict[str, Any],
+    ) -> tuple[MemoryToolkit, WriterPrompts, str]:
+        """One run of the memory agent on a fresh read of the store; nothing is written."""
+        user_words = " ".join(m["content"] for m in turn if m["role"] == "user")
+        toolkit = make_memory_tools(
+            manager,
+            max_deletes=self.max_deletes,
+            forget_requested=detect_forget_request(user_words),
+            on_event=on_event,
+            turn_id=turn_id,
+            turn_text=" ".join(m["content"] for m in turn),
+            **branch,
+        )
+        await asyncio.to_thread(toolkit.view.load)  # the snapshot the agent works on
+        await asyncio.to_thread(budget.warm_index, toolkit.view)  # the tools run in the loop
+        prompts = self._prompts_for(turn)
+        template = prompts.update_system if toolkit.view.live else prompts.cold_start_system
+        sections = self.sections if self.sections is not None else prompts.default_sections
+        agent = create_agent(
+            self.llm,
+            toolkit.tools,
+            system_prompt=template.format(sections=format_sections(sections)),
+            name="memory_writer_agent",
+        )
+        summary = await self._run_agent(agent, self.build_user_prompt(turn, prompts), turn_id)
+        return toolkit, prompts, summary
 
     @staticmethod
     def _seed_core_context(

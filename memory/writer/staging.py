@@ -42,6 +42,11 @@ class StagedMemory:
     new: bool = False
     scope: str = "user"
     origin_checkpoint: str = ""  # branch memories: the checkpoint that wrote them
+    seen_update_time: str = ""  # latest_update_time when read: apply refuses a change since
+
+    def expected_time(self) -> str | None:
+        """What `apply` must still find for a change to this memory (None for a new one)."""
+        return None if self.new else self.seen_update_time
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,7 @@ class StagedView:
                 new=False,
                 scope=item.scope,
                 origin_checkpoint=origin_checkpoint(item),
+                seen_update_time=item.latest_update_time,
             )
         self.tombstone_ids = set(stored) - set(items)
         self._loaded = True
@@ -97,9 +103,17 @@ class StagedView:
         new: bool,
         scope: str = "user",
         origin_checkpoint: str = "",
+        seen_update_time: str = "",
     ) -> StagedMemory:
         memory = StagedMemory(
-            self._next_short_id, real_id, description, theme, new, scope, origin_checkpoint
+            self._next_short_id,
+            real_id,
+            description,
+            theme,
+            new,
+            scope,
+            origin_checkpoint,
+            seen_update_time,
         )
         self.live[memory.short_id] = memory
         self._next_short_id += 1
@@ -151,17 +165,21 @@ class StagedView:
                 logger.exception("memory on_event listener failed for %s", tool)
         return event
 
-    def render(self) -> str:
-        """The staged view as the model reads it: `[id] (section) text`, grouped by section."""
+    def render(self, shown: list[StagedMemory] | None = None, note: str = "") -> str:
+        """The staged view as the model reads it: `[id] (section) text`, grouped by section.
+
+        `shown` limits it to some memories (a large store); `note` then says what was left out.
+        """
         if not self.live:
             return "No memories yet."
+        memories = list(self.live.values()) if shown is None else shown
         by_theme: dict[str, list[StagedMemory]] = {}
-        for memory in self.live.values():
+        for memory in memories:
             by_theme.setdefault(memory.theme, []).append(memory)
-        lines = [f"{len(self.live)} memories (ids are the numbers in brackets):"]
-        for theme, memories in by_theme.items():
+        lines = [note or f"{len(self.live)} memories (ids are the numbers in brackets):"]
+        for theme, group in by_theme.items():
             lines.append(f"## {theme}")
-            for memory in memories:
+            for memory in group:
                 text = " ".join(memory.description.split())  # one line each: data, not markup
                 marker = " (this conversation)" if memory.scope == "branch" else ""
                 lines.append(f"[{memory.short_id}]{marker} {text}")

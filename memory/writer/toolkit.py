@@ -12,6 +12,7 @@ from langchain_core.tools import BaseTool
 from memory.branch import Provenance
 from memory.item import check_description, check_reason, check_theme
 from memory.manager import Change
+from memory.writer import budget
 from memory.writer.guards import find_secret
 from memory.writer.staging import StagedChange, StagedMemory, StagedView, ToolEvent
 
@@ -31,6 +32,7 @@ class MemoryToolkit:
     forget_requested: bool = False
     provenance: Provenance | None = None  # where this turn writes (thread, checkpoint, turn)
     scope_policy: str = "auto"  # "auto": the model chooses; "user" / "branch" force the scope
+    turn_text: str = ""  # the conversation: what read_memories ranks by in a large store
     tools: list[BaseTool] = field(default_factory=list)
     _hit_this_turn: set[int] = field(default_factory=set)
     _pending: list[tuple[Change, dict[str, str]]] = field(default_factory=list)
@@ -167,9 +169,29 @@ class MemoryToolkit:
         where = " (this conversation only)" if chosen == "branch" else ""
         return f"Created memory {memory.short_id} in section {theme!r}{where}."
 
-    def read(self) -> str:
+    def read(self, query: Any = "") -> str:
         self.view.load()
-        return self.view.render()
+        if not isinstance(query, str):
+            raise ToolCallError("query must be text: words to search the memories for.")
+        explicit = bool(query.strip())
+        selection = budget.select(
+            self.view, query if explicit else self.turn_text, explicit=explicit
+        )
+        if not selection.partial:
+            return self.view.render()
+        if explicit:
+            what = f"the {len(selection.shown)} most related to {' '.join(query.split())!r}"
+        else:
+            what = (
+                f"{len(selection.shown)}: those most related to this conversation, the newest "
+                "and the most used"
+            )
+        note = (
+            f"{selection.total} memories exist; shown here are {what} (ids are the numbers in "
+            'brackets). More exist: call read_memories(query="some words") to search the rest '
+            "before creating a memory that may already be there."
+        )
+        return self.view.render(selection.shown, note)
 
     def update(self, short_id: Any, content: Any, reason: Any) -> str:
         memory = self._memory(short_id)
@@ -180,7 +202,13 @@ class MemoryToolkit:
             )
         memory = self._writable(memory)
         self._stage(
-            Change("update", id=memory.real_id, description=text, reason=why),
+            Change(
+                "update",
+                id=memory.real_id,
+                description=text,
+                reason=why,
+                expected_update_time=memory.expected_time(),
+            ),
             {"memory_id": memory.real_id},
         )
         if not memory.new:  # the seed: an update counts as a use of the memory
@@ -198,7 +226,12 @@ class MemoryToolkit:
                 "ask to forget anything. Keep this memory (or update it) and finish."
             )
         memory = self._writable(memory)  # a branch "deletes" an ancestor's item by a tombstone
-        self._stage(Change("delete", id=memory.real_id, reason=why), {"memory_id": memory.real_id})
+        self._stage(
+            Change(
+                "delete", id=memory.real_id, reason=why, expected_update_time=memory.expected_time()
+            ),
+            {"memory_id": memory.real_id},
+        )
         del self.view.live[memory.short_id]
         return f"Deleted memory {memory.short_id}."
 
@@ -220,6 +253,8 @@ class MemoryToolkit:
                 description=text,
                 theme=theme,
                 reason=why,
+                expected_update_time=keep.expected_time(),
+                expected_other_update_time=absorbed.expected_time(),
             ),
             {"memory_id": keep.real_id, "other_memory_id": absorbed.real_id},
         )
@@ -234,6 +269,7 @@ class MemoryToolkit:
         if self._inherited(memory):  # an ancestor's item is not touched, not even its count
             self._hit_this_turn.add(memory.short_id)
             return f"Marked memory {memory.short_id} as used."
+        # No expectation on a hit: one more use commutes with any edit made meanwhile.
         self._stage(Change("hit", id=memory.real_id), {"memory_id": memory.real_id})
         self._hit_this_turn.add(memory.short_id)
         return f"Marked memory {memory.short_id} as used."

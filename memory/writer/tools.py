@@ -46,6 +46,7 @@ def make_memory_tools(
     provenance: Provenance | None = None,
     lineage: Lineage | None = None,
     scope_policy: str = "auto",
+    turn_text: str = "",
 ) -> MemoryToolkit:
     """Build the six tools over `manager` for one turn. Calls are staged; nothing is written.
 
@@ -60,6 +61,7 @@ def make_memory_tools(
         forget_requested,
         provenance=provenance,
         scope_policy=check_scope_policy(scope_policy),
+        turn_text=turn_text,
     )
 
     def create_memory(content: str, section: str, scope: str = "user") -> str:
@@ -80,10 +82,17 @@ def make_memory_tools(
             lambda: kit.create(content, section, scope),
         )
 
-    def read_memories() -> str:
-        """List every memory with its id and section, including the changes made in this turn.
-        Call this before creating, updating, merging or deleting anything."""
-        return kit.call("read_memories", {}, kit.read)
+    def read_memories(query: str = "") -> str:
+        """List the memories with their ids and sections, including the changes made in this
+        turn. Call this before creating, updating, merging or deleting anything. In a large
+        store it shows the memories most related to this conversation and says so; pass words
+        as `query` to search the rest.
+
+        Args:
+            query: Optional words to search for (a topic, a name); empty shows everything, or
+                in a large store what relates to this conversation.
+        """
+        return kit.call("read_memories", {"query": query} if query else {}, lambda: kit.read(query))
 
     def update_memory(id: int, content: str, reason: str) -> str:
         """Replace the text of an existing memory. Also counts as one use of it (hit).
@@ -139,7 +148,7 @@ def make_memory_tools(
 
     signatures: dict[Callable[..., str], str] = {
         create_memory: "create_memory(content, section, scope)",
-        read_memories: "read_memories()",
+        read_memories: "read_memories(query)",
         update_memory: "update_memory(id, content, reason)",
         delete_memory: "delete_memory(id, reason)",
         merge_memories: "merge_memories(id1, id2, content, section, reason)",
