@@ -12,7 +12,7 @@ from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
 from webapp.app import PREFIX, editor_routes
-from webapp.guard import LOOPBACK_HOSTS
+from webapp.guard import allowed_hosts
 
 DEFAULT_PORT = 8765
 
@@ -24,7 +24,7 @@ def standalone_app() -> Starlette:
     otherwise be same-origin with the editor and could read memories.
     """
     root = Route("/", lambda request: RedirectResponse(f"{PREFIX}/", status_code=307))
-    loopback = Middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_HOSTS)
+    loopback = Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts())
     return Starlette(routes=[root, *editor_routes()], middleware=[loopback])
 
 

@@ -128,6 +128,12 @@ def is_local_dev_server() -> bool:
     return os.environ.get("LANGSMITH_LANGGRAPH_API_VARIANT") == "local_dev"
 
 
+def allowed_hosts() -> list[str]:
+    """The loopback names plus GULFSTREAM_EDITOR_HOSTS (comma-separated; `*` allows any)."""
+    extra = [h.strip().lower() for h in os.environ.get("GULFSTREAM_EDITOR_HOSTS", "").split(",")]
+    return LOOPBACK_HOSTS + [h for h in extra if h]
+
+
 def check_local_host(request: Request) -> None:
     """Under `langgraph dev`, answer only requests addressed to a loopback name.
 
@@ -139,12 +145,12 @@ def check_local_host(request: Request) -> None:
     """
     if not is_local_dev_server():
         return
-    extra = {h.strip().lower() for h in os.environ.get("GULFSTREAM_EDITOR_HOSTS", "").split(",")}
-    if "*" in extra:
+    allowed = allowed_hosts()
+    if "*" in allowed:
         return
     host = request.headers.get("host", "").strip().lower()
     name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-    if name not in LOOPBACK_HOSTS and name not in extra:
+    if name not in allowed:
         raise ApiError(
             400,
             f"host {host!r} is not a loopback name; add it to GULFSTREAM_EDITOR_HOSTS",

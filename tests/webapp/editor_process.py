@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -10,6 +11,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -20,6 +22,49 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+@contextmanager
+def running(
+    command: list[str], cwd: Path, env: dict[str, str], ready_url: str, seconds: float, log: Path
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Start `command` (output to `log`), wait until `ready_url` answers 200, stop it on exit.
+    If it dies or is not up within `seconds`, raise with its log."""
+    with log.open("w") as out:
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                if httpx.get(ready_url, timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{command!r} did not start:\n{log.read_text()}")
+            time.sleep(0.1)
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def read_events(lines: Iterator[str], wanted: str, seconds: float = 30) -> Iterator[dict[str, Any]]:
+    """The data of each `wanted` server-sent event; fails after `seconds` (heartbeats keep an
+    idle stream from timing out, so the read alone would wait forever)."""
+    deadline = time.monotonic() + seconds
+    event = ""
+    for line in lines:
+        if line.startswith("event:"):
+            event = line.split(":", 1)[1].strip()
+        elif line.startswith("data:") and event == wanted:
+            yield json.loads(line.split(":", 1)[1])
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {wanted!r} event within {seconds} s")
 
 
 @contextmanager
@@ -35,31 +80,7 @@ def run_editor(data_dir: Path, **extra_env: str) -> Iterator[str]:
     }
     env.pop("GULFSTREAM_EDITOR_REQUIRE_AUTH", None)
     log = data_dir.parent / f"editor-{port}.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "webapp"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
     base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/memories/api/whoami", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the editor did not start: {log.read_text()}")
-            time.sleep(0.1)
+    command = [sys.executable, "-m", "webapp"]
+    with running(command, ROOT, env, f"{base}/memories/api/whoami", 30, log):
         yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()

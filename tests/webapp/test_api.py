@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage
 from memory.long_term import LongTermMemory
 from memory.yaml_manager import YamlMemoryManager
 from tests.unit.test_writer_tools import ScriptedModel, call, step
-from tests.webapp.editor_process import run_editor
+from tests.webapp.editor_process import read_events, run_editor
 
 pytestmark = pytest.mark.slow
 JSON_WRITE = {"Content-Type": "application/json", "X-Gulfstream-CSRF": "1"}
@@ -342,15 +342,6 @@ def test_status_reports_self_check_and_a_corrupt_store_stops_writes(
     assert broken.store.path.read_text(encoding="utf-8") == "items: [unclosed\n"
 
 
-def read_events(lines: Iterator[str], wanted: str) -> Iterator[dict[str, Any]]:
-    event = ""
-    for line in lines:
-        if line.startswith("event:"):
-            event = line.split(":", 1)[1].strip()
-        elif line.startswith("data:") and event == wanted:
-            yield json.loads(line.split(":", 1)[1])
-
-
 async def write_through_the_memory_agent(manager: YamlMemoryManager, fact: str) -> None:
     """One chat turn through the local memory writer (LongTermMemory's queue and the memory
     agent), with a scripted model in place of the LLM; the trace goes wherever the writer puts it.
@@ -368,12 +359,14 @@ async def write_through_the_memory_agent(manager: YamlMemoryManager, fact: str) 
     ]
     await memory.send_history(turn)
     await memory.stop()
+    assert memory.write_status().dead == 0, "the memory writer failed; see the captured log"
 
 
 def test_event_stream_shows_what_the_memory_agent_changed_and_with_which_tool(
     editor: Editor,
 ) -> None:
-    with editor.http.stream("GET", "events", timeout=15) as stream:
+    # Longer than the 15 s heartbeat, so a missing event fails in read_events with a message.
+    with editor.http.stream("GET", "events", timeout=40) as stream:
         assert stream.headers["content-type"].startswith("text/event-stream")
         lines = stream.iter_lines()
         assert next(lines) == "retry: 2000"  # the stream has taken its starting snapshot

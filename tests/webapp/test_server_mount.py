@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.webapp.editor_process import ROOT, free_port
+from tests.webapp.langgraph_server import run_langgraph_dev
 
 pytestmark = pytest.mark.slow
-LANGGRAPH = Path(sys.executable).parent / "langgraph"
 
 TINY_GRAPH = '''
 """A one-node graph: the server needs a graph; this test is about the editor beside it."""
@@ -34,89 +26,17 @@ builder = StateGraph(State).add_node("echo", echo)
 graph = builder.add_edge(START, "echo").add_edge("echo", END).compile()
 '''
 
-# The configuration the README documents: tokens map to users; a request without a token passes
-# as an unauthenticated user, so the page and its assets load and the editor refuses data to it.
-EDITOR_AUTH = """
-from langgraph_sdk import Auth
-
-auth = Auth()
-TOKENS = {"token-alice": "alice", "token-bob": "bob"}
-
-@auth.authenticate
-async def authenticate(authorization: str | None):
-    if authorization and authorization.startswith("Bearer "):
-        user = TOKENS.get(authorization.removeprefix("Bearer "))
-        if user is None:
-            raise Auth.exceptions.HTTPException(status_code=401, detail="unknown token")
-        return user
-    return {"identity": "anonymous", "is_authenticated": False}
-"""
-
-LANGGRAPH_JSON = {
-    "dependencies": ["."],
-    "graphs": {"tiny": "./tiny_graph.py:graph"},
-    "http": {"app": "./webapp/app.py:app", "enable_custom_route_auth": True},
-    "auth": {"path": "./editor_auth.py:auth", "disable_studio_auth": True},
-}
-
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if not LANGGRAPH.exists():
-        pytest.skip("langgraph-cli is not installed in this environment")
     app_dir = tmp_path_factory.mktemp("server-app")
-    ignore = shutil.ignore_patterns("__pycache__")
-    for package in ("memory", "prompts", "webapp"):
-        shutil.copytree(ROOT / package, app_dir / package, ignore=ignore)
-    (app_dir / "tiny_graph.py").write_text(TINY_GRAPH)
-    (app_dir / "editor_auth.py").write_text(EDITOR_AUTH)
-    (app_dir / "langgraph.json").write_text(json.dumps(LANGGRAPH_JSON))
-    port = free_port()
-    env = {
-        **os.environ,
-        "GULFSTREAM_MEMORY_BACKEND": f"yaml:{app_dir / 'data'}",
-        "GULFSTREAM_EDITOR_POLL_SECONDS": "0.2",
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGGRAPH_NO_VERSION_CHECK": "true",
-    }
-    log = (app_dir / "server.log").open("w")
-    process = subprocess.Popen(
-        [
-            str(LANGGRAPH),
-            "dev",
-            "--no-browser",
-            "--no-reload",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        cwd=app_dir,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"{base}/ok", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"langgraph dev did not start:\n{(app_dir / 'server.log').read_text()}")
-            time.sleep(0.25)
+    with run_langgraph_dev(
+        app_dir,
+        {"tiny_graph.py": TINY_GRAPH},
+        {"tiny": "./tiny_graph.py:graph"},
+        GULFSTREAM_MEMORY_BACKEND=f"yaml:{app_dir / 'data'}",
+    ) as base:
         yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
 
 
 def as_user(token: str | None, **extra: str) -> dict[str, str]:
@@ -192,3 +112,14 @@ def test_event_stream_flows_through_the_server(server: str) -> None:
 def test_slashless_prefix_reaches_the_page(server: str) -> None:
     response = httpx.get(f"{server}/memories")
     assert response.status_code == 307 and response.headers["location"] == "/memories/"
+
+
+def test_dev_server_answers_the_editor_only_under_a_loopback_name(server: str) -> None:
+    # DNS rebinding: a page on evil.example resolving to 127.0.0.1 sends its own Host header.
+    rebound = {"Host": "evil.example:2024", **as_user("token-alice")}
+    for path in ("/memories/", "/memories/api/memories"):
+        refused = httpx.get(f"{server}{path}", headers=rebound)
+        assert refused.status_code == 400 and refused.json()["field"] == "host"
+    port = server.rsplit(":", 1)[1]
+    local = httpx.get(f"http://localhost:{port}/memories/api/whoami", headers=as_user("token-bob"))
+    assert local.status_code == 200 and local.json()["user_id"] == "bob"
