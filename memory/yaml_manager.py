@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -19,6 +20,9 @@ from memory.core_context import read_core_context
 from memory.errors import CorruptStoreError
 from memory.item import MemoryItem
 from memory.manager import BaseMemoryManager, MemoryDocument
+from memory.repair import SelfCheckReport
+
+logger = logging.getLogger(__name__)
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster when present
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -40,6 +44,7 @@ class YamlMemoryManager(BaseMemoryManager):
         self._thread_lock = threading.RLock()
         self._cache: tuple[tuple[int, int, int], MemoryDocument, list[str]] | None = None
         self._parsed: tuple[str, MemoryDocument, list[str]] | None = None  # text, its parse
+        self._kept_original: tuple[int, int, int] | None = None  # file key of the last backup
 
     # ── primitives ──────────────────────────────────────────────────────
 
@@ -52,8 +57,29 @@ class YamlMemoryManager(BaseMemoryManager):
             yield
 
     def _load_all(self) -> MemoryDocument:
-        document, _ = self._parse_file()
+        # Called for writes, under the lock: what it returns is saved back.
+        document, repairs = self._parse_file()
+        if repairs:
+            self._keep_hand_edit(document, repairs)
         return document
+
+    def _keep_hand_edit(self, document: MemoryDocument, repairs: list[str]) -> None:
+        """A hand edit made while the app runs is repaired by the write about to happen: keep
+        the file as the person left it beside it, and say so in `last_report` and the log."""
+        key = self._file_key()
+        if key is None or key == self._kept_original:
+            return  # these very bytes are already kept (a write that then failed)
+        backup = self._copy_aside("bak")
+        self._kept_original = key
+        repaired = [*repairs, f"original bytes kept at {backup}"]
+        logger.warning(
+            "memory file %s was edited by hand and is repaired by this write: %s",
+            self.path,
+            "; ".join(repaired),
+        )
+        live = sum(1 for item in document.items.values() if not item.deleted)
+        issue = f"{self.path} was edited while the app ran; the next write repaired it"
+        self.last_report = SelfCheckReport("WARN", [issue], repaired, live)
 
     def _save_all(self, document: MemoryDocument) -> None:
         data: dict[str, Any] = {

@@ -93,6 +93,33 @@ def test_hand_edited_fields_are_repaired_reported_and_backed_up(tmp_path: Path) 
     assert manager.get("a1").hit == 1
 
 
+def test_a_hand_edit_while_the_app_runs_is_kept_aside_before_a_write_repairs_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    manager = YamlMemoryManager(tmp_path, "ann")
+    assert manager.self_check().status == "OK"
+    tea = manager.add("User likes tea", "taste")
+    edited = (
+        manager.path.read_text(encoding="utf-8")
+        .replace("hit: 0", "hit: many")
+        .replace("theme: taste\n", "theme: [taste, drinks]\n", 1)
+    )
+    manager.path.write_text(edited, encoding="utf-8")  # by hand, the app still running
+
+    manager.add("User likes coffee", "taste")  # this write repairs the file
+
+    (backup,) = _copies(tmp_path, ".bak-")
+    assert backup.read_text(encoding="utf-8") == edited  # the person's bytes, exactly
+    report = manager.last_report
+    assert report is not None and report.status == "WARN"
+    assert any(f"item {tea!r}: hit was 'many'" in line for line in report.repaired)
+    assert any(str(backup) in line for line in report.repaired)
+    assert "edited by hand" in caplog.text
+    manager.add("User likes cocoa", "taste")  # nothing new to keep: no second copy
+    assert len(_copies(tmp_path, ".bak-")) == 1
+    assert len(manager.list_items()) == 3
+
+
 def test_the_seeds_flat_layout_is_upgraded_with_a_backup(tmp_path: Path) -> None:
     flat = {
         "f00d": {
