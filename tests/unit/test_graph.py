@@ -225,3 +225,39 @@ async def test_llm_retrieval_on_the_offline_model_goes_straight_to_bm25(
     state = await say(app, context, "t2", "Where do I live? Oslo?")
     assert [m["description"] for m in state["related_memories"]] == ["User lives in Oslo"]
     assert "LLM retrieval failed" not in caplog.text  # the offline model is not asked to rank
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"scope_policy": "everywhere"}, "scope_policy"),
+        ({"lineage": {"thread_id": "t", "checkpoint_ids": "abc"}}, "checkpoint_ids"),
+    ],
+)
+async def test_memory_writer_rejects_bad_branch_input(
+    tmp_path: Path, extra: dict[str, Any], message: str
+) -> None:
+    from graph.writer import graph as writer_graph
+
+    turn = {"turn_id": "t:1", "messages": [{"role": "user", "content": "I like tea."}]}
+    with pytest.raises(ValueError, match=message):
+        await writer_graph.ainvoke({**turn, **extra}, context=offline_context(tmp_path))
+    assert not (tmp_path / "alice.yaml").exists()  # nothing written
+
+
+async def test_memory_writer_stores_a_branch_memory_with_its_provenance(tmp_path: Path) -> None:
+    from graph.writer import graph as writer_graph
+
+    await writer_graph.ainvoke(
+        {
+            "turn_id": "t:2@c2",
+            "messages": [{"role": "user", "content": "Let's write a poem about rain."}],
+            "provenance": {"thread_id": "t", "checkpoint_id": "c2", "turn_id": "t:2@c2"},
+            "lineage": {"thread_id": "t", "checkpoint_ids": ["c1", "c2"]},
+        },
+        context=offline_context(tmp_path),
+    )
+    manager = get_memory_manager(f"yaml:{tmp_path}", "alice")
+    [item] = manager.list_items().values()
+    assert (item.description, item.scope) == ("Current task: write a poem about rain", "branch")
+    assert item.origin == {"thread_id": "t", "checkpoint_id": "c2", "turn_id": "t:2@c2"}
