@@ -11,6 +11,7 @@ Run: `.venv/bin/python bench/lineage_cost.py` (offline; under a minute).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import statistics
 import sys
 import tempfile
@@ -21,6 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 import graph.lineage as lineage
@@ -71,8 +73,8 @@ async def turn(app: Any, context: Context, number: int, cold: bool) -> tuple[flo
 
 
 async def main() -> None:
-    nodes.current_lineage = timed_sync(nodes.current_lineage)  # type: ignore[assignment]
-    nodes.acurrent_lineage = timed_async(nodes.acurrent_lineage)  # type: ignore[assignment]
+    nodes.current_lineage = timed_sync(nodes.current_lineage)
+    nodes.acurrent_lineage = timed_async(nodes.acurrent_lineage)
     fast_readers = (lineage.read_parent_links, lineage.aread_parent_links)
     with tempfile.TemporaryDirectory(prefix="gulfstream-lineage-") as tmp:
         context = Context(
@@ -91,15 +93,15 @@ async def main() -> None:
             results = {}
             for path in ("parent links (one query)", "get_tuple walk (fallback)"):
                 if path.startswith("get_tuple"):
-                    lineage.read_parent_links = lambda *a: None  # type: ignore[assignment]
+                    lineage.read_parent_links = lambda *a: None
                     lineage.aread_parent_links = _none  # type: ignore[assignment]
                 else:
                     lineage.read_parent_links, lineage.aread_parent_links = fast_readers
                 lineage.parent_cache.clear()
                 await turn(app, context, 0, cold=False)  # warm the cache for this path
-                reads = lineage.parent_cache.reads
+                reads_before = lineage.parent_cache.reads
                 warm = [await turn(app, context, i, cold=False) for i in range(MEASURED_TURNS)]
-                reads = (lineage.parent_cache.reads - reads) / MEASURED_TURNS
+                reads = (lineage.parent_cache.reads - reads_before) / MEASURED_TURNS
                 cold = [await turn(app, context, i, cold=True) for i in range(COLD_TURNS)]
                 results[path] = (warm, cold)
                 report(path, reads, warm, cold)
@@ -109,6 +111,20 @@ async def main() -> None:
             c for _, c in fast[index]
         )
         print(f"{name}: get_tuple walk / parent links = {ratio:.1f}x")
+    lineage.read_parent_links, lineage.aread_parent_links = fast_readers
+    with tempfile.TemporaryDirectory(prefix="gulfstream-lineage-") as tmp:
+        await in_memory_saver(dataclasses.replace(context, memory_backend=f"yaml:{tmp}/memory"))
+
+
+async def in_memory_saver(context: Context) -> None:
+    """The saver `langgraph dev` uses (a subclass of InMemorySaver): parent links are a dict."""
+    app = compile_graph(checkpointer=InMemorySaver())
+    for number in range(DEPTH):
+        await turn(app, context, number, cold=False)
+    warm = [await turn(app, context, i, cold=False) for i in range(MEASURED_TURNS)]
+    cold = [await turn(app, context, i, cold=True) for i in range(COLD_TURNS)]
+    print(f"thread depth: {DEPTH} turns (InMemorySaver, the saver langgraph dev subclasses)")
+    report("parent links (a dict read)", float("nan"), warm, cold)
 
 
 async def _none(*args: Any) -> None:
@@ -121,7 +137,8 @@ def report(
     def ms(values: list[float]) -> str:
         return f"{statistics.median(values) * 1000:.2f} ms"
 
-    print(f"== {path}: {reads:.1f} checkpointer reads per warm turn")
+    reads_text = "" if reads != reads else f": {reads:.1f} checkpointer reads per warm turn"
+    print(f"== {path}{reads_text}")
     for name, runs in (("warm cache", warm), ("cold cache", cold)):
         share = statistics.median(c / t for t, c in runs)
         print(
