@@ -37,7 +37,11 @@ class ServerStore(BaseStore):
             # Waiting here would block the loop that has to answer: a guaranteed deadlock.
             raise RuntimeError("ServerStore.batch was called on the server's event loop")
         future = asyncio.run_coroutine_threadsafe(self.abatch(list(ops)), self.loop)
-        return future.result(timeout=CALL_TIMEOUT_SECONDS)
+        try:
+            return future.result(timeout=CALL_TIMEOUT_SECONDS)
+        except TimeoutError:
+            future.cancel()
+            raise
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         if self._client is None:

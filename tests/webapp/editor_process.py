@@ -82,5 +82,5 @@ def run_editor(data_dir: Path, **extra_env: str) -> Iterator[str]:
     log = data_dir.parent / f"editor-{port}.log"
     base = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "webapp"]
-    with running(command, ROOT, env, f"{base}/memories/api/whoami", 30, log):
+    with running(command, ROOT, env, f"{base}/memories/", 30, log):
         yield base

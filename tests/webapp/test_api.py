@@ -436,3 +436,11 @@ def test_the_sqlite_backend_serves_the_same_api(tmp_path: Path) -> None:
             and http.get("status").json()["backend"] == "sqlite"
         )
         http.close()
+
+
+def test_the_standalone_editor_explains_that_the_store_lives_in_the_server(tmp_path: Path) -> None:
+    with run_editor(tmp_path / "unused", GULFSTREAM_MEMORY_BACKEND="store") as base:
+        response = httpx.get(f"{base}/memories/api/memories")
+    assert response.status_code == 501
+    assert response.json()["field"] == "GULFSTREAM_MEMORY_BACKEND"
+    assert "langgraph dev" in response.json()["error"]
