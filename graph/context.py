@@ -90,7 +90,8 @@ class Context:
         default="",
         metadata={
             "description": "The agent's system prompt; empty = the built-in prompt of `language`. "
-            "'{memories}' and '{current_time}' are replaced when present."
+            "'{memories}', '{core_context}' and '{current_time}' are replaced when present (the "
+            "core context block is appended when its placeholder is missing)."
         },
     )
 
