@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 MAX_DESCRIPTION_CHARS = 2000
@@ -12,8 +12,39 @@ MAX_REASON_CHARS = 1000
 
 
 def now_iso() -> str:
-    """The current local time, ISO 8601 with offset, to the microsecond so entries sort."""
-    return datetime.now().astimezone().isoformat(timespec="microseconds")
+    """The current time in UTC, ISO 8601 ("+00:00"), to the microsecond.
+
+    Stored times are UTC so that they compare across machines and daylight-saving changes;
+    what the model or a person reads is converted to local time (`local_date`). Files written
+    before kept local times with an offset: compare any stored time through `time_sort_key`.
+    """
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def parse_time(value: object) -> datetime | None:
+    """A stored time as an aware datetime (no offset: local time); None when unreadable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.astimezone()
+
+
+def time_sort_key(value: object) -> tuple[float, str]:
+    """Sort key for stored times: the instant first (UTC and old local-offset times mix), then
+    the text; unreadable times sort first."""
+    parsed = parse_time(value)
+    return (parsed.timestamp() if parsed is not None else float("-inf"), str(value or ""))
+
+
+def local_date(value: object) -> str:
+    """The local calendar date of a stored time (YYYY-MM-DD), "" when there is none."""
+    parsed = parse_time(value)
+    if parsed is None:
+        return str(value or "")[:10]
+    return parsed.astimezone().date().isoformat()
 
 
 def check_description(value: object, field_name: str = "description") -> str:
@@ -136,7 +167,9 @@ class MemoryItem:
         description = check_description(merged_description, "merged_description")
         theme = check_theme(merged_theme, "merged_theme")
         absorbed = [{**entry, "via": "merge"} for entry in another.history]
-        self.history = sorted(self.history + absorbed, key=lambda entry: entry.get("time", ""))
+        self.history = sorted(
+            self.history + absorbed, key=lambda entry: time_sort_key(entry.get("time", ""))
+        )
         self._record(
             "merge",
             check_reason(reason),

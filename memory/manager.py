@@ -20,7 +20,7 @@ from memory.document import (
     MemoryTransaction,
 )
 from memory.errors import CorruptStoreError, MemoryNotFound, WritesDisabled
-from memory.item import MemoryItem
+from memory.item import MemoryItem, time_sort_key
 from memory.operations import TransactionOperations
 from memory.repair import SelfCheckReport, item_from_raw
 
@@ -150,7 +150,7 @@ class BaseMemoryManager(TransactionOperations, ABC):
 
     def get(self, memory_id: str, include_deleted: bool = False) -> MemoryItem:
         """One item by id; MemoryNotFound if unknown (or deleted, unless asked for)."""
-        item = self._read_document().items.get(memory_id)
+        item = self._read_item(memory_id)
         if item is None or (item.deleted and not include_deleted):
             raise MemoryNotFound(memory_id, "it was deleted" if item else "")
         return item
@@ -162,8 +162,12 @@ class BaseMemoryManager(TransactionOperations, ABC):
     def get_memories_grouped(self) -> dict[str, list[dict[str, Any]]]:
         """Live items grouped by theme, newest first within a theme, for the editor's waterfall."""
         groups: dict[str, list[dict[str, Any]]] = {}
-        ordered = sorted(self.list_items().items(), key=lambda kv: kv[1].latest_update_time)
-        for memory_id, item in reversed(ordered):
+        ordered = sorted(
+            self._live_for_listing(),
+            key=lambda kv: time_sort_key(kv[1].latest_update_time),
+            reverse=True,
+        )
+        for memory_id, item in ordered:
             groups.setdefault(item.theme, []).append(
                 {
                     "id": memory_id,
@@ -174,6 +178,14 @@ class BaseMemoryManager(TransactionOperations, ABC):
                 }
             )
         return groups
+
+    def _read_item(self, memory_id: str) -> MemoryItem | None:
+        """One stored item, tombstone or not; backends with point reads override this."""
+        return self._read_document().items.get(memory_id)
+
+    def _live_for_listing(self) -> list[tuple[str, MemoryItem]]:
+        """(id, item) of the live items for listings that need no history; may be cheaper."""
+        return list(self.list_items().items())
 
     def all_items(self) -> dict[str, MemoryItem]:
         """Every item by id, tombstones included (what `memory.branch.visible_ids` needs)."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from memory.core_context import merge_core_context
 from memory.document import MemoryDocument, MemoryTransaction
-from memory.errors import CorruptStoreError, MemoryNotFound
+from memory.errors import CorruptStoreError
 from memory.item import MemoryItem, now_iso
 from memory.manager import BaseMemoryManager
 from memory.repair import item_from_raw
@@ -272,29 +272,14 @@ class SqliteMemoryManager(BaseMemoryManager):
             for i, item, _ in self._scan_items(self._conn(), "AND deleted = 0", with_history=False)
         ]
 
-    def get(self, memory_id: str, include_deleted: bool = False) -> MemoryItem:
-        item = SqliteTransaction(self._conn(), self.user_id).get(memory_id)
-        if item is None or (item.deleted and not include_deleted):
-            raise MemoryNotFound(memory_id, "it was deleted" if item else "")
-        return item
+    def _read_item(self, memory_id: str) -> MemoryItem | None:
+        return SqliteTransaction(self._conn(), self.user_id).get(memory_id)
 
-    def get_memories_grouped(self) -> dict[str, list[dict[str, Any]]]:
-        live = [
+    def _live_for_listing(self) -> list[tuple[str, MemoryItem]]:
+        return [
             (i, item)
             for i, item, _ in self._scan_items(self._conn(), "AND deleted = 0", with_history=False)
         ]
-        groups: dict[str, list[dict[str, Any]]] = {}
-        for memory_id, item in sorted(live, key=lambda kv: kv[1].latest_update_time, reverse=True):
-            groups.setdefault(item.theme, []).append(
-                {
-                    "id": memory_id,
-                    "description": item.description,
-                    "theme": item.theme,
-                    "hit": item.hit,
-                    "latest_update_time": item.latest_update_time,
-                }
-            )
-        return groups
 
     def has_applied(self, turn_id: str) -> bool:
         return turn_recorded(self._conn(), self.user_id, turn_id)

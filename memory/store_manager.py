@@ -12,8 +12,7 @@ from langgraph.store.base import BaseStore, PutOp
 
 from memory.core_context import merge_core_context, read_core_context
 from memory.document import MemoryDocument, MemoryTransaction
-from memory.errors import MemoryNotFound
-from memory.item import MemoryItem, now_iso
+from memory.item import MemoryItem, now_iso, time_sort_key
 from memory.manager import BaseMemoryManager
 from memory.repair import item_from_raw
 
@@ -156,7 +155,7 @@ class StoreMemoryManager(BaseMemoryManager):
             key
             for key, value in sorted(
                 self._search_all(self.turns_ns),
-                key=lambda kv: (str(kv[1].get("applied_at")), kv[0]),
+                key=lambda kv: (time_sort_key(kv[1].get("applied_at")), kv[0]),
             )
         ]
         return MemoryDocument(items, turns, revision, self._read_core_context())
@@ -206,7 +205,7 @@ class StoreMemoryManager(BaseMemoryManager):
         for key, value in self._search_all(namespace):
             repairs: list[str] = []
             scanned.append((key, item_from_raw(key, value, repairs), repairs))
-        scanned.sort(key=lambda entry: (_created_time(entry[1]), entry[0]))
+        scanned.sort(key=lambda entry: (time_sort_key(_created_time(entry[1])), entry[0]))
         return scanned
 
     def _get_item(self, memory_id: str) -> MemoryItem | None:
@@ -228,11 +227,8 @@ class StoreMemoryManager(BaseMemoryManager):
     def revision(self) -> str:
         return str(self._revision())
 
-    def get(self, memory_id: str, include_deleted: bool = False) -> MemoryItem:
-        item = self._get_item(memory_id)
-        if item is None or (item.deleted and not include_deleted):
-            raise MemoryNotFound(memory_id, "it was deleted" if item else "")
-        return item
+    def _read_item(self, memory_id: str) -> MemoryItem | None:
+        return self._get_item(memory_id)
 
     def has_applied(self, turn_id: str) -> bool:
         return self.store.get(self.turns_ns, turn_id) is not None

@@ -11,7 +11,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from memory.branch import Lineage, visible_ids
-from memory.item import MemoryItem
+from memory.item import MemoryItem, local_date
 from memory.manager import BaseMemoryManager
 from memory.retrieval.bm25_index import IndexedMemory
 from memory.retrieval.mechanical import MechanicalRetriever
@@ -37,7 +37,7 @@ def escape_data(text: str) -> str:
 def format_memory_lines(entries: Sequence[IndexedMemory]) -> str:
     """The seed's numbered list, `[i] (theme, last update date) description`, escaped."""
     return "\n".join(
-        f"[{i}] ({escape_data(entry.theme)}, {entry.latest_update_time[:10] or 'unknown'}) "
+        f"[{i}] ({escape_data(entry.theme)}, {local_date(entry.latest_update_time) or 'unknown'}) "
         f"{escape_data(entry.description)}"
         for i, entry in enumerate(entries)
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from datetime import UTC, datetime
 
 import pytest
 
@@ -125,3 +126,32 @@ def test_to_dict_is_a_deep_copy_with_every_field() -> None:
     assert data == asdict(item)
     data["history"][0]["reason"] = "changed"
     assert item.history[0]["reason"] == ""
+
+
+# ── times: stored in UTC, old local-offset times still sort by the instant ──
+
+
+def test_new_times_are_utc_and_old_local_offset_times_sort_by_the_instant(tmp_path) -> None:
+    from memory.item import local_date, now_iso, time_sort_key
+    from memory.yaml_manager import YamlMemoryManager
+
+    assert now_iso().endswith("+00:00")
+    # 20:00 in Shanghai is 12:00 UTC: earlier than 13:00 UTC although it sorts later as text.
+    old_local, new_utc = "2026-11-29T20:00:00.000000+08:00", "2026-11-29T13:00:00.000000+00:00"
+    assert old_local > new_utc and time_sort_key(old_local) < time_sort_key(new_utc)
+    late_utc = datetime(2026, 11, 29, 23, 30, tzinfo=UTC)
+    assert local_date(late_utc.isoformat()) == late_utc.astimezone().date().isoformat()
+
+    manager = YamlMemoryManager(tmp_path, "u")
+    older, newer = manager.add("written before the switch", "t"), manager.add("written after", "t")
+    text = manager.path.read_text(encoding="utf-8")
+    for memory_id, stamp in ((older, old_local), (newer, new_utc)):
+        item = manager.get(memory_id)
+        text = text.replace(item.latest_update_time, stamp)
+    manager.path.write_text(text, encoding="utf-8")
+    assert [m["id"] for m in manager.get_memories_grouped()["t"]] == [newer, older]
+
+    a, b = MemoryItem.create("a", "t"), MemoryItem.create("b", "t")
+    a.history[0]["time"], b.history[0]["time"] = new_utc, old_local
+    a.merge(b, "same", "a and b", "t")
+    assert [e["time"] for e in a.history[:2]] == [old_local, new_utc]  # the instant decides

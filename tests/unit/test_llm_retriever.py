@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
+from memory.item import local_date
 from memory.retrieval import LLMRetriever, MechanicalRetriever, parse_indices
 from memory.yaml_manager import YamlMemoryManager
 from prompts.retrieval import FIND_RELATED_MEMORY, FIND_RELATED_MEMORY_ZH
@@ -144,7 +145,9 @@ def test_prompt_numbers_memories_with_theme_and_date(manager: YamlMemoryManager)
     LLMRetriever(manager, model).retrieve("塔罗牌重构")
     system, user = model.calls[0]
     assert system.content == FIND_RELATED_MEMORY
-    day = manager.list_items()[ids(manager)[0]].latest_update_time[:10]
+    day = local_date(
+        manager.list_items()[ids(manager)[0]].latest_update_time
+    )  # as the user reads it
     assert f"[0] (项目, {day}) 塔罗牌工具是Sonetto项目的人文性质彩蛋" in user.content
     assert "[2] (taste, " in user.content
     assert "<query>\n塔罗牌重构\n</query>" in user.content
