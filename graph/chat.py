@@ -1,4 +1,4 @@
-"""`make chat`: a terminal chat with long-term memory (/memories, /forget <id or text>, /quit)."""
+"""`make chat`: a terminal chat with long-term memory (/memories, /forget, /back, /new, /quit)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ from memory.manager import BaseMemoryManager
 from memory.writer.staging import ToolEvent
 
 WRITE_WAIT_SECONDS = 120.0
-HELP = "Commands: /memories  /forget <id or text>  /new (a new thread)  /quit"
+HELP = (
+    "Commands: /memories  /forget <id or text>  /back (take back your last message: the next "
+    "one starts a sibling branch)  /new (a new thread)  /quit"
+)
 
 
 def show_event(event: ToolEvent) -> None:
@@ -28,7 +31,10 @@ def list_memories(manager: BaseMemoryManager) -> str:
     items = manager.list_items()
     if not items:
         return "  (no memories yet)"
-    return "\n".join(f"  {mid}  [{item.theme}] {item.description}" for mid, item in items.items())
+    return "\n".join(
+        f"  {mid}  [{item.theme}]{' (branch)' if item.scope == 'branch' else ''} {item.description}"
+        for mid, item in items.items()
+    )
 
 
 def forget(manager: BaseMemoryManager, target: str) -> str:
@@ -60,6 +66,10 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
     async with LocalSession(context, data_dir, on_memory_event=show_event) as session:
         assert session.manager is not None
         print(f"Gulfstream chat — user {context.user_id!r}, thread {thread_id}. {HELP}")
+        # The checkpoints this session's turns ended at, for /back; the next turn forks from
+        # `fork_from` when it is set.
+        turn_ends: list[str] = []
+        fork_from: str | None = None
         while True:
             line = await read_line("you> ")
             if line is None or line.strip() == "/quit":
@@ -81,11 +91,21 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
                 print(await asyncio.to_thread(forget, session.manager, target))
             elif line == "/new":
                 thread_id = uuid.uuid4().hex[:8]
+                turn_ends, fork_from = [], None
                 print(f"  new thread {thread_id}")
+            elif line == "/back":
+                if len(turn_ends) < 2:
+                    print("  /back needs two turns in this session (or use /new)")
+                    continue
+                turn_ends.pop()
+                fork_from = turn_ends[-1]
+                print("  your next message starts a sibling branch of the one taken back")
             elif line.startswith("/"):
                 print(f"  unknown command. {HELP}")
             else:
-                reply = await session.say(thread_id, line)
+                reply = await session.say(thread_id, line, checkpoint_id=fork_from)
+                fork_from = None
+                turn_ends.append(await session.latest_checkpoint_id(thread_id))
                 print(f"bot> {reply.text}")
 
 

@@ -93,3 +93,24 @@ def test_make_export_and_import_move_a_users_memory(tmp_path: Path) -> None:
     assert imported.returncode == 0, imported.stdout + imported.stderr
     bob = YamlMemoryManager(str(store), "bob")
     assert [item.description for item in bob.list_items().values()] == ["用户喜欢喝茶"]
+
+
+def test_chat_back_starts_a_sibling_branch_that_does_not_see_the_task(tmp_path: Path) -> None:
+    commands = (
+        "My name is Bob.\nLet's plan a trip to Kyoto.\n/memories\n/back\n"
+        "Bob, how is the Kyoto trip?\n/quit\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "graph.chat", "--data", str(tmp_path / "chat")],
+        cwd=PROJECT,
+        env=offline_env(tmp_path),
+        input=commands,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    listing, after_back = done.stdout.split("sibling branch of the one taken back", 1)
+    assert "(branch) Current task: plan a trip to Kyoto" in listing  # written, branch scope
+    reply = after_back.split("bot>", 1)[1].split("you>", 1)[0]
+    assert "User's name is Bob" in reply and "Kyoto" not in reply
