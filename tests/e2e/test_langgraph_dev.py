@@ -172,6 +172,8 @@ async def test_a_fork_from_an_earlier_checkpoint_does_not_see_its_siblings_branc
     fork = await say("teal colour Kyoto trip", checkpoint_id=end_of_turn_1)
     remembered = [m["description"] for m in fork["related_memories"]]
     assert user_fact in remembered and task not in remembered
+    # The core context was seeded after the first written turn and is in every turn's state.
+    assert "teal" in fork["core_context"]["human"]
     original = await say("teal colour Kyoto trip", checkpoint_id=end_of_turn_2)
     remembered = [m["description"] for m in original["related_memories"]]
     assert user_fact in remembered and task in remembered
