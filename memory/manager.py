@@ -57,6 +57,7 @@ class BaseMemoryManager(TransactionOperations, ABC):
         self.last_report: SelfCheckReport | None = None
         self._change_listeners: list[Callable[[], object]] = []
         self.snapshot_scheduler: Any = None  # set by memory.factory when snapshots are kept
+        self._document_cache: tuple[int, MemoryDocument] | None = None
 
     # ── storage primitives ──────────────────────────────────────────────
 
@@ -127,15 +128,31 @@ class BaseMemoryManager(TransactionOperations, ABC):
             return dict(document.core_context)
 
     def _read_document(self) -> MemoryDocument:
-        """The document for read-only use; backends may serve it from a cache."""
-        return self._load_all()
+        """The document for read-only use: cached while `_stored_revision()` stays the same."""
+        revision = self._stored_revision()
+        if revision is None:
+            return self._load_all()
+        cached = self._document_cache
+        if cached is not None and cached[0] == revision:
+            return cached[1]
+        document = self._load_all()
+        # Keyed by the revision read *before* loading: a write landing mid-load leaves the cache
+        # older than the store, so the next read loads again instead of keeping stale items.
+        self._document_cache = (revision, document)
+        return document
+
+    def _stored_revision(self) -> int | None:
+        """The revision as one cheap point read (every write through any manager bumps it), or
+        None when the backend has none; backends with a point read override this."""
+        return None
 
     # ── queries ─────────────────────────────────────────────────────────
 
     @property
     def revision(self) -> str:
         """A token that changes on every write, so readers can cache indexes cheaply."""
-        return str(self._read_document().revision)
+        revision = self._stored_revision()
+        return str(revision if revision is not None else self._read_document().revision)
 
     def list_items(self) -> dict[str, MemoryItem]:
         """Live items by id (tombstones left out). Treat them as read-only."""

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ from memory.errors import CorruptStoreError
 from memory.item import MemoryItem, now_iso
 from memory.manager import BaseMemoryManager
 from memory.repair import item_from_raw
+from memory.sqlite_check import check_and_repair
 from memory.sqlite_rows import (
     BUSY_TIMEOUT_MS,
     INSERT_HISTORY,
@@ -55,7 +54,6 @@ class SqliteMemoryManager(BaseMemoryManager):
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self._schema_ready = False
-        self._cache: tuple[int, MemoryDocument] | None = None
 
     # ── connections and schema ──────────────────────────────────────────
 
@@ -253,18 +251,8 @@ class SqliteMemoryManager(BaseMemoryManager):
 
     # ── cheap reads ─────────────────────────────────────────────────────
 
-    def _read_document(self) -> MemoryDocument:
-        # Cached by revision: a write anywhere (any process) bumps it, so the cache never lies.
-        revision = self._revision(self._conn())
-        if self._cache is not None and self._cache[0] == revision:
-            return self._cache[1]
-        document = self._load_all()
-        self._cache = (document.revision, document)
-        return document
-
-    @property
-    def revision(self) -> str:
-        return str(self._revision(self._conn()))
+    def _stored_revision(self) -> int:
+        return self._revision(self._conn())
 
     def show(self) -> list[dict[str, Any]]:
         return [
@@ -298,82 +286,4 @@ class SqliteMemoryManager(BaseMemoryManager):
     # ── self-check ──────────────────────────────────────────────────────
 
     def _check_and_repair(self) -> tuple[list[str], list[str]]:
-        if self.path.exists() and not os.access(self.path, os.R_OK | os.W_OK):
-            raise OSError(f"{self.path} is not readable and writable by this process")
-        try:
-            conn = self._conn()
-            verdict = [row[0] for row in conn.execute("PRAGMA quick_check")]
-        except (CorruptStoreError, sqlite3.DatabaseError) as exc:
-            if isinstance(exc, sqlite3.OperationalError):
-                raise OSError(f"{self.path}: {exc}") from exc
-            raise self._refuse(str(exc)) from exc
-        if verdict != ["ok"]:
-            raise self._refuse(f"PRAGMA quick_check reported: {'; '.join(verdict[:5])}")
-        issues: list[str] = []
-        orphans = conn.execute(
-            "SELECT count(*) FROM memory_history h WHERE user_id = ? AND NOT EXISTS (SELECT 1"
-            " FROM memory_items i WHERE i.user_id = h.user_id AND i.id = h.item_id)",
-            (self.user_id,),
-        ).fetchone()[0]
-        if orphans:
-            issues.append(f"{orphans} history rows belong to no memory; left in place")
-        needs_repair = any([repairs for _, _, repairs in self._scan_items(conn, "")])
-        raw_revision = conn.execute(
-            "SELECT revision FROM memory_meta WHERE user_id = ?", (self.user_id,)
-        ).fetchone()
-        bad_revision = raw_revision is not None and not isinstance(raw_revision[0], int)
-        if not needs_repair and not bad_revision:
-            try:  # prove the database takes writes: make sure this user's meta row exists
-                with self._write_lock():
-                    conn.execute(
-                        "INSERT OR IGNORE INTO memory_meta (user_id, revision) VALUES (?, 0)",
-                        (self.user_id,),
-                    )
-            except sqlite3.OperationalError as exc:
-                raise OSError(f"{self.path} does not take writes: {exc}") from exc
-            return issues, []
-        backup = self._backup_copy()
-        repaired: list[str] = []
-        with self._write_lock():
-            tx = SqliteTransaction(conn, self.user_id)
-            for memory_id, item, repairs in list(self._scan_items(conn, "")):
-                if repairs:
-                    repaired.extend(repairs)
-                    tx.put(memory_id, item)
-            if bad_revision:
-                repaired.append(f"revision was {raw_revision[0]!r}; reset")
-                conn.execute(
-                    "UPDATE memory_meta SET revision = 0 WHERE user_id = ?", (self.user_id,)
-                )
-            conn.execute(
-                "UPDATE memory_meta SET revision = revision + 1 WHERE user_id = ?", (self.user_id,)
-            )
-            conn.execute(
-                "INSERT OR IGNORE INTO memory_meta (user_id, revision) VALUES (?, 1)",
-                (self.user_id,),
-            )
-        repaired.append(f"the database as it was before the repair is kept at {backup}")
-        return issues, repaired
-
-    def _refuse(self, reason: str) -> CorruptStoreError:
-        """Close our handles, copy the file aside and explain; the file itself is not touched."""
-        self.close()
-        self._schema_ready = False
-        copy = self.path.with_name(f"{self.path.name}.corrupt-{_stamp()}")
-        if self.path.exists():
-            shutil.copy2(self.path, copy)
-        return CorruptStoreError(
-            f"{reason}. {self.path} is left untouched and a copy is at {copy}; fix or move it, "
-            "then run self_check again"
-        )
-
-    def _backup_copy(self) -> Path:
-        target = self.path.with_name(f"{self.path.name}.bak-{_stamp()}")
-        with sqlite3.connect(target) as copy:
-            self._conn().backup(copy)
-        copy.close()
-        return target
-
-
-def _stamp() -> str:
-    return datetime.now().strftime("%Y%m%dT%H%M%S%f")
+        return check_and_repair(self)

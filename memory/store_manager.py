@@ -102,7 +102,6 @@ class StoreMemoryManager(BaseMemoryManager):
         self.meta_ns = (META_NAMESPACE, label)
         self.turns_ns = (TURNS_NAMESPACE, label)
         self._lock = _lock_for(store, self.user_id)
-        self._cache: tuple[int, MemoryDocument] | None = None
 
     # ── primitives ──────────────────────────────────────────────────────
 
@@ -214,18 +213,8 @@ class StoreMemoryManager(BaseMemoryManager):
 
     # ── cheap reads ─────────────────────────────────────────────────────
 
-    def _read_document(self) -> MemoryDocument:
-        # Cached by revision; every write through any manager bumps it.
-        revision = self._revision()
-        if self._cache is not None and self._cache[0] == revision:
-            return self._cache[1]
-        document = self._load_all()
-        self._cache = (document.revision, document)
-        return document
-
-    @property
-    def revision(self) -> str:
-        return str(self._revision())
+    def _stored_revision(self) -> int:
+        return self._revision()
 
     def _read_item(self, memory_id: str) -> MemoryItem | None:
         return self._get_item(memory_id)

@@ -11,6 +11,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from memory.branch import Lineage, visible_ids
+from memory.fencing import escape_data
 from memory.item import MemoryItem, local_date
 from memory.manager import BaseMemoryManager
 from memory.retrieval.bm25_index import IndexedMemory
@@ -26,12 +27,6 @@ _QUIET_RUN: RunnableConfig = {
     "tags": ["nostream", "memory_retrieval"],
     "run_name": "memory_retrieval",
 }
-
-
-def escape_data(text: str) -> str:
-    """Memory text as inert data: one line, and no way to close the <memories> fence early."""
-    flat = " ".join(str(text).split())
-    return flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def format_memory_lines(entries: Sequence[IndexedMemory]) -> str:

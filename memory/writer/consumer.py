@@ -263,36 +263,10 @@ class MemoryConsumer:
         last = state["messages"][-1] if state.get("messages") else None
         return last.text if isinstance(last, AIMessage) else ""
 
-    def consume_sync(
-        self,
-        session_id: str | None,
-        turn_id: str,
-        turn_messages: list[dict[str, str]],
-        manager: BaseMemoryManager,
-        on_event: EventCallback | None = None,
-        *,
-        trace: WriteTrace | None = None,
-        provenance: Provenance | None = None,
-        lineage: Lineage | None = None,
-        scope_policy: str = "auto",
-        persona: str | None = None,
-    ) -> ConsumeResult:
-        """`consume` for callers without an event loop (sync graph nodes, scripts)."""
+    def consume_sync(self, *args: Any, **kwargs: Any) -> ConsumeResult:
+        """`consume` (same arguments) for callers without an event loop (sync nodes, scripts)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(
-                self.consume(
-                    session_id,
-                    turn_id,
-                    turn_messages,
-                    manager,
-                    on_event,
-                    trace=trace,
-                    provenance=provenance,
-                    lineage=lineage,
-                    scope_policy=scope_policy,
-                    persona=persona,
-                )
-            )
+            return asyncio.run(self.consume(*args, **kwargs))
         raise RuntimeError("consume_sync was called inside a running event loop; await consume()")

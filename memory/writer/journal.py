@@ -6,14 +6,14 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 from memory.branch import Lineage, Provenance, check_scope_policy
 from memory.item import now_iso
+from memory.writer.sqlite_file import open_wal, write_transaction
 
 TurnState = Literal["pending", "done", "dead"]
 
@@ -98,13 +98,8 @@ class TurnJournal:
             raise ValueError(f"durability must be 'full' or 'normal', not {durability!r}")
         self.durability = durability
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(f"PRAGMA synchronous={durability.upper()}")
-        self._db.execute("PRAGMA busy_timeout=10000")
-        self._db.executescript(_SCHEMA)
+        self._db = open_wal(self.path, _SCHEMA, synchronous=durability.upper())
         self._migrate()
 
     def _migrate(self) -> None:
@@ -117,16 +112,8 @@ class TurnJournal:
                 if "duplicate column" not in str(exc):
                     raise
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return write_transaction(self._lock, self._db)
 
     def append(self, turn: QueuedTurn) -> QueuedTurn:
         """Journal a turn durably and return it with its sequence number.

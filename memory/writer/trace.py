@@ -6,12 +6,13 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory.writer.sqlite_file import open_wal, write_transaction
 from memory.writer.staging import StagedChange
 
 _SCHEMA = """
@@ -58,23 +59,11 @@ class WriteTrace:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._connection.execute("PRAGMA journal_mode=WAL")
-        self._connection.execute("PRAGMA busy_timeout=10000")
-        self._connection.executescript(_SCHEMA)
+        self._connection = open_wal(self.path, _SCHEMA)
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._connection
-            except BaseException:
-                self._connection.execute("ROLLBACK")
-                raise
-            self._connection.execute("COMMIT")
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return write_transaction(self._lock, self._connection)
 
     def stage(
         self, user_id: str, turn_id: str, session_id: str | None, changes: Sequence[StagedChange]
