@@ -19,10 +19,11 @@ from memory.document import (
     MemoryDocument,
     MemoryTransaction,
 )
-from memory.errors import CorruptStoreError, MemoryNotFound, WritesDisabled
+from memory.errors import MemoryNotFound
 from memory.item import MemoryItem, time_sort_key
 from memory.operations import TransactionOperations
-from memory.repair import SelfCheckReport, item_from_raw
+from memory.repair import SelfCheckReport
+from memory.self_check import SelfChecking
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ def validate_user_id(user_id: object) -> str:
     return user_id
 
 
-class BaseMemoryManager(TransactionOperations, ABC):
+class BaseMemoryManager(TransactionOperations, SelfChecking, ABC):
     """One user's memories over some storage, built on three primitives.
 
     Subclasses implement `_load_all` (read the whole document), `_save_all` (replace it
@@ -288,47 +289,6 @@ class BaseMemoryManager(TransactionOperations, ABC):
             tx.record_turn(turn_id)
             return ApplyResult(turn_id=turn_id, applied=True, results=results)
 
-    # ── self-check ──────────────────────────────────────────────────────
-
-    def _validate_all_items(
-        self, raw_items: dict[str, Any]
-    ) -> tuple[dict[str, MemoryItem], list[str]]:
-        """Rebuild every item from raw stored data; return the items and the repairs made."""
-        repaired: list[str] = []
-        items = {str(i): item_from_raw(str(i), raw, repaired) for i, raw in raw_items.items()}
-        return items, repaired
-
-    def self_check(self) -> SelfCheckReport:
-        """Check that the store is readable, writable and whole; repair what can be repaired.
-
-        FAIL (unreadable or unwritable store) stops writes for this manager until a later check
-        passes; reads go on where they can.
-        """
-        self._writes_blocked = None
-        try:
-            issues, repaired = self._check_and_repair()
-        except CorruptStoreError as exc:
-            self._writes_blocked = str(exc)
-        except OSError as exc:
-            self._writes_blocked = f"storage is not usable: {exc}"
-        if self._writes_blocked:
-            self.last_report = SelfCheckReport("FAIL", [self._writes_blocked], [], 0)
-            return self.last_report
-        count = self._live_count()
-        status = "WARN" if issues or repaired else "OK"
-        self.last_report = SelfCheckReport(status, issues, repaired, count)
-        return self.last_report
-
     def _live_count(self) -> int:
         """How many live items there are; backends with a query for it override this."""
         return len(self.list_items())
-
-    def _check_and_repair(self) -> tuple[list[str], list[str]]:
-        """Backend-specific part of self_check: (issues, repaired)."""
-        return [], []
-
-    def _check_writable(self) -> None:
-        if self._writes_blocked:
-            raise WritesDisabled(
-                f"writes for user {self.user_id!r} are stopped: {self._writes_blocked}"
-            )

@@ -31,7 +31,9 @@ _CORE_PRINCIPLES = """
 2. Put each memory in an existing section. Prefer these sections:
 {sections}
    Create a new section (one to three words) only when nothing above fits or the user asks for one.
-3. Call read_memories before you change anything, and use only the ids it shows.
+3. Call read_memories before you change anything, and use only the ids it shows. When it says
+   that more memories exist, search them with read_memories(query="a few words") before you
+   create a memory that may already be there.
 4. Update rather than duplicate: if a memory already covers the fact, update_memory it with the
    complete new text. If two memories describe the same thing, merge_memories them.
 5. Delete only what the user asked you to forget, or what is clearly obsolete (a to-do whose date
@@ -73,7 +75,8 @@ _CORE_PRINCIPLES_ZH = """
 2. 优先使用已有分区。推荐的分区：
 {sections}
    只有在以上分区都不合适或用户明确要求时，才新建分区（1-4 个字）。
-3. 增删改之前先调用 read_memories，只使用它显示的 ID。
+3. 增删改之前先调用 read_memories，只使用它显示的 ID。它提示还有更多记忆时，先用
+   read_memories(query="几个关键词") 搜索，再决定是否新建，避免重复。
 4. 更新而不是重复：已有记忆涵盖同一事实时，用 update_memory 写入完整的新内容；
    两条记忆描述同一事物时，用 merge_memories 合并。
 5. 只删除用户要求忘掉的内容，或明显过时的内容（日期已过的待办）。拿不准时就保留。
