@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 ENV_PREFIX = "GULFSTREAM_"
 RETRIEVAL_MODES = ("llm", "mechanical", "hybrid")
-LANGUAGES = ("en", "zh")
+LANGUAGES = ("auto", "en", "zh")
 WRITE_MODES = ("auto", "local", "server", "inline")
 MEMORY_SCOPES = ("auto", "user", "branch")
 MAX_RETRIEVAL_LIMIT = 100
@@ -58,16 +58,20 @@ class Context:
         },
     )
     language: str = field(
-        default="en",
-        metadata={"description": "Language of the prompts: 'en' or 'zh'."},
+        default="auto",
+        metadata={
+            "description": "Language of the chat prompt and of the memories the writer stores: "
+            "'auto' (the language the user writes in), 'en' or 'zh' (always that one)."
+        },
     )
     write_mode: str = field(
         default="auto",
         metadata={
             "description": "How a finished turn reaches the memory writer: 'server' (a background "
-            "run of memory_writer), 'local' (this process's queue), 'inline' (before the run "
-            "ends; for debugging) or 'auto' (server under LangGraph, else local if a queue is "
-            "registered, else inline)."
+            "run of memory_writer), 'local' (the queue graph.chat/LocalSession registered), "
+            "'inline' (written before the run ends, errors logged; for debugging) or 'auto' "
+            "(server under LangGraph, else the registered local queue, else a durable queue of "
+            "this process with its journal beside the store)."
         },
     )
     write_delay_seconds: int = field(
@@ -91,7 +95,7 @@ class Context:
         metadata={
             "description": "The agent's system prompt; empty = the built-in prompt of `language`. "
             "'{memories}', '{core_context}' and '{current_time}' are replaced when present (the "
-            "core context block is appended when its placeholder is missing)."
+            "memories and core context blocks are appended when their placeholder is missing)."
         },
     )
 

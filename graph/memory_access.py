@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -11,7 +12,15 @@ from memory.factory import get_memory_manager
 from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
 
-_facades: dict[tuple[int, str], LongTermMemory] = {}
+# Store namespace of the server writer's failed turns, laid out like the memory namespaces
+# (kind, user label), so graph/auth.py's rule "the second label is yours" covers it.
+DEAD_WRITES_NAMESPACE = "memories_dead"
+STUDIO_REFUSED = (
+    "the LangGraph Studio user cannot choose whose memories to use on a server with custom "
+    'auth: set "disable_studio_auth": true in langgraph.json and sign in with a token'
+)
+
+_facades: dict[tuple[int, str | None], LongTermMemory] = {}
 
 
 def context_of(runtime_context: Context | None) -> Context:
@@ -19,21 +28,41 @@ def context_of(runtime_context: Context | None) -> Context:
     return runtime_context if runtime_context is not None else Context()
 
 
+def custom_auth_configured() -> bool:
+    """True inside the LangGraph server with an `auth` section in langgraph.json (as
+    webapp/guard.py decides it)."""
+    if "langgraph_api" not in sys.modules:
+        return False
+    try:
+        from langgraph_api import config
+    except ImportError:  # pragma: no cover - present whenever it is in sys.modules
+        return False
+    return bool(getattr(config, "LANGGRAPH_AUTH", None))
+
+
+def is_studio_user(user: Any) -> bool:
+    """LangGraph Studio's shared user (an object, or its serialized form with a `kind`)."""
+    if isinstance(user, dict):
+        return user.get("kind") == "StudioUser"
+    return type(user).__name__ == "StudioUser" or getattr(user, "kind", None) == "StudioUser"
+
+
 def resolve_user_id(config: RunnableConfig | None, context: Context) -> str:
     """The authenticated user when the server has custom auth, else `context.user_id`.
 
     The server puts the authenticated user in `configurable` and strips any client attempt to
-    set it. Studio's built-in user and anonymous requests are not an identity of their own.
+    set it. With custom auth, Studio's shared user is nobody: it may not pick a user through the
+    context (PermissionError). Without custom auth Studio is the local developer, and
+    `context.user_id` applies.
     """
     configurable = (config or {}).get("configurable") or {}
     auth_user = configurable.get("langgraph_auth_user")
     auth_user_id = configurable.get("langgraph_auth_user_id")
-    if (
-        auth_user is not None
-        and auth_user_id
-        and getattr(auth_user, "is_authenticated", True)
-        and type(auth_user).__name__ != "StudioUser"
-    ):
+    if auth_user is not None and is_studio_user(auth_user):
+        if custom_auth_configured():
+            raise PermissionError(STUDIO_REFUSED)
+        return context.user_id
+    if auth_user is not None and auth_user_id and getattr(auth_user, "is_authenticated", True):
         return str(auth_user_id)
     return context.user_id
 
@@ -44,12 +73,17 @@ def open_manager(context: Context, user_id: str, store: Any | None) -> BaseMemor
 
 
 def facade_for(manager: BaseMemoryManager, context: Context) -> LongTermMemory:
-    """One facade per (manager, model), so that retrieval indexes built on it are reused."""
-    key = (id(manager), context.model)
+    """One facade per (manager, ranking model), so that retrieval indexes built on it are reused.
+
+    The key holds the model only when `retrieval_mode` uses one: a mechanical run and an `llm`
+    run of the same user get different facades, so switching the mode takes effect at once.
+    """
+    wants_llm = context.retrieval_mode != "mechanical"
+    key = (id(manager), context.model if wants_llm else None)
     facade = _facades.get(key)
     if facade is None or facade.manager is not manager:
         llm = None
-        if context.retrieval_mode != "mechanical":
+        if wants_llm:
             from graph.models import load_chat_model
             from graph.offline_model import OfflineChatModel
 

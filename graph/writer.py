@@ -6,18 +6,34 @@ import asyncio
 import dataclasses
 import logging
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
+from langgraph.types import RetryPolicy
 
 from graph.context import Context
-from graph.memory_access import context_of, open_manager, resolve_user_id
+from graph.memory_access import DEAD_WRITES_NAMESPACE, context_of, open_manager, resolve_user_id
 from graph.models import load_chat_model
 from memory.branch import Lineage, Provenance, check_scope_policy
+from memory.long_term import default_journal_path, write_trace_path
+from memory.manager import BaseMemoryManager
+from memory.store_manager import namespace_label
+from memory.writer.trace import WriteTrace
 
 logger = logging.getLogger(__name__)
+
+# A model or store hiccup is retried with backoff; input that can never work is not.
+WRITE_RETRY = RetryPolicy(
+    initial_interval=2.0,
+    backoff_factor=2.0,
+    max_interval=60.0,
+    max_attempts=4,
+    retry_on=lambda exc: not isinstance(exc, ValueError | TypeError | PermissionError),
+)
 
 
 @dataclass
@@ -44,6 +60,39 @@ class WriterState(WriterInput):
     result: str = ""
 
 
+class ModelLoadingConsumer:
+    """The memory consumer with the run's writer model and language, the model loaded at the
+    first turn: a model that cannot be built fails that turn (retried, then dead-lettered),
+    never the chat run that queued it."""
+
+    def __init__(self, context: Context) -> None:
+        self.context = context
+        self._consumer: Any = None
+
+    async def consume(self, *args: Any, **kwargs: Any) -> Any:
+        if self._consumer is None:
+            from memory.writer import MemoryConsumer
+
+            # Every write mode passes the same language policy: "auto" follows the user's
+            # language, "en"/"zh" pin it.
+            model = load_chat_model(self.context.writer_model)
+            self._consumer = MemoryConsumer(model, language=self.context.language)
+        return await self._consumer.consume(*args, **kwargs)
+
+
+def writer_consumer(context: Context) -> ModelLoadingConsumer:
+    """The consumer every write mode (server, local, auto, inline) uses for `context`."""
+    return ModelLoadingConsumer(context)
+
+
+def trace_beside(manager: BaseMemoryManager) -> WriteTrace | None:
+    """The write trace beside a file-backed store (where local mode and the editor keep it);
+    None for the store and Postgres backends, which have no file location."""
+    if getattr(manager, "directory", None) is None and getattr(manager, "path", None) is None:
+        return None
+    return WriteTrace(write_trace_path(Path(default_journal_path(manager))))
+
+
 async def write_turn(
     context: Context,
     user_id: str,
@@ -61,23 +110,31 @@ async def write_turn(
     Opening the manager may touch the store or files, so it runs in a worker thread: sync store
     calls on the server's event loop raise, and blocking I/O there is flagged.
     """
-    from memory.writer import MemoryConsumer
-
     manager = await asyncio.to_thread(open_manager, context, user_id, store)
-    consumer = MemoryConsumer(load_chat_model(context.writer_model), language=context.language)
-    return await consumer.consume(
-        session_id,
-        turn_id,
-        messages,
-        manager,
-        provenance=provenance,
-        lineage=lineage,
-        scope_policy=scope_policy,
-    )
+    trace = await asyncio.to_thread(trace_beside, manager)
+    try:
+        return await writer_consumer(context).consume(
+            session_id,
+            turn_id,
+            messages,
+            manager,
+            trace=trace,
+            provenance=provenance,
+            lineage=lineage,
+            scope_policy=scope_policy,
+        )
+    finally:
+        if trace is not None:
+            trace.close()
+
+
+# Attempts per (user, turn) in this process: the node knows its last attempt and records it.
+_attempts: dict[tuple[str, str], int] = {}
 
 
 async def write_memory(state: WriterState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Apply the turn to the user's memory."""
+    """Apply the turn to the user's memory; after the last failed attempt the turn is recorded
+    under ("memories_dead", <user label>) in the store, to be listed and sent again."""
     if not state.turn_id or not state.messages:
         raise ValueError("memory_writer input needs a turn_id and a non-empty messages list")
     scope_policy = check_scope_policy(state.scope_policy)
@@ -88,24 +145,74 @@ async def write_memory(state: WriterState, runtime: Runtime[Context]) -> dict[st
         context = dataclasses.replace(context, user_id=state.user_id)
     # With custom auth, a client calling this graph directly can only write its own memory.
     user_id = resolve_user_id(get_config(), context)
-    result = await write_turn(
-        context,
-        user_id,
-        state.turn_id,
-        state.session_id or state.turn_id,
-        state.messages,
-        runtime.store,
-        provenance=Provenance.from_dict(state.provenance) if state.provenance else None,
-        lineage=Lineage.from_dict(state.lineage),
-        scope_policy=scope_policy,
-    )
+    attempt_key = (user_id, state.turn_id)
+    _attempts[attempt_key] = attempt = _attempts.get(attempt_key, 0) + 1
+    try:
+        result = await write_turn(
+            context,
+            user_id,
+            state.turn_id,
+            state.session_id or state.turn_id,
+            state.messages,
+            runtime.store,
+            provenance=Provenance.from_dict(state.provenance) if state.provenance else None,
+            lineage=Lineage.from_dict(state.lineage),
+            scope_policy=scope_policy,
+        )
+    except Exception as exc:
+        retry_on = WRITE_RETRY.retry_on
+        will_retry = attempt < WRITE_RETRY.max_attempts and callable(retry_on) and retry_on(exc)
+        if not will_retry:
+            _attempts.pop(attempt_key, None)
+            await _record_dead_write(runtime.store, user_id, state, context, exc, attempt)
+        raise
+    _attempts.pop(attempt_key, None)
+    if runtime.store is not None:  # a turn sent again after failing is no longer dead
+        dead_namespace = (DEAD_WRITES_NAMESPACE, namespace_label(user_id))
+        await runtime.store.adelete(dead_namespace, state.turn_id)
     summary = getattr(result, "summary", "") or "applied"
     logger.info("memory_writer turn %s for user %r: %s", state.turn_id, user_id, summary)
     return {"result": summary}
 
 
+async def _record_dead_write(
+    store: Any, user_id: str, state: WriterState, context: Context, exc: Exception, attempts: int
+) -> None:
+    error = f"{type(exc).__name__}: {exc}"
+    logger.error(
+        "memory_writer gave up on turn %s of user %r after %d attempts: %s",
+        state.turn_id,
+        user_id,
+        attempts,
+        error,
+    )
+    if store is None:
+        return
+    record = {
+        "turn_id": state.turn_id,
+        "error": error,
+        "failed_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "attempts": attempts,
+        "input": dataclasses.asdict(WriterInput(**_input_fields(state))),
+        "context": {
+            "model": context.model,
+            "writer_model": context.writer_model,
+            "memory_backend": context.memory_backend,
+            "language": context.language,
+        },
+    }
+    try:
+        await store.aput((DEAD_WRITES_NAMESPACE, namespace_label(user_id)), state.turn_id, record)
+    except Exception:
+        logger.exception("recording the failed turn %s of user %r failed", state.turn_id, user_id)
+
+
+def _input_fields(state: WriterState) -> dict[str, Any]:
+    return {f.name: getattr(state, f.name) for f in dataclasses.fields(WriterInput)}
+
+
 builder = StateGraph(WriterState, input_schema=WriterInput, context_schema=Context)
-builder.add_node("write_memory", write_memory)
+builder.add_node("write_memory", write_memory, retry_policy=WRITE_RETRY)
 builder.add_edge(START, "write_memory")
 builder.add_edge("write_memory", END)
 

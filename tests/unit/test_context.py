@@ -22,7 +22,7 @@ def test_defaults() -> None:
     assert context.model == "openai/gpt-4o-mini"
     assert context.writer_model == context.model  # the writer follows the chat model by default
     assert context.memory_backend == "yaml:data/memory"
-    assert (context.language, context.write_mode, context.retrieval_limit) == ("en", "auto", 10)
+    assert (context.language, context.write_mode, context.retrieval_limit) == ("auto", "auto", 10)
     assert context.memory_scope == "auto"  # the writer picks user or branch per memory
 
 

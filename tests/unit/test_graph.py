@@ -16,7 +16,7 @@ import graph.nodes as nodes
 from graph.agent import compile_graph, graph
 from graph.context import Context
 from graph.memory_access import register_local_writer, resolve_user_id, unregister_local_writer
-from graph.nodes import build_system_prompt, finished_turn, resolve_write_mode, writer_thread_id
+from graph.nodes import build_system_prompt, resolve_write_mode, writer_thread_id
 from memory.factory import get_memory_manager
 
 
@@ -125,23 +125,6 @@ def test_core_context_block_is_in_the_prompt_once_seeded_and_fenced() -> None:
     assert custom.startswith("Be brief. No related memories") and custom.endswith("</core_context>")
 
 
-def test_finished_turn_is_last_user_message_and_replies_after_it() -> None:
-    messages = [
-        HumanMessage("old", id="h0"),
-        AIMessage("old reply"),
-        HumanMessage("what time is it?", id="h1"),
-        AIMessage("", tool_calls=[{"name": "get_current_time", "args": {}, "id": "c1"}]),
-        ToolMessage("Monday", tool_call_id="c1"),
-        AIMessage("It is Monday."),
-    ]
-    user, turn = finished_turn(messages)
-    assert user is not None and user.id == "h1"
-    assert turn == [
-        {"role": "user", "content": "what time is it?"},
-        {"role": "assistant", "content": "It is Monday."},
-    ]
-
-
 def test_user_comes_from_auth_when_present() -> None:
     class User:
         identity = "auth-user"
@@ -159,6 +142,7 @@ def test_user_comes_from_auth_when_present() -> None:
         "configurable": {"langgraph_auth_user": StudioUser(), "langgraph_auth_user_id": "studio"}
     }
     assert resolve_user_id(authed, context) == "auth-user"  # type: ignore[arg-type]
+    # Without custom auth (no server here), Studio is the local developer: the context applies.
     assert resolve_user_id(studio, context) == "local"  # type: ignore[arg-type]
     assert resolve_user_id({}, context) == "local"
 
@@ -167,7 +151,7 @@ def test_auto_write_mode() -> None:
     context = Context(user_id="wm")
     under_server = {"metadata": {"langgraph_api_version": "0.16"}}
     assert resolve_write_mode(context, under_server, "wm") == "server"  # type: ignore[arg-type]
-    assert resolve_write_mode(context, {}, "wm") == "inline"
+    assert resolve_write_mode(context, {}, "wm") == "queue"  # the process's durable queue
     register_local_writer("wm", object())  # type: ignore[arg-type]
     try:
         assert resolve_write_mode(context, {}, "wm") == "local"
@@ -177,10 +161,13 @@ def test_auto_write_mode() -> None:
     assert writer_thread_id("a") == writer_thread_id("a") != writer_thread_id("b")
 
 
-async def test_local_mode_without_a_queue_says_what_to_do(tmp_path: Path) -> None:
+async def test_local_mode_without_a_queue_says_what_to_do_and_the_reply_survives(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     app = compile_graph(checkpointer=InMemorySaver())
-    with pytest.raises(RuntimeError, match="no local write queue"):
-        await say(app, offline_context(tmp_path, write_mode="local"), "t1", "I like tea.")
+    state = await say(app, offline_context(tmp_path, write_mode="local"), "t1", "I like tea.")
+    assert state["messages"][-1].content.startswith("[offline model]")
+    assert "no local write queue" in caplog.text and "t1:" in caplog.text
 
 
 class ScriptedModel(GenericFakeChatModel):

@@ -1,0 +1,92 @@
+"""The chat agent's system prompt: the prompt's language, the fenced memories and core context."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from graph.context import Context
+from memory.writer.turns import contains_cjk
+from prompts.agent import (
+    CORE_CONTEXT_BLOCKS,
+    CORE_CONTEXT_LABELS,
+    MEMORIES_BLOCKS,
+    NO_MEMORIES,
+    SYSTEM_PROMPTS,
+    WEEKDAYS_ZH,
+)
+
+
+def prompt_language(context: Context, latest_user_text: str = "") -> str:
+    """`context.language` when it is `en` or `zh`; for `auto`, the language the user wrote in
+    (Chinese when the latest message has Chinese characters, else English) — the same policy
+    the memory writer follows."""
+    if context.language != "auto":
+        return context.language
+    return "zh" if contains_cjk(latest_user_text) else "en"
+
+
+def memory_lines(memories: Sequence[dict[str, Any]]) -> str:
+    """One line per memory, escaped so that memory text cannot close the fence around it."""
+    lines = []
+    for memory in memories:
+        text = " ".join(str(memory.get("description", "")).split())
+        theme = " ".join(str(memory.get("theme", "")).split())
+        line = f"- [{theme}] {text}" if theme else f"- {text}"
+        lines.append(line.replace("<", "&lt;").replace(">", "&gt;"))
+    return "\n".join(lines)
+
+
+def format_memories(memories: Sequence[dict[str, Any]], language: str) -> str:
+    """The memories block: fenced in <memories>, one escaped line each, marked as data."""
+    if not memories:
+        return NO_MEMORIES[language]
+    return MEMORIES_BLOCKS[language].format(items=memory_lines(memories))
+
+
+def current_time_text(language: str, now: datetime | None = None) -> str:
+    """The local time with the weekday, in the prompt's language."""
+    now = now or datetime.now().astimezone()
+    if language == "zh":
+        return f"{now:%Y-%m-%d %H:%M} {WEEKDAYS_ZH[now.weekday()]} (UTC{now:%z})"
+    return f"{now:%A %Y-%m-%d %H:%M} (UTC{now:%z})"
+
+
+def format_core_context(core_context: dict[str, str], language: str) -> str:
+    """The core context block ("" before it is seeded), escaped like the memories."""
+    labels = CORE_CONTEXT_LABELS[language]
+    lines = []
+    for key, label in labels.items():
+        text = " ".join(str(core_context.get(key, "")).split())
+        if text:
+            lines.append(f"{label}: {text}".replace("<", "&lt;").replace(">", "&gt;"))
+    return CORE_CONTEXT_BLOCKS[language].format(lines="\n".join(lines)) if lines else ""
+
+
+def build_system_prompt(
+    context: Context,
+    memories: list[dict[str, Any]],
+    core_context: dict[str, str] | None = None,
+    language: str | None = None,
+) -> str:
+    """The system prompt: `context.system_prompt` or the built-in one, placeholders filled.
+
+    The core context and memories blocks go where `{core_context}` and `{memories}` are; a
+    prompt without a placeholder gets that block appended, so that neither is silently lost.
+    """
+    language = language or prompt_language(context)
+    template = context.system_prompt or SYSTEM_PROMPTS[language]
+    block = format_core_context(core_context or {}, language)
+    if "{core_context}" not in template:
+        template = f"{template}\n\n{{core_context}}" if block else template
+    elif not block:
+        template = template.replace("{core_context}\n\n", "")
+    if "{memories}" not in template:
+        template = f"{template}\n\n{{memories}}"
+    # str.replace, not str.format: a user's own prompt may contain other braces.
+    return (
+        template.replace("{current_time}", current_time_text(language))
+        .replace("{memories}", format_memories(memories, language))
+        .replace("{core_context}", block)
+    )
