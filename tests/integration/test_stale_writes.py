@@ -169,3 +169,30 @@ async def test_edits_on_every_run_fail_the_turn_and_keep_the_edits(tmp_path: Pat
         await MemoryConsumer(model).consume("s", "turn-1", TURN, manager)
     assert manager.get(lisbon).description == "User lives in Faro"
     assert not manager.has_applied("turn-1")  # the queue retries it later, or dead-letters it
+
+
+async def test_a_memory_deleted_in_the_editor_meanwhile_reruns_the_turn_without_it(
+    tmp_path: Path,
+) -> None:
+    manager = YamlMemoryManager(tmp_path, "u")
+    tea = manager.add("User likes tea", "taste")
+    manager.add("User lives in Lisbon", "identity")
+
+    def delete_then_hit() -> AIMessage:  # a hit carries no expectation, but its item is gone
+        manager.delete(tea, "the person removed it in the editor")
+        return _call("hit_memory", 2, id=1)
+
+    model = EditingModel(
+        steps=[
+            _call("read_memories", 1),
+            delete_then_hit,
+            AIMessage("done"),
+            _call("read_memories", 3),  # the rerun sees one memory, Lisbon, as id 1
+            _call("hit_memory", 4, id=1),
+            AIMessage("done"),
+        ]
+    )
+    result = await MemoryConsumer(model).consume("s", "turn-1", TURN, manager)
+    assert result.applied
+    assert tea in manager.deleted_items()  # the person's delete stands
+    assert [item.hit for item in manager.list_items().values()] == [1]
