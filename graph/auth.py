@@ -19,6 +19,7 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
+from graph.memory_access import DEAD_WRITES_NAMESPACE
 from memory.manager import validate_user_id
 from memory.store_manager import (
     BACKUP_NAMESPACE,
@@ -30,8 +31,11 @@ from memory.store_manager import (
 
 TOKENS_ENV = "GULFSTREAM_AUTH_TOKENS"
 OWNER_KEY = "owner"
-# Store namespaces laid out as (kind, user label): the second label says whose they are.
-MEMORY_NAMESPACES = frozenset({ITEMS_NAMESPACE, META_NAMESPACE, TURNS_NAMESPACE, BACKUP_NAMESPACE})
+# Store namespaces laid out as (kind, user label): the second label says whose they are. The
+# memory writer's failed turns (DEAD_WRITES_NAMESPACE) are the user's too: listed, sent again.
+MEMORY_NAMESPACES = frozenset(
+    {ITEMS_NAMESPACE, META_NAMESPACE, TURNS_NAMESPACE, BACKUP_NAMESPACE, DEAD_WRITES_NAMESPACE}
+)
 EDITOR_PAGE_PREFIX = "/memories"
 EDITOR_API_PREFIX = "/memories/api/"
 ANONYMOUS: Auth.types.MinimalUserDict = {"identity": "anonymous", "is_authenticated": False}

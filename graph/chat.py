@@ -1,4 +1,4 @@
-"""`make chat`: a terminal chat with long-term memory (/memories, /forget, /back, /new, /quit)."""
+"""`make chat`: a terminal chat with long-term memory (/memories, /forget, /restore, /back, ...)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from memory.writer.staging import ToolEvent
 
 WRITE_WAIT_SECONDS = 120.0
 HELP = (
-    "Commands: /memories  /forget <id or text>  /back (take back your last message: the next "
-    "one starts a sibling branch)  /new (a new thread)  /quit"
+    "Commands: /memories  /forget <id or text>  /restore <id>  /back (take back your last "
+    "message: the next one starts a sibling branch)  /new (a new thread)  /quit"
 )
 
 
@@ -38,21 +38,38 @@ def list_memories(manager: BaseMemoryManager) -> str:
 
 
 def forget(manager: BaseMemoryManager, target: str) -> str:
-    """Delete (tombstone, undoable) the memory with this id, or the ones whose text contains it."""
-    target = target.strip()
+    """Delete (tombstone, `/restore` undoes it) one memory: by id, by its whole text, or by a
+    piece of text that only one memory contains. Several candidates are listed, none deleted."""
+    target = " ".join(target.split())
     if not target:
         return "  usage: /forget <id or text>"
     items = manager.list_items()
-    ids = (
-        [target]
-        if target in items
-        else [mid for mid, item in items.items() if target.lower() in item.description.lower()]
-    )
+    if target in items:
+        ids = [target]
+    else:
+        wanted = target.casefold()
+        ids = [mid for mid, item in items.items() if item.description.casefold() == wanted]
+        ids = ids or [mid for mid, item in items.items() if wanted in item.description.casefold()]
     if not ids:
         return f"  no memory matches {target!r}"
-    for mid in ids:
-        manager.delete(mid, reason="forgotten from the terminal chat")
-    return "\n".join(f"  forgot {mid}: {items[mid].description}" for mid in ids)
+    if len(ids) > 1:
+        listed = "\n".join(f"  {mid}  {items[mid].description}" for mid in ids)
+        return f"  {len(ids)} memories match {target!r}; nothing forgotten. Say which id:\n{listed}"
+    manager.delete(ids[0], reason="forgotten from the terminal chat")
+    return f"  forgot {ids[0]}: {items[ids[0]].description}  (undo: /restore {ids[0]})"
+
+
+def restore(manager: BaseMemoryManager, memory_id: str) -> str:
+    """Bring back a forgotten (tombstoned) memory by its id."""
+    memory_id = memory_id.strip()
+    deleted = manager.deleted_items()
+    if memory_id not in deleted:
+        if not deleted:
+            return "  nothing to restore"
+        listed = "\n".join(f"  {mid}  {item.description}" for mid, item in deleted.items())
+        return f"  no forgotten memory has the id {memory_id!r}; forgotten ones:\n{listed}"
+    manager.restore(memory_id, reason="restored from the terminal chat")
+    return f"  restored {memory_id}: {deleted[memory_id].description}"
 
 
 async def read_line(prompt: str) -> str | None:
@@ -78,7 +95,7 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
             line = line.strip()
             if not line:
                 continue
-            if line == "/memories" or line.startswith("/forget"):
+            if line == "/memories" or line.startswith(("/forget", "/restore")):
                 # Show (and edit) memory as it is after the turns already sent are written.
                 try:
                     await session.wait_for_writes(WRITE_WAIT_SECONDS)
@@ -89,6 +106,9 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
             elif line.startswith("/forget"):
                 target = line.removeprefix("/forget")
                 print(await asyncio.to_thread(forget, session.manager, target))
+            elif line.startswith("/restore"):
+                target = line.removeprefix("/restore")
+                print(await asyncio.to_thread(restore, session.manager, target))
             elif line == "/new":
                 thread_id = uuid.uuid4().hex[:8]
                 turn_ends, fork_from = [], None

@@ -17,6 +17,8 @@ from memory.writer.staging import ToolEvent
 SESSION_1 = ["Hi! My name is Ada and I live in Lisbon.", "I like green tea."]
 SESSION_2 = "Where do I live?"
 EXPECTED = "Lisbon"
+# A folder the demo made: only such a folder (or an empty one) is wiped for a fresh start.
+DEMO_MARKER = ".gulfstream-demo"
 
 
 def show_event(event: ToolEvent) -> None:
@@ -48,6 +50,24 @@ async def run(data_dir: Path) -> bool:
     return False
 
 
+def fresh_demo_dir(data_dir: Path) -> str:
+    """Empty `data_dir` for a fresh start (so session 1 really teaches) and mark it as the
+    demo's; a non-empty folder without the marker may hold real memories: refused (message)."""
+    if data_dir.exists() and not data_dir.is_dir():
+        return f"{data_dir} is a file, not a folder"
+    if data_dir.is_dir() and any(data_dir.iterdir()):
+        if not (data_dir / DEMO_MARKER).is_file():
+            return (
+                f"{data_dir} is not empty and was not made by the demo (no {DEMO_MARKER} file): "
+                "it may hold real memories, so the demo will not wipe it; pick an empty or new "
+                "folder"
+            )
+        shutil.rmtree(data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / DEMO_MARKER).write_text("made by python -m graph.demo; wiped by its next run\n")
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dir", help="keep the demo's data here (default: a temporary folder)")
@@ -55,7 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.dir:
         data_dir = Path(args.dir)
-        shutil.rmtree(data_dir, ignore_errors=True)  # a fresh start, so session 1 really teaches
+        refusal = fresh_demo_dir(data_dir)
+        if refusal:
+            print(f"error: {refusal}", file=sys.stderr)
+            return 2
         return 0 if asyncio.run(run(data_dir)) else 1
     with tempfile.TemporaryDirectory(prefix="gulfstream-demo-") as tmp:
         return 0 if asyncio.run(run(Path(tmp))) else 1

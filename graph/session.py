@@ -16,7 +16,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from graph.agent import compile_graph
 from graph.context import Context
 from graph.memory_access import open_manager, register_local_writer, unregister_local_writer
-from graph.models import load_chat_model
+from graph.writer import writer_consumer
 from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
 from memory.writer.staging import ToolEvent
@@ -62,7 +62,8 @@ class LocalSession:
         )
         self.memory = LongTermMemory(
             self.manager,
-            writer_llm=load_chat_model(self.context.writer_model),
+            # The same consumer (model, language policy) as the server and inline modes.
+            consumer=writer_consumer(self.context),
             journal_path=self.data_dir / "write-journal.sqlite",
             on_event=self.on_memory_event,
         )

@@ -165,3 +165,61 @@ def test_importing_the_graph_needs_no_key() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "Gulfstream"
+
+
+@pytest.mark.parametrize(
+    ("told", "moved", "forget", "before", "after"),
+    [
+        (
+            "I live in Lisbon. I like tea.",
+            "Actually I live in Porto now.",
+            "Please forget where I live.",
+            "User lives in Lisbon",
+            "User lives in Porto now",
+        ),
+        (
+            "我住在北京。我喜欢绿茶。",
+            "我住在上海。",
+            "忘掉我住在哪里。",
+            "用户住在北京",
+            "用户住在上海",
+        ),
+    ],
+)
+async def test_the_offline_writer_updates_a_changed_fact_and_forgets_on_request(
+    tmp_path: object, told: str, moved: str, forget: str, before: str, after: str
+) -> None:
+    manager = YamlMemoryManager(str(tmp_path), "ada")
+    consumer = MemoryConsumer(OfflineChatModel(), language="auto")
+
+    def live() -> dict[str, str]:
+        return {mid: item.description for mid, item in manager.list_items().items()}
+
+    await consumer.consume("s", "s:1", [{"role": "user", "content": told}], manager)
+    [home_id] = [mid for mid, text in live().items() if text == before]
+    await consumer.consume("s", "s:2", [{"role": "user", "content": moved}], manager)
+    assert live()[home_id] == after and len(live()) == 2  # updated in place, no duplicate
+    assert manager.get(home_id).history[-1]["action"] == "update"
+    await consumer.consume("s", "s:3", [{"role": "user", "content": forget}], manager)
+    assert home_id not in live() and len(live()) == 1  # only the home was forgotten
+    assert manager.deleted_items()[home_id].description == after  # a tombstone: restorable
+
+
+def test_a_fact_that_holds_many_values_is_added_not_replaced() -> None:
+    model = OfflineChatModel().bind_tools([create_memory, read_memories, update_memory])
+    listing = "1 memories (ids are the numbers in brackets):\n## taste\n[1] User likes tea"
+    reply = model.invoke(
+        [
+            HumanMessage("I like coffee."),
+            AIMessage("", tool_calls=[{"name": "read_memories", "args": {}, "id": "r"}]),
+            ToolMessage(listing, tool_call_id="r", name="read_memories"),
+        ]
+    )
+    assert [(c["name"], c["args"]["content"]) for c in reply.tool_calls] == [
+        ("create_memory", "User likes coffee")
+    ]
+
+
+def update_memory(id: int, content: str, reason: str) -> str:
+    """Update a memory."""
+    return "ok"
