@@ -114,3 +114,36 @@ def test_chat_back_starts_a_sibling_branch_that_does_not_see_the_task(tmp_path: 
     assert "(branch) Current task: plan a trip to Kyoto" in listing  # written, branch scope
     reply = after_back.split("bot>", 1)[1].split("you>", 1)[0]
     assert "User's name is Bob" in reply and "Kyoto" not in reply
+
+
+def test_forget_needs_an_id_or_a_unique_match_and_restore_undoes_it(tmp_path: Path) -> None:
+    from graph.chat import forget, restore
+    from memory.yaml_manager import YamlMemoryManager
+
+    manager = YamlMemoryManager(str(tmp_path), "ada")
+    for text in ("User likes tea", "User lives in Lisbon", "User works at Acme", "User is tall"):
+        manager.add(text, "identity")
+    ambiguous = forget(manager, "a")
+    assert "nothing forgotten" in ambiguous and len(manager.list_items()) == 4
+    assert all(text in ambiguous for text in ("User likes tea", "User works at Acme"))
+    done = forget(manager, "lisbon")  # the only memory that contains it
+    [gone] = manager.deleted_items()
+    assert f"forgot {gone}" in done and f"/restore {gone}" in done
+    assert "Lisbon" not in " ".join(i.description for i in manager.list_items().values())
+    assert "no forgotten memory has the id 'nope'" in restore(manager, "nope")
+    assert f"restored {gone}" in restore(manager, gone)
+    assert len(manager.list_items()) == 4 and not manager.deleted_items()
+    by_id = next(iter(manager.list_items()))
+    assert f"forgot {by_id}" in forget(manager, by_id)
+
+
+def test_demo_refuses_a_folder_it_did_not_make_and_reuses_its_own(tmp_path: Path) -> None:
+    real = tmp_path / "data"
+    real.mkdir()
+    (real / "alice.yaml").write_text("items: {}\n")
+    assert demo.main(["--dir", str(real)]) == 2
+    assert (real / "alice.yaml").exists()  # nothing wiped
+    own = tmp_path / "demo"
+    assert demo.fresh_demo_dir(own) == "" and (own / demo.DEMO_MARKER).is_file()
+    (own / "old.yaml").write_text("from an earlier run")
+    assert demo.fresh_demo_dir(own) == "" and not (own / "old.yaml").exists()
