@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import importlib
 import logging
-import weakref
 from typing import Any
 
 from memory.errors import CorruptStoreError
-from memory.item import MemoryItem
+from memory.item import MemoryItem, time_sort_key
 from memory.manager import BaseMemoryManager
+from memory.retrieval import MechanicalRetriever
+from memory.retrieval.dispatch import shared_retrievers
 
 logger = logging.getLogger(__name__)
 MAX_SEARCH_RESULTS = 50
-_retrievers: weakref.WeakKeyDictionary[BaseMemoryManager, Any] = weakref.WeakKeyDictionary()
 
 
 def card(memory_id: str, item: MemoryItem) -> dict[str, Any]:
@@ -37,39 +36,18 @@ def search_ids(manager: BaseMemoryManager, query: str, limit: int) -> list[str]:
         for memory_id, item in manager.list_items().items()
         if needle in item.description.casefold() or needle in item.theme.casefold()
     ]
-    retriever = _retriever_for(manager)
-    if retriever is not None:
-        try:
-            ranked = [_result_id(entry) for entry in retriever.retrieve(query, limit)]
-        except Exception:  # a retriever bug must not break the editor's search
-            logger.exception("MechanicalRetriever failed; showing literal matches only")
-            ranked = []
-        ids += [memory_id for memory_id in ranked if memory_id not in ids]
+    try:
+        ranked = [entry["id"] for entry in _retriever_for(manager).retrieve(query, limit)]
+    except Exception:  # a retriever bug must not break the editor's search
+        logger.exception("MechanicalRetriever failed; showing literal matches only")
+        ranked = []
+    ids += [memory_id for memory_id in ranked if memory_id not in ids]
     return ids[:limit]
 
 
-def _retriever_for(manager: BaseMemoryManager) -> Any | None:
-    """One MechanicalRetriever per manager: its BM25 index is rebuilt only when memory changes."""
-    retriever = _retrievers.get(manager)
-    if retriever is None:
-        try:
-            retrieval: Any = importlib.import_module("memory.retrieval")
-        except ImportError:
-            return None
-        retriever = retrieval.MechanicalRetriever(manager)
-        _retrievers[manager] = retriever
-    return retriever
-
-
-def _result_id(entry: Any) -> str:
-    """Retrievers may return ids, show()-style dicts or (id, score) pairs; take the id."""
-    if isinstance(entry, str):
-        return entry
-    if isinstance(entry, dict):
-        return str(entry["id"])
-    if isinstance(entry, tuple | list):
-        return str(entry[0])
-    return str(getattr(entry, "id", entry))
+def _retriever_for(manager: BaseMemoryManager) -> MechanicalRetriever:
+    """The manager's shared BM25 retriever: the same index the chat uses, rebuilt only on change."""
+    return shared_retrievers(manager).mechanical
 
 
 def waterfall(manager: BaseMemoryManager, query: str = "", theme: str = "") -> dict[str, Any]:
@@ -83,7 +61,9 @@ def waterfall(manager: BaseMemoryManager, query: str = "", theme: str = "") -> d
         ranked = [i for i in search_ids(manager, query.strip(), MAX_SEARCH_RESULTS) if i in items]
         selected = {i: items[i] for i in ranked}
     else:
-        ordered = sorted(items.items(), key=lambda kv: kv[1].latest_update_time, reverse=True)
+        ordered = sorted(
+            items.items(), key=lambda kv: time_sort_key(kv[1].latest_update_time), reverse=True
+        )
         selected = dict(ordered)
     groups: dict[str, list[dict[str, Any]]] = {}
     for memory_id, item in selected.items():
@@ -120,7 +100,7 @@ def deleted_cards(manager: BaseMemoryManager) -> list[dict[str, Any]]:
                 "into": last.get("into", ""),
             }
         )
-    return sorted(cards, key=lambda c: c["latest_update_time"], reverse=True)
+    return sorted(cards, key=lambda c: time_sort_key(c["latest_update_time"]), reverse=True)
 
 
 def status(manager: BaseMemoryManager) -> dict[str, Any]:
