@@ -20,7 +20,8 @@ from langgraph_sdk import get_client
 
 from tests.e2e.server import DevServer, copy_app
 from tests.e2e.stub_openai import NO_MEMORIES_REPLY, StubOpenAI
-from tests.e2e.test_langgraph_dev import STARTUP_SECONDS, wait_for_writer_runs
+from tests.e2e.test_langgraph_dev import STARTUP_SECONDS
+from tests.e2e.test_langgraph_dev import wait_for_writer_runs as wait_for_runs_on_thread
 
 pytestmark = pytest.mark.slow
 
@@ -31,6 +32,8 @@ TOKENS = {
     "dave": "token-dave",
 }
 STUDIO_HEADERS = {"x-auth-scheme": "langsmith"}
+# The servers' GULFSTREAM_WRITER_THREAD_SECRET: writer thread ids cannot be guessed without it.
+WRITER_SECRET = "e2e-writer-secret-5b1d"
 # graph/auth.py minus its store rule (and its deny-by-default, which would otherwise refuse the
 # whole store): the setup a reviewer broke into.
 AUTH_WITHOUT_STORE_RULE = """
@@ -86,7 +89,13 @@ def auth_server(
     (app / "langgraph.json").write_text(json.dumps(config))
     tokens = ",".join(f"{token}:{user}" for user, token in TOKENS.items())
     dev = DevServer(
-        app, {"GULFSTREAM_AUTH_TOKENS": tokens, "GULFSTREAM_MEMORY_BACKEND": "store", **env}
+        app,
+        {
+            "GULFSTREAM_AUTH_TOKENS": tokens,
+            "GULFSTREAM_MEMORY_BACKEND": "store",
+            "GULFSTREAM_WRITER_THREAD_SECRET": WRITER_SECRET,
+            **env,
+        },
     )
     try:
         if not dev.wait_ready(STARTUP_SECONDS):
@@ -128,6 +137,12 @@ def server_without_studio_keys(tmp_path_factory: pytest.TempPathFactory) -> Iter
         auth_server(app, "./auth_letting_studio_in.py:auth", stub_env(stub), all_keys=False) as dev,
     ):
         yield dev
+
+
+async def wait_for_writer_runs(
+    url: str, user_id: str, expected: int, headers: dict[str, str] | None = None
+) -> list[dict]:
+    return await wait_for_runs_on_thread(url, user_id, expected, headers, secret=WRITER_SECRET)
 
 
 async def chat_as(server: DevServer, user: str, text: str, claimed_user: str) -> dict:
@@ -330,21 +345,32 @@ async def test_without_the_store_rule_alice_reads_and_writes_bobs_namespace(
     assert read_by_alice == {"pin": secret["description"], "planted": "x"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="writer thread ids are predictable: graph/nodes.py writer_thread_id needs a "
-    "server-side secret, and ltm_write must not fail the reply when scheduling fails",
-)
 async def test_another_user_cannot_block_a_users_memory_writer(server: DevServer) -> None:
     from graph.nodes import writer_thread_id
 
+    guessed = writer_thread_id("dave", secret="")  # all bob can compute without the secret
     async with httpx.AsyncClient(base_url=server.url, headers=bearer("bob")) as http:
-        squat = await http.post("/threads", json={"thread_id": writer_thread_id("dave")})
-    assert squat.status_code == 200  # the id is derived from the user id alone
+        squat = await http.post("/threads", json={"thread_id": guessed})
+    assert squat.status_code == 200
     state = await chat_as(server, "dave", "My favourite tree is the oak.", claimed_user="dave")
     runs = await wait_for_writer_runs(server.url, "dave", 1, headers=bearer("dave"))
     assert state["messages"][-1]["content"] == NO_MEMORIES_REPLY
     assert [r["status"] for r in runs] == ["success"]
+
+
+async def test_a_taken_writer_thread_loses_the_write_but_never_the_reply(
+    server: DevServer,
+) -> None:
+    from graph.nodes import writer_thread_id
+
+    # Bob somehow knows the secret: carol's writer thread is his, so her write cannot be queued.
+    taken = writer_thread_id("carol.smith", secret=WRITER_SECRET)
+    async with httpx.AsyncClient(base_url=server.url, headers=bearer("bob")) as http:
+        squat = await http.post("/threads", json={"thread_id": taken})
+    assert squat.status_code == 200
+    state = await chat_as(server, "carol.smith", "My favourite tree is the elm.", "carol.smith")
+    assert state["messages"][-1]["content"] == NO_MEMORIES_REPLY  # the run succeeded
+    assert "cannot schedule the memory write" in server.log() and "carol.smith" in server.log()
 
 
 async def test_without_the_two_studio_keys_the_studio_header_skips_custom_auth(
@@ -359,11 +385,6 @@ async def test_without_the_two_studio_keys_the_studio_header_skips_custom_auth(
     assert editor.status_code == 401, editor.text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="graph/memory_access.py resolve_user_id falls back to context.user_id for the "
-    "Studio user under custom auth",
-)
 async def test_the_studio_user_cannot_read_a_users_memories_by_claiming_their_id(
     server_without_studio_keys: DevServer,
 ) -> None:
@@ -372,10 +393,12 @@ async def test_the_studio_user_cannot_read_a_users_memories_by_claiming_their_id
     await wait_for_writer_runs(server.url, "alice", 1, headers=bearer("alice"))
     studio = get_client(url=server.url, headers=STUDIO_HEADERS)
     thread_id = (await studio.threads.create())["thread_id"]
-    result = await studio.runs.wait(
-        thread_id,
-        "agent",
-        input=user_turn("Which city do I like best?"),
-        context={"user_id": "alice"},
-    )
-    assert "Porto" not in json.dumps(result)  # refused, or answered from a memory of its own
+    with pytest.raises(Exception, match="PermissionError") as refused:
+        await studio.runs.wait(
+            thread_id,
+            "agent",
+            input=user_turn("Which city do I like best?"),
+            context={"user_id": "alice"},
+        )
+    assert "Porto" not in str(refused.value)
+    assert '"disable_studio_auth": true' in server.log()  # the log says what to do

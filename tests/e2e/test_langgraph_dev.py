@@ -60,14 +60,19 @@ async def chat(
 
 
 async def wait_for_writer_runs(
-    url: str, user_id: str, expected: int, headers: dict[str, str] | None = None
+    url: str,
+    user_id: str,
+    expected: int,
+    headers: dict[str, str] | None = None,
+    secret: str | None = None,
 ) -> list[dict]:
-    """The user's memory_writer runs, once `expected` of them have all finished."""
+    """The user's memory_writer runs, once `expected` of them have all finished (`secret`: the
+    server's GULFSTREAM_WRITER_THREAD_SECRET, default this process's)."""
     client = get_client(url=url, headers=headers)
     deadline = time.monotonic() + WRITE_SECONDS
     while True:
         try:
-            runs = await client.runs.list(writer_thread_id(user_id))
+            runs = await client.runs.list(writer_thread_id(user_id, secret))
         except Exception:  # the writer thread may not exist yet
             runs = []
         finished = [r for r in runs if r["status"] in ("success", "error", "interrupted")]
