@@ -178,6 +178,9 @@ async def test_the_server_writer_retries_then_records_the_dead_turn_and_a_resend
     monkeypatch.undo()  # the model is back: sending the recorded input again writes the turn
     await fast_writer_graph(store).ainvoke(dead.value["input"], context=offline(tmp_path))
     assert memories(tmp_path) == ["User lives in Rome"]
+    trace = WriteTrace(tmp_path / "write-journal-trace.sqlite")  # where the editor reads it
+    assert [(e.tool, e.turn_id) for e in trace.for_user("alice")] == [("create_memory", "t:m1")]
+    trace.close()
     assert await store.asearch((DEAD_WRITES_NAMESPACE, "alice")) == []
     assert owns_namespace((DEAD_WRITES_NAMESPACE, "alice"), "alice")
     assert not owns_namespace((DEAD_WRITES_NAMESPACE, "alice"), "bob")
