@@ -11,6 +11,7 @@ from pathlib import Path
 
 from graph.context import Context
 from graph.session import LocalSession
+from memory.factory import get_memory_manager
 from memory.manager import BaseMemoryManager
 from memory.writer.staging import ToolEvent
 
@@ -138,6 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         context = Context()
     except ValueError as exc:  # a bad GULFSTREAM_* variable
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:  # fail before the first prompt, e.g. 'store' needs a LangGraph server's store
+        get_memory_manager(context.memory_backend, context.user_id)
+    except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:

@@ -54,7 +54,8 @@ class Context:
         default="yaml:data/memory",
         metadata={
             "description": "Where memories live: 'yaml:<dir>', 'sqlite:<file>', 'store' (the "
-            "LangGraph server's store) or 'postgres:<dsn>'."
+            "LangGraph server's store), 'postgres:<dsn>', or 'store:memory' (in-process, "
+            "forgotten at exit: tests only)."
         },
     )
     language: str = field(

@@ -35,7 +35,7 @@ from graph.write_handoff import (  # noqa: F401  (re-exported: the graph and tes
     resolve_write_mode,
     writer_thread_id,
 )
-from memory.writer.turns import _text_of
+from memory.writer.turns import text_of
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 def message_text(message: AnyMessage) -> str:
     """The text of a message whether its content is a string or a list of parts (the memory
     writer's own reading of it, so the chat and the writer see the same text)."""
-    return _text_of(message.content)
+    return text_of(message.content)
 
 
 def latest_user_text(messages: Sequence[AnyMessage]) -> str:

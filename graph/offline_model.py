@@ -23,7 +23,7 @@ from graph.offline_rules import (  # noqa: F401  (extract_facts, extract_memorie
     extract_memories,
     forget_requests,
 )
-from memory.writer.turns import _text_of
+from memory.writer.turns import text_of
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def user_text(messages: Sequence[BaseMessage]) -> str:
 
 
 def _text(message: BaseMessage) -> str:
-    return _text_of(message.content)  # the memory writer's reading of a message
+    return text_of(message.content)  # the memory writer's reading of a message
 
 
 class OfflineChatModel(BaseChatModel):

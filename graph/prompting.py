@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from graph.context import Context
+from memory.fencing import escape_data
 from memory.writer.turns import contains_cjk
 from prompts.agent import (
     CORE_CONTEXT_BLOCKS,
@@ -31,10 +32,9 @@ def memory_lines(memories: Sequence[dict[str, Any]]) -> str:
     """One line per memory, escaped so that memory text cannot close the fence around it."""
     lines = []
     for memory in memories:
-        text = " ".join(str(memory.get("description", "")).split())
-        theme = " ".join(str(memory.get("theme", "")).split())
-        line = f"- [{theme}] {text}" if theme else f"- {text}"
-        lines.append(line.replace("<", "&lt;").replace(">", "&gt;"))
+        text = escape_data(memory.get("description", ""))
+        theme = escape_data(memory.get("theme", ""))
+        lines.append(f"- [{theme}] {text}" if theme else f"- {text}")
     return "\n".join(lines)
 
 
@@ -58,9 +58,9 @@ def format_core_context(core_context: dict[str, str], language: str) -> str:
     labels = CORE_CONTEXT_LABELS[language]
     lines = []
     for key, label in labels.items():
-        text = " ".join(str(core_context.get(key, "")).split())
+        text = escape_data(core_context.get(key, ""))
         if text:
-            lines.append(f"{label}: {text}".replace("<", "&lt;").replace(">", "&gt;"))
+            lines.append(f"{label}: {text}")
     return CORE_CONTEXT_BLOCKS[language].format(lines="\n".join(lines)) if lines else ""
 
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph._internal._runnable import RunnableCallable
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
+from langgraph.utils.runnable import RunnableCallable
 
 from graph.context import Context
 from graph.lineage import acurrent_lineage, current_checkpoint_id, current_lineage

@@ -36,7 +36,7 @@ def check_turn_messages(turn_messages: object) -> TurnMessages:
     return checked
 
 
-def _text_of(content: Any) -> str:
+def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # content blocks: keep the text ones
@@ -52,11 +52,11 @@ def _text_of(content: Any) -> str:
 def _role_and_text(message: Any) -> tuple[str | None, str, str | None]:
     if isinstance(message, Mapping):
         role = message.get("role") or message.get("type")
-        return _LANGCHAIN_ROLES.get(str(role)), _text_of(message.get("content")), message.get("id")
+        return _LANGCHAIN_ROLES.get(str(role)), text_of(message.get("content")), message.get("id")
     role = getattr(message, "type", None)
     return (
         _LANGCHAIN_ROLES.get(str(role)),
-        _text_of(getattr(message, "content", "")),
+        text_of(getattr(message, "content", "")),
         getattr(message, "id", None),
     )
 
