@@ -181,9 +181,10 @@ class YamlMemoryManager(BaseMemoryManager):
     # ── self-check ──────────────────────────────────────────────────────
 
     def _check_and_repair(self) -> tuple[list[str], list[str]]:
-        probe = self.directory / f".{self.user_id}.probe"
-        probe.write_text("ok", encoding="utf-8")
-        probe.unlink()
+        # A probe file of our own: two processes checking the same user at once must not
+        # delete each other's probe (that once read as "storage is not usable").
+        with tempfile.NamedTemporaryFile(dir=self.directory, prefix=f".{self.user_id}.probe."):
+            pass
         with self._write_lock():
             try:
                 document, repairs = self._parse_file()

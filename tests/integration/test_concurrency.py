@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.factory import open_memory_manager
 from memory.manager import BaseMemoryManager
 from memory.sqlite_manager import SqliteMemoryManager
 from memory.yaml_manager import YamlMemoryManager
@@ -85,3 +86,34 @@ def test_four_processes_lose_no_add_and_no_hit(backend: str, tmp_path: Path) -> 
     hits = {item.description: item.hit for item in items.values() if item.hit}
     assert hits == {f"worker {k} item 0": WORKERS * OPS // HOT for k in range(HOT)}
     assert manager.self_check().status == "OK"
+
+
+SELF_CHECKER = """
+import sys
+from memory.factory import open_memory_manager
+
+for _ in range(int(sys.argv[3])):
+    report = open_memory_manager(sys.argv[1], sys.argv[2]).self_check()
+    if report.status == "FAIL":
+        sys.exit("FAIL: " + "; ".join(report.issues))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["yaml", "sqlite"])
+def test_processes_self_checking_one_user_at_once_never_fail(tmp_path: Path, kind: str) -> None:
+    """The editor and the agent open the same user at the same time; neither may see FAIL
+    (the YAML writability probe once collided and stopped that user's writes)."""
+    spec = f"yaml:{tmp_path}" if kind == "yaml" else f"sqlite:{tmp_path / 'm.db'}"
+    open_memory_manager(spec, "shared").add("Likes jasmine tea", "taste")
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", SELF_CHECKER, spec, "shared", "40"],
+            cwd=ROOT,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(WORKERS)
+    ]
+    errors = [worker.communicate(timeout=120)[1] for worker in workers]
+    assert [worker.returncode for worker in workers] == [0] * WORKERS, errors
