@@ -364,25 +364,24 @@ def test_threads_sharing_one_manager_lose_no_write(manager: BaseMemoryManager) -
 def test_the_factory_opens_each_backend_by_spec(
     backend: str, tmp_path: Path, unique_user: str
 ) -> None:
-    from langgraph.store.memory import InMemoryStore
 
     from memory.factory import open_memory_manager
     from memory.sqlite_manager import SqliteMemoryManager
     from memory.store_manager import StoreMemoryManager
     from memory.yaml_manager import YamlMemoryManager
 
-    from .conftest import POSTGRES_URL
+    from .conftest import POSTGRES_URL, _Stores
 
     specs = {
         "yaml": (f"yaml:{tmp_path}", YamlMemoryManager),
         "sqlite": (f"sqlite:{tmp_path / 'm.db'}", SqliteMemoryManager),
         "store-inmemory": ("store", StoreMemoryManager),
+        "store-sqlite": ("store", StoreMemoryManager),
         "store-postgres": (f"postgres:{POSTGRES_URL}", StoreMemoryManager),
     }
-    if backend not in specs:
-        pytest.skip("the factory opens SqliteStore only when it is passed in as `store`")
     spec, kind = specs[backend]
-    store = InMemoryStore() if spec == "store" else None  # the server passes its own store
+    # `store` is whatever LangGraph store the server (or the compiled graph) passes in.
+    store = _Stores(backend, tmp_path).open() if spec == "store" else None
     manager = open_memory_manager(spec, unique_user, store)
     assert isinstance(manager, kind)
     assert manager.self_check().status == "OK"
