@@ -40,10 +40,12 @@ class Context:
         metadata={"description": "The model of the background memory writer; empty = `model`."},
     )
     retrieval_mode: str = field(
-        default="mechanical",
+        default="hybrid",
         metadata={
-            "description": "How related memories are found: 'mechanical' (BM25, no LLM call), "
-            "'llm' (the model picks from the list) or 'hybrid' (BM25 shortlist, then the LLM)."
+            "description": "How related memories are found: 'hybrid' (the model picks from the "
+            "whole list while it is small, from a BM25 shortlist once it is large), 'llm' (the "
+            "model always reads every memory, the seed's mode) or 'mechanical' (BM25, no LLM "
+            "call). The offline model never ranks: with it every mode is BM25."
         },
     )
     retrieval_limit: int = field(

@@ -196,7 +196,12 @@ def test_switching_to_llm_retrieval_gets_a_facade_with_the_model(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
     manager = get_memory_manager(f"yaml:{tmp_path}", "alice")
-    base = Context(user_id="alice", model="openai/gpt-4o-mini", memory_backend=f"yaml:{tmp_path}")
+    base = Context(
+        user_id="alice",
+        model="openai/gpt-4o-mini",
+        memory_backend=f"yaml:{tmp_path}",
+        retrieval_mode="mechanical",
+    )
     mechanical = facade_for(manager, base)
     llm = facade_for(manager, Context(**{**base.__dict__, "retrieval_mode": "llm"}))
     assert mechanical.llm is None and llm.llm is not None
