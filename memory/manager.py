@@ -28,6 +28,7 @@ from memory.self_check import SelfChecking
 logger = logging.getLogger(__name__)
 
 _USER_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}$")
+_CAPITAL = re.compile(r"[A-Z]")
 
 
 def validate_user_id(user_id: object) -> str:
@@ -38,6 +39,12 @@ def validate_user_id(user_id: object) -> str:
             "starting with a letter or digit"
         )
     return user_id
+
+
+def file_stem(user_id: str) -> str:
+    """The user's file name stem, distinct on case-insensitive file systems (macOS, Windows):
+    each capital letter becomes `^` + its lower case, so `Bob` → `^bob` never meets `bob`."""
+    return _CAPITAL.sub(lambda match: "^" + match.group().lower(), validate_user_id(user_id))
 
 
 class BaseMemoryManager(TransactionOperations, SelfChecking, ABC):

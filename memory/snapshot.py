@@ -18,7 +18,7 @@ from typing import Any
 from memory.core_context import read_core_context
 from memory.document import MemoryDocument
 from memory.errors import CorruptStoreError
-from memory.manager import BaseMemoryManager
+from memory.manager import BaseMemoryManager, file_stem
 
 SNAPSHOT_FORMAT = "gulfstream-memory-snapshot"
 SNAPSHOT_VERSION = 1  # items carry scope/origin/supersedes; older readers ignore extra keys
@@ -34,7 +34,7 @@ def default_snapshot_path(manager: BaseMemoryManager) -> Path | None:
         directory = Path(manager.path).parent  # type: ignore[attr-defined]
     if directory is None:
         return None
-    return Path(directory) / "memory_backup" / f"{manager.user_id}.jsonl.gz"
+    return Path(directory) / "memory_backup" / f"{file_stem(manager.user_id)}.jsonl.gz"
 
 
 def write_snapshot(manager: BaseMemoryManager, path: str | os.PathLike[str]) -> Path:

@@ -19,7 +19,7 @@ import yaml
 from memory.core_context import read_core_context
 from memory.errors import CorruptStoreError
 from memory.item import MemoryItem
-from memory.manager import BaseMemoryManager, MemoryDocument
+from memory.manager import BaseMemoryManager, MemoryDocument, file_stem
 from memory.repair import SelfCheckReport
 
 logger = logging.getLogger(__name__)
@@ -39,8 +39,9 @@ class YamlMemoryManager(BaseMemoryManager):
         super().__init__(user_id)
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
-        self.path = self.directory / f"{self.user_id}.yaml"
-        self._lock_path = self.directory / f".{self.user_id}.yaml.lock"
+        self.stem = file_stem(self.user_id)
+        self.path = self.directory / f"{self.stem}.yaml"
+        self._lock_path = self.directory / f".{self.stem}.yaml.lock"
         self._thread_lock = threading.RLock()
         self._cache: tuple[tuple[int, int, int], MemoryDocument, list[str]] | None = None
         self._parsed: tuple[str, MemoryDocument, list[str]] | None = None  # text, its parse
@@ -93,9 +94,7 @@ class YamlMemoryManager(BaseMemoryManager):
             data, Dumper=_Dumper, allow_unicode=True, default_flow_style=False, sort_keys=False
         )
         # Write beside the target, fsync, then rename: a crash leaves the old file or the new one.
-        fd, tmp_name = tempfile.mkstemp(
-            prefix=f".{self.user_id}.", suffix=".tmp", dir=self.directory
-        )
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{self.stem}.", suffix=".tmp", dir=self.directory)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
@@ -183,7 +182,7 @@ class YamlMemoryManager(BaseMemoryManager):
     def _check_and_repair(self) -> tuple[list[str], list[str]]:
         # A probe file of our own: two processes checking the same user at once must not
         # delete each other's probe (that once read as "storage is not usable").
-        with tempfile.NamedTemporaryFile(dir=self.directory, prefix=f".{self.user_id}.probe."):
+        with tempfile.NamedTemporaryFile(dir=self.directory, prefix=f".{self.stem}.probe."):
             pass
         with self._write_lock():
             try:
@@ -203,7 +202,7 @@ class YamlMemoryManager(BaseMemoryManager):
 
     def _copy_aside(self, label: str) -> Path:
         stamp = datetime.now().strftime("%Y%m%dT%H%M%S%f")
-        target = self.directory / f"{self.user_id}.{label}-{stamp}.yaml"
+        target = self.directory / f"{self.stem}.{label}-{stamp}.yaml"
         shutil.copy2(self.path, target)
         return target
 

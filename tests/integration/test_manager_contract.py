@@ -61,6 +61,26 @@ def test_users_do_not_see_each_other(open_manager: OpenManager, unique_user: str
         bob.get(alice_id)
 
 
+def test_user_ids_differing_only_in_case_never_share_memories(
+    open_manager: OpenManager, unique_user: str
+) -> None:
+    # On macOS and Windows `Bob.yaml` and `bob.yaml` would be one file; the stems differ.
+    lower, upper = open_manager(unique_user + "-bob"), open_manager(unique_user + "-Bob")
+    lower.add("bob likes jazz", "music")
+    upper.add("Bob likes metal", "music")
+    assert [row["description"] for row in lower.show()] == ["bob likes jazz"]
+    assert [row["description"] for row in upper.show()] == ["Bob likes metal"]
+
+
+def test_yaml_file_names_stay_distinct_without_case(tmp_path: Path) -> None:
+    from memory.manager import file_stem
+    from memory.yaml_manager import YamlMemoryManager
+
+    names = {YamlMemoryManager(tmp_path, user).path.name for user in ["bob", "Bob", "BOB", "bOb"]}
+    assert len({name.casefold() for name in names}) == 4
+    assert file_stem("Alice.Smith@x") == "^alice.^smith@x"
+
+
 def test_update_records_history_newest_first(manager: BaseMemoryManager) -> None:
     memory_id = manager.add("likes green tea", "food")
     manager.update(memory_id, "user changed taste", new_description="likes black tea")
