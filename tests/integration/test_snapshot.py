@@ -6,6 +6,7 @@ import gzip
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -118,17 +119,21 @@ def test_copying_the_data_folder_elsewhere_keeps_everything(tmp_path: Path) -> N
 def test_scheduler_debounces_a_burst_into_one_snapshot(tmp_path: Path) -> None:
     manager = open_memory_manager(f"yaml:{tmp_path}", "erin")
     path = tmp_path / "erin.jsonl.gz"
-    scheduler = SnapshotScheduler(manager, path, delay=0.2)
-    for n in range(5):
+    scheduler = SnapshotScheduler(manager, path, delay=1.0)
+    # The burst lasts longer than the delay, but no gap reaches it: a debounced scheduler writes
+    # once, after the last change; one that fires `delay` after the first change writes mid-burst.
+    for n in range(6):
         manager.add(f"fact {n}", "moments")
         scheduler.changed()
-    assert not path.exists()  # still inside the quiet period
-    import time
-
-    time.sleep(0.6)
-    assert path.exists()
+        time.sleep(0.2)
+    assert scheduler.writes == 0 and not path.exists()
+    deadline = time.monotonic() + 10
+    while scheduler.writes == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.5)  # longer than the delay: a second, late snapshot would show up here
+    assert scheduler.writes == 1
     restored = open_memory_manager(f"yaml:{tmp_path / 'r'}", "erin")
-    assert import_snapshot(restored, path) == 5
+    assert import_snapshot(restored, path) == 6
 
 
 def _snapshot_cli(command: str, folder: Path, path: Path) -> subprocess.CompletedProcess[str]:
