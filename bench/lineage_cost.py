@@ -27,6 +27,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 import graph.lineage as lineage
 import graph.nodes as nodes
+import graph.write_handoff as write_handoff
 from graph.agent import compile_graph
 from graph.context import Context
 
@@ -73,8 +74,10 @@ async def turn(app: Any, context: Context, number: int, cold: bool) -> tuple[flo
 
 
 async def main() -> None:
+    # Time every lineage call the chat graph makes: retrieval (nodes) and the write hand-off.
     nodes.current_lineage = timed_sync(nodes.current_lineage)
-    nodes.acurrent_lineage = timed_async(nodes.acurrent_lineage)
+    write_handoff.current_lineage = timed_sync(write_handoff.current_lineage)
+    write_handoff.acurrent_lineage = timed_async(write_handoff.acurrent_lineage)
     fast_readers = (lineage.read_parent_links, lineage.aread_parent_links)
     with tempfile.TemporaryDirectory(prefix="gulfstream-lineage-") as tmp:
         context = Context(
