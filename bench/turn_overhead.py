@@ -59,9 +59,17 @@ class InstantModel(BaseChatModel):
 
 
 class NoOpWriter:
-    """Stands in for the local write queue: takes the turn and returns, like `send_history`."""
+    """Stands in for the local write queue: takes the turn and returns, like `send_history`.
+    It counts the turns, so a hand-off that failed (and was only logged) cannot pass unseen."""
 
-    async def send_history(self, turn: Any, session_id: Any = None, turn_id: Any = None) -> str:
+    def __init__(self) -> None:
+        self.turns = 0
+
+    async def send_history(
+        self, turn: Any, session_id: Any = None, turn_id: Any = None, **branch: Any
+    ) -> str:
+        # **branch: provenance, lineage and scope_policy, as LongTermMemory.send_history takes.
+        self.turns += 1
         return turn_id or ""
 
 
@@ -126,7 +134,8 @@ async def main() -> int:
                 target = f"{tmp}/mem" if backend == "yaml" else f"{tmp}/mem.db"
                 spec = f"{backend}:{target}"
                 fill(spec, user, size)
-                register_local_writer(user, NoOpWriter())  # type: ignore[arg-type]
+                writer = NoOpWriter()
+                register_local_writer(user, writer)  # type: ignore[arg-type]
                 context = Context(
                     user_id=user,
                     model="offline/instant",
@@ -141,6 +150,9 @@ async def main() -> int:
                 print(f"{backend:8} {size:>9,} {retrieved:>9} {base:>12.2f} {full:>15.2f} "
                       f"{added:>9.2f} {full / base:>6.2f}")  # fmt: skip
                 if size == 10_000 and added > TARGET_MS:
+                    failed = True
+                if writer.turns == 0:  # every memory turn must reach the writer
+                    print(f"  the memory graph handed no turn to the writer ({backend}, {size})")
                     failed = True
     print(
         f"target: <= {TARGET_MS:g} ms added at 10,000 memories -> {'MISSED' if failed else 'met'}"
