@@ -128,8 +128,11 @@ async def write_turn(
             trace.close()
 
 
-# Attempts per (user, turn) in this process: the node knows its last attempt and records it.
-_attempts: dict[tuple[str, str], int] = {}
+def _attempt_number(runtime: Runtime[Context]) -> int:
+    """This run's attempt (1, 2, ...) from LangGraph's retry machinery: it belongs to the run,
+    so a cancelled retry leaves nothing behind for a later resend of the same turn to count."""
+    info = getattr(runtime, "execution_info", None)
+    return int(getattr(info, "node_attempt", 1) or 1)
 
 
 async def write_memory(state: WriterState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -145,8 +148,7 @@ async def write_memory(state: WriterState, runtime: Runtime[Context]) -> dict[st
         context = dataclasses.replace(context, user_id=state.user_id)
     # With custom auth, a client calling this graph directly can only write its own memory.
     user_id = resolve_user_id(get_config(), context)
-    attempt_key = (user_id, state.turn_id)
-    _attempts[attempt_key] = attempt = _attempts.get(attempt_key, 0) + 1
+    attempt = _attempt_number(runtime)
     try:
         result = await write_turn(
             context,
@@ -163,10 +165,8 @@ async def write_memory(state: WriterState, runtime: Runtime[Context]) -> dict[st
         retry_on = WRITE_RETRY.retry_on
         will_retry = attempt < WRITE_RETRY.max_attempts and callable(retry_on) and retry_on(exc)
         if not will_retry:
-            _attempts.pop(attempt_key, None)
             await _record_dead_write(runtime.store, user_id, state, context, exc, attempt)
         raise
-    _attempts.pop(attempt_key, None)
     if runtime.store is not None:  # a turn sent again after failing is no longer dead
         dead_namespace = (DEAD_WRITES_NAMESPACE, namespace_label(user_id))
         await runtime.store.adelete(dead_namespace, state.turn_id)

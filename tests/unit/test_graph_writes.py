@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from pathlib import Path
@@ -184,6 +185,34 @@ async def test_the_server_writer_retries_then_records_the_dead_turn_and_a_resend
     assert await store.asearch((DEAD_WRITES_NAMESPACE, "alice")) == []
     assert owns_namespace((DEAD_WRITES_NAMESPACE, "alice"), "alice")
     assert not owns_namespace((DEAD_WRITES_NAMESPACE, "alice"), "bob")
+
+
+async def test_a_retry_cancelled_midway_leaves_no_count_for_the_next_resend(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast = writer.WRITE_RETRY._replace(initial_interval=0.3, max_attempts=3, jitter=False)
+    monkeypatch.setattr(writer, "WRITE_RETRY", fast)
+    calls: list[str] = []
+
+    def flaky_model(name: str) -> Any:
+        calls.append(name)
+        raise ConnectionError("model down")
+
+    monkeypatch.setattr(writer, "load_chat_model", flaky_model)
+    store = InMemoryStore()
+    turn = {"turn_id": "t:m2", "messages": [{"role": "user", "content": "I live in Rome."}]}
+    first = asyncio.create_task(fast_writer_graph(store).ainvoke(turn, context=offline(tmp_path)))
+    while len(calls) < 2:  # the second attempt failed; the run waits out its backoff
+        await asyncio.sleep(0.01)
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    calls.clear()
+    with pytest.raises(ConnectionError):
+        await fast_writer_graph(store).ainvoke(turn, context=offline(tmp_path))
+    assert len(calls) == 3  # the resend gets all its attempts, not what the cancelled run left
+    [dead] = await store.asearch((DEAD_WRITES_NAMESPACE, "alice"))
+    assert dead.value["attempts"] == 3
 
 
 def test_the_shipped_writer_node_retries_with_backoff() -> None:
