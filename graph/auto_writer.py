@@ -23,6 +23,9 @@ EXIT_DRAIN_SECONDS = 60.0
 
 _QueueKey = tuple[str, str, str, str, int]  # user, backend, writer model, language, store
 _queues: dict[_QueueKey, LongTermMemory] = {}
+# Queues being opened. Stored before the first await, so that concurrent first turns of one
+# user share one queue: two queues would each replay the journal's pending turns.
+_opening: dict[_QueueKey, asyncio.Task[LongTermMemory]] = {}
 _loop: asyncio.AbstractEventLoop | None = None
 _loop_lock = threading.Lock()
 
@@ -49,18 +52,33 @@ def _on_writer_loop(work: Coroutine[Any, Any, Any]) -> Any:
 
 
 async def _queue_for(context: Context, user_id: str, store: Any | None) -> LongTermMemory:
-    from graph.writer import writer_consumer
-
+    """The user's queue, opened once. Runs on the writer loop only, so no lock is needed
+    beyond the `_opening` task that every concurrent caller awaits."""
     key = (user_id, context.memory_backend, context.writer_model, context.language, id(store))
     memory = _queues.get(key)
-    if memory is None:
-        manager = await asyncio.to_thread(open_manager, context, user_id, store)
-        memory = LongTermMemory(manager, consumer=writer_consumer(context), retry=AUTO_WRITE_RETRY)
-        await asyncio.to_thread(lambda: memory.write_trace)  # opens journal and trace
-        replayed = memory.start()
-        if replayed:
-            logger.info("replaying %d queued memory turns of user %r", replayed, user_id)
-        _queues[key] = memory
+    if memory is not None:
+        return memory
+    opening = _opening.get(key)
+    if opening is None:
+        opening = asyncio.ensure_future(_open_queue(key, context, user_id, store))
+        _opening[key] = opening
+        opening.add_done_callback(lambda _: _opening.pop(key, None))
+    # shield: one caller being cancelled must not cancel the opening the others wait for.
+    return await asyncio.shield(opening)
+
+
+async def _open_queue(
+    key: _QueueKey, context: Context, user_id: str, store: Any | None
+) -> LongTermMemory:
+    from graph.writer import writer_consumer
+
+    manager = await asyncio.to_thread(open_manager, context, user_id, store)
+    memory = LongTermMemory(manager, consumer=writer_consumer(context), retry=AUTO_WRITE_RETRY)
+    await asyncio.to_thread(lambda: memory.write_trace)  # opens journal and trace
+    replayed = memory.start()
+    if replayed:
+        logger.info("replaying %d queued memory turns of user %r", replayed, user_id)
+    _queues[key] = memory
     return memory
 
 
@@ -120,6 +138,8 @@ def drain_auto_writers_sync(timeout_seconds: float | None = None) -> None:
 
 
 async def _stop_all() -> None:
+    while _opening:  # a queue still opening is stopped with the others
+        await asyncio.gather(*_opening.values(), return_exceptions=True)
     while _queues:
         _, memory = _queues.popitem()
         await memory.stop()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 from pathlib import Path
@@ -87,6 +88,46 @@ async def test_auto_mode_queues_durably_beside_the_store_and_writes_in_the_backg
     trace = WriteTrace(tmp_path / "write-journal-trace.sqlite")
     assert [e.tool for e in trace.for_user("alice")] == ["create_memory"]
     trace.close()
+
+
+async def test_concurrent_first_turns_of_a_user_share_one_queue_and_are_each_written_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    opened: list[int] = []
+    written: list[str] = []
+
+    class CountedQueue(auto_writer.LongTermMemory):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            opened.append(id(self))
+
+    class CountedConsumer(writer.ModelLoadingConsumer):
+        async def consume(self, *args: Any, **kwargs: Any) -> Any:
+            written.append(kwargs.get("turn_id") or args[1])
+            return await super().consume(*args, **kwargs)
+
+    monkeypatch.setattr(auto_writer, "LongTermMemory", CountedQueue)
+    monkeypatch.setattr(writer, "writer_consumer", CountedConsumer)
+    app = compile_graph(checkpointer=InMemorySaver())
+    facts = ["My name is Ada.", "I live in Lisbon.", "I like tea.", "I like jazz."]
+    facts += ["I work at Acme.", "I like chess."]
+    with caplog.at_level(logging.WARNING):
+        await asyncio.gather(
+            *[
+                app.ainvoke(
+                    user_says(fact),
+                    {"configurable": {"thread_id": f"t{n}"}},
+                    context=offline(tmp_path),
+                )
+                for n, fact in enumerate(facts)
+            ]
+        )
+        assert len(opened) == 1 and len(auto_writer._queues) == 1
+        await auto_writer.drain_auto_writers()
+        gc.collect()
+    assert len(written) == len(facts) and len(set(written)) == len(facts)  # each turn once
+    assert len(memories(tmp_path)) == len(facts)
+    assert "destroyed but it is pending" not in caplog.text
 
 
 async def test_auto_mode_keeps_a_turn_the_writer_cannot_write_as_a_dead_letter(
