@@ -57,6 +57,11 @@ class ParentCache:
                 current = parent
         return None
 
+    def knows(self, thread_id: str, checkpoint_id: str) -> bool:
+        """Whether the parent of this checkpoint was read (so the checkpoint is saved)."""
+        with self._lock:
+            return (thread_id, checkpoint_id) in self._parents
+
     def put_many(self, thread_id: str, links: dict[str, str]) -> None:
         """Remember `{checkpoint_id: parent_id}` links read in one checkpointer call."""
         with self._lock:
@@ -109,6 +114,22 @@ def current_lineage(config: RunnableConfig | None) -> Lineage | None:
     if start is None:
         return None
     checkpointer, thread_id, checkpoint_id, may_wait = start
+    return lineage_of(checkpointer, thread_id, checkpoint_id, may_wait=may_wait)
+
+
+async def acurrent_lineage(config: RunnableConfig | None) -> Lineage | None:
+    """`current_lineage` for async nodes: the checkpointer's async API, never blocking the loop."""
+    start = _start(config)
+    if start is None:
+        return None
+    checkpointer, thread_id, checkpoint_id, may_wait = start
+    return await alineage_of(checkpointer, thread_id, checkpoint_id, may_wait=may_wait)
+
+
+def lineage_of(
+    checkpointer: Any, thread_id: str, checkpoint_id: str, *, may_wait: bool = False
+) -> Lineage:
+    """The ancestor chain of any checkpoint of a thread (`make chat` asks for its newest)."""
     chain: list[str] = []
     unknown = parent_cache.follow(thread_id, checkpoint_id, chain)
     while unknown is not None:
@@ -125,12 +146,10 @@ def current_lineage(config: RunnableConfig | None) -> Lineage | None:
     return Lineage(thread_id, frozenset(chain))
 
 
-async def acurrent_lineage(config: RunnableConfig | None) -> Lineage | None:
-    """`current_lineage` for async nodes: the checkpointer's async API, never blocking the loop."""
-    start = _start(config)
-    if start is None:
-        return None
-    checkpointer, thread_id, checkpoint_id, may_wait = start
+async def alineage_of(
+    checkpointer: Any, thread_id: str, checkpoint_id: str, *, may_wait: bool = False
+) -> Lineage:
+    """`lineage_of` with the checkpointer's async API."""
     chain: list[str] = []
     unknown = parent_cache.follow(thread_id, checkpoint_id, chain)
     while unknown is not None:
@@ -145,6 +164,13 @@ async def acurrent_lineage(config: RunnableConfig | None) -> Lineage | None:
             delay = min(delay * 2, 0.05)
         unknown = parent_cache.follow(thread_id, parent, chain) if parent else None
     return Lineage(thread_id, frozenset(chain))
+
+
+def checkpoint_is_saved(thread_id: str, checkpoint_id: str) -> bool:
+    """After a lineage walk from `checkpoint_id`: whether the checkpointer had it. A walk caches
+    the parent of every checkpoint it found, and a missing one only when it is saved. (An entry
+    evicted meanwhile reads as unsaved, the safe answer for a write's scope.)"""
+    return parent_cache.knows(thread_id, checkpoint_id)
 
 
 def _fetch_parent(

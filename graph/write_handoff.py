@@ -19,7 +19,12 @@ from langgraph.runtime import Runtime
 from langgraph.utils.runnable import RunnableCallable
 
 from graph.context import Context
-from graph.lineage import acurrent_lineage, current_checkpoint_id, current_lineage
+from graph.lineage import (
+    acurrent_lineage,
+    checkpoint_is_saved,
+    current_checkpoint_id,
+    current_lineage,
+)
 from graph.memory_access import (
     context_of,
     is_under_langgraph_server,
@@ -67,6 +72,7 @@ class FinishedTurn:
     messages: list[dict[str, str]]
     provenance: Provenance
     lineage: Lineage | None = None
+    scope_policy: str = "auto"
 
 
 def _finished_turn(state: State, config: RunnableConfig, context: Context) -> FinishedTurn | None:
@@ -82,7 +88,32 @@ def _finished_turn(state: State, config: RunnableConfig, context: Context) -> Fi
     turn_id += f"@{checkpoint_id}" if checkpoint_id else ""
     provenance = Provenance(thread_id=thread_id, checkpoint_id=checkpoint_id, turn_id=turn_id)
     user_id = resolve_user_id(config, context)
-    return FinishedTurn(user_id, turn_id, thread_id, turn, provenance)
+    return FinishedTurn(user_id, turn_id, thread_id, turn, provenance, None, context.memory_scope)
+
+
+_told_unsaved_origin = False
+
+
+def _settle_scope(turn: FinishedTurn, lineage: Lineage | None) -> None:
+    """Record the lineage; when the turn's checkpoint is not saved (durability "exit", or a
+    saver too slow to have it), write every memory of the turn with user scope: a branch
+    memory is visible only to runs descending from its checkpoint, and no run ever descends
+    from one that was never saved."""
+    global _told_unsaved_origin
+    turn.lineage = lineage
+    checkpoint_id = turn.provenance.checkpoint_id
+    if lineage is None or not checkpoint_id or checkpoint_is_saved(turn.thread_id, checkpoint_id):
+        return
+    if turn.scope_policy != "user" and not _told_unsaved_origin:
+        _told_unsaved_origin = True  # once per process: every such run would say the same
+        logger.warning(
+            "checkpoint %s of thread %s is not saved (durability='exit'?): this turn's memories, "
+            "and those of later such turns, are written with user scope, because a branch "
+            "memory needs a saved checkpoint for any run to see it",
+            checkpoint_id,
+            turn.thread_id,
+        )
+    turn.scope_policy = "user"
 
 
 async def altm_write(state: State, runtime: Runtime[Context]) -> dict:
@@ -95,7 +126,7 @@ async def altm_write(state: State, runtime: Runtime[Context]) -> dict:
     turn = _finished_turn(state, config, context)
     if turn is None:
         return {}
-    turn.lineage = await acurrent_lineage(config)
+    _settle_scope(turn, await acurrent_lineage(config))
     mode = resolve_write_mode(context, config, turn.user_id)
     try:
         if mode == "server":
@@ -121,7 +152,7 @@ def ltm_write_sync(state: State, runtime: Runtime[Context]) -> dict:
     turn = _finished_turn(state, config, context)
     if turn is None:
         return {}
-    turn.lineage = current_lineage(config)
+    _settle_scope(turn, current_lineage(config))
     mode = resolve_write_mode(context, config, turn.user_id)
     try:
         if mode == "queue":
@@ -184,7 +215,7 @@ async def _enqueue(context: Context, turn: FinishedTurn, store: Any, mode: str) 
         turn_id=turn.turn_id,
         provenance=turn.provenance,
         lineage=turn.lineage,
-        scope_policy=context.memory_scope,
+        scope_policy=turn.scope_policy,
     )
 
 
@@ -198,7 +229,7 @@ def _submit(context: Context, turn: FinishedTurn, store: Any, submit: Any) -> An
         turn_id=turn.turn_id,
         provenance=turn.provenance,
         lineage=turn.lineage,
-        scope_policy=context.memory_scope,
+        scope_policy=turn.scope_policy,
     )
 
 
@@ -214,7 +245,7 @@ async def _write_inline(context: Context, turn: FinishedTurn, store: Any) -> Non
         store,
         provenance=turn.provenance,
         lineage=turn.lineage,
-        scope_policy=context.memory_scope,
+        scope_policy=turn.scope_policy,
     )
 
 
@@ -233,7 +264,7 @@ async def _schedule_server_write(context: Context, turn: FinishedTurn) -> None:
         "messages": turn.messages,
         "provenance": turn.provenance.as_dict(),
         "lineage": turn.lineage.as_dict() if turn.lineage is not None else None,
-        "scope_policy": context.memory_scope,
+        "scope_policy": turn.scope_policy,
     }
     try:
         await client.threads.create(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import operator
 import sqlite3
 import time
@@ -18,8 +19,18 @@ from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
 import graph.lineage as lineage_module
-from graph.lineage import acurrent_lineage, current_checkpoint_id, current_lineage, parent_cache
+import graph.write_handoff as write_handoff
+from graph.agent import compile_graph
+from graph.context import Context
+from graph.lineage import (
+    acurrent_lineage,
+    checkpoint_is_saved,
+    current_checkpoint_id,
+    current_lineage,
+    parent_cache,
+)
 from memory.branch import Lineage
+from memory.factory import get_memory_manager
 
 
 class Steps(TypedDict):
@@ -146,16 +157,50 @@ def test_without_a_checkpointer_there_is_no_lineage() -> None:
     assert seen == [("", None), ("", None)]
 
 
-def test_durability_exit_does_not_wait_and_hides_branches(saver: SqliteSaver) -> None:
+def test_durability_exit_does_not_wait_and_reports_its_checkpoint_unsaved(
+    saver: SqliteSaver,
+) -> None:
     seen: list[tuple[str, Lineage | None]] = []
     app = build(seen, saver)
     thread = {"configurable": {"thread_id": "t-exit"}}
     app.invoke({"log": ["turn 1"]}, thread)
+    saved_current, _ = seen[-1]
     started = time.monotonic()
     app.invoke({"log": ["turn 2"]}, thread, durability="exit")
     assert time.monotonic() - started < 2  # not the 5 s wait for a save that never comes
     current, lineage = seen[-1]
-    assert lineage == Lineage("t-exit", frozenset({current}))
+    # Reads still see user memories and no branch memory of the unknown part; a write must not
+    # stamp a branch memory with `current`, which is never saved: no run descends from it.
+    assert lineage is not None and lineage.checkpoint_ids == {current}
+    assert current not in history_ids(app, thread)
+    assert not checkpoint_is_saved("t-exit", current)
+    assert checkpoint_is_saved("t-exit", saved_current)
+
+
+def test_a_durability_exit_turn_writes_user_scope_memories_the_next_turn_sees(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(write_handoff, "_told_unsaved_origin", False)
+    context = Context(
+        user_id="ada",
+        model="offline/rules",
+        memory_backend=f"yaml:{tmp_path}",
+        write_mode="inline",
+    )
+    with SqliteSaver.from_conn_string(str(tmp_path / "threads.sqlite")) as saver:
+        app = compile_graph(checkpointer=saver)
+        thread = {"configurable": {"thread_id": "t1"}}
+        with caplog.at_level(logging.WARNING, logger="graph.write_handoff"):
+            for text in ("Let's plan a trip to Kyoto.", "We are working on a budget."):
+                say = {"messages": [{"role": "user", "content": text}]}
+                app.invoke(say, thread, context=context, durability="exit")
+        told = [r for r in caplog.records if "written with user scope" in r.getMessage()]
+        assert len(told) == 1  # said once, not per turn
+        items = get_memory_manager(f"yaml:{tmp_path}", "ada").list_items().values()
+        assert {item.scope for item in items} == {"user"} and len(items) == 2
+        ask = {"messages": [{"role": "user", "content": "How is the trip to Kyoto going?"}]}
+        state = app.invoke(ask, thread, context=context)
+    assert "Kyoto" in state["messages"][-1].content  # recalled on the next (saved) turn
 
 
 async def test_async_checkpointer(tmp_path: Path) -> None:
