@@ -7,6 +7,7 @@ import functools
 import os
 import re
 import sys
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -14,7 +15,8 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from memory.errors import CorruptStoreError, MemoryNotFound, WritesDisabled
+from memory.document import Change
+from memory.errors import CorruptStoreError, MemoryNotFound, StaleWrite, WritesDisabled
 from memory.factory import DEFAULT_SPEC, get_memory_manager
 from memory.item import check_description, check_reason, check_theme
 from memory.manager import BaseMemoryManager
@@ -70,6 +72,39 @@ def _field_of(message: str) -> str | None:
         return None
     name = match.group(1)
     return _FIELD_ALIASES.get(name, name)
+
+
+class EditConflict(ApiError):
+    """The memory changed after the page read it: 409, naming the expectation that failed."""
+
+    def __init__(self, stale: StaleWrite, field: str) -> None:
+        self.memory_id = stale.memory_id
+        super().__init__(
+            409,
+            f"memory {stale.memory_id!r} changed since the page showed it (another writer or "
+            "tab saved it meanwhile); nothing was saved: reload it and try again",
+            field,
+        )
+
+
+def _expected_time(data: dict[str, Any], name: str) -> str | None:
+    """The `latest_update_time` the page showed (None: the caller asked for no check)."""
+    value = data.get(name)
+    if value is not None and not isinstance(value, str):
+        raise ApiError(400, f"{name} must be the card's latest_update_time (a string)", name)
+    return value
+
+
+async def _apply_checked(
+    manager: BaseMemoryManager, change: Change, other_id: str | None = None
+) -> None:
+    """Apply one editor change as its own turn, refused whole (409) if its item changed since
+    the page read it. A fresh turn id per request: the same edit sent twice is two edits."""
+    try:
+        await _run(manager.apply, [change], f"editor:{uuid.uuid4().hex}")
+    except StaleWrite as stale:
+        field = "expected_other_update_time" if stale.memory_id == other_id else None
+        raise EditConflict(stale, field or "expected_update_time") from stale
 
 
 def api(handler: Callable[[Request, BaseMemoryManager], Awaitable[Response]]) -> Handler:
@@ -150,22 +185,36 @@ async def get_memory(request: Request, manager: BaseMemoryManager) -> Response:
 
 @api
 async def edit_memory(request: Request, manager: BaseMemoryManager) -> Response:
-    data = await read_json_object(request, {"description", "theme", "reason"})
+    data = await read_json_object(
+        request, {"description", "theme", "reason", "expected_update_time"}
+    )
     description, theme = _text(data, "description", False), _text(data, "theme", False)
     if description is None and theme is None:
         raise ApiError(400, "send description and/or theme to change", "description")
     description = check_description(description) if description is not None else None
     theme = check_theme(theme) if theme is not None else None
-    reason = _reason(data, True)
-    await _run(manager.update, request.path_params["id"], reason, description, theme)
+    change = Change(
+        op="update",
+        id=request.path_params["id"],
+        description=description,
+        theme=theme,
+        reason=_reason(data, True),
+        expected_update_time=_expected_time(data, "expected_update_time"),
+    )
+    await _apply_checked(manager, change)
     return JSONResponse(await _run(views.card_with_history, manager, request.path_params["id"]))
 
 
 @api
 async def delete_memory(request: Request, manager: BaseMemoryManager) -> Response:
-    data = await read_json_object(request, {"reason"})
-    reason = _reason(data, False) or "deleted in the memory editor"
-    await _run(manager.delete, request.path_params["id"], reason)
+    data = await read_json_object(request, {"reason", "expected_update_time"})
+    change = Change(
+        op="delete",
+        id=request.path_params["id"],
+        reason=_reason(data, False) or "deleted in the memory editor",
+        expected_update_time=_expected_time(data, "expected_update_time"),
+    )
+    await _apply_checked(manager, change)
     return JSONResponse(
         {"id": request.path_params["id"], "deleted": True, "revision": await _revision(manager)}
     )
@@ -181,14 +230,28 @@ async def restore_memory(request: Request, manager: BaseMemoryManager) -> Respon
 
 @api
 async def merge_memories(request: Request, manager: BaseMemoryManager) -> Response:
-    data = await read_json_object(request, {"id", "other_id", "description", "theme", "reason"})
+    data = await read_json_object(
+        request,
+        {"id", "other_id", "description", "theme", "reason"}
+        | {"expected_update_time", "expected_other_update_time"},
+    )
     keep, other = _text(data, "id"), _text(data, "other_id")
     assert keep is not None and other is not None  # _text raised otherwise
     if keep == other:
         raise ApiError(400, "other_id must name a different memory than id", "other_id")
     description = check_description(_text(data, "description"))
     theme = check_theme(_text(data, "theme"))
-    await _run(manager.merge, keep, other, description, theme, _reason(data, True))
+    change = Change(
+        op="merge",
+        id=keep,
+        other_id=other,
+        description=description,
+        theme=theme,
+        reason=_reason(data, True),
+        expected_update_time=_expected_time(data, "expected_update_time"),
+        expected_other_update_time=_expected_time(data, "expected_other_update_time"),
+    )
+    await _apply_checked(manager, change, other)
     return JSONResponse(await _run(views.card_with_history, manager, keep))
 
 

@@ -15,8 +15,12 @@ logger = logging.getLogger(__name__)
 MAX_SEARCH_RESULTS = 50
 
 
-def card(memory_id: str, item: MemoryItem) -> dict[str, Any]:
-    """What one card shows."""
+def card(
+    memory_id: str, item: MemoryItem, superseded_by: list[str] | None = None
+) -> dict[str, Any]:
+    """What one card shows. `scope`, `origin` and `supersedes` tell a branch memory and its
+    copy-on-write version apart; `superseded_by` lists the live versions that replace this one
+    in some branch (it stays live: the other branches still read it)."""
     return {
         "id": memory_id,
         "description": item.description,
@@ -25,7 +29,22 @@ def card(memory_id: str, item: MemoryItem) -> dict[str, Any]:
         "latest_update_time": item.latest_update_time,
         "deleted": item.deleted,
         "history_length": len(item.history),
+        "scope": item.scope,
+        "origin": {
+            key: str(item.origin.get(key, "")) for key in ("thread_id", "checkpoint_id", "turn_id")
+        },
+        "supersedes": item.supersedes,
+        "superseded_by": list(superseded_by or []),
     }
+
+
+def superseded_by(items: dict[str, MemoryItem]) -> dict[str, list[str]]:
+    """For each id, the live items that name it in `supersedes` (copy-on-write versions)."""
+    replacements: dict[str, list[str]] = {}
+    for memory_id, item in items.items():
+        if item.supersedes and not item.deleted:
+            replacements.setdefault(item.supersedes, []).append(memory_id)
+    return replacements
 
 
 def search_ids(manager: BaseMemoryManager, query: str, limit: int) -> list[str]:
@@ -65,11 +84,12 @@ def waterfall(manager: BaseMemoryManager, query: str = "", theme: str = "") -> d
             items.items(), key=lambda kv: time_sort_key(kv[1].latest_update_time), reverse=True
         )
         selected = dict(ordered)
+    replacements = superseded_by(items)
     groups: dict[str, list[dict[str, Any]]] = {}
     for memory_id, item in selected.items():
         if theme and item.theme != theme:
             continue
-        groups.setdefault(item.theme, []).append(card(memory_id, item))
+        groups.setdefault(item.theme, []).append(card(memory_id, item, replacements.get(memory_id)))
     return {
         "revision": revision,
         "total": len(items),
@@ -84,7 +104,8 @@ def waterfall(manager: BaseMemoryManager, query: str = "", theme: str = "") -> d
 def card_with_history(manager: BaseMemoryManager, memory_id: str) -> dict[str, Any]:
     """One card (tombstones included) and its history, newest first."""
     item = manager.get(memory_id, include_deleted=True)
-    return {**card(memory_id, item), "history": item.show_description_history()}
+    replacements = superseded_by(manager.list_items()).get(memory_id)
+    return {**card(memory_id, item, replacements), "history": item.show_description_history()}
 
 
 def deleted_cards(manager: BaseMemoryManager) -> list[dict[str, Any]]:

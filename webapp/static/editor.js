@@ -60,6 +60,17 @@ const PHRASES = [
   ["action_purge", "purged", "彻底删除"],
   ["action_hit", "used", "使用"],
   ["action_change", "changed", "变更"],
+  ["branch", "branch", "分支"],
+  ["branchTitle", "Branch memory: seen only by runs of thread {t} from checkpoint {c} on (turn {u})",
+    "分支记忆：只有会话 {t} 中从检查点 {c} 之后的运行能看到（轮次 {u}）"],
+  ["replaces", "replaces {id}", "取代 {id}"],
+  ["replacesTitle", "This branch's own version of {id}; the other branches still read {id}",
+    "这是本分支对 {id} 的新版本；其他分支仍读取 {id}"],
+  ["supersededBy", "replaced in a later branch by {ids} · other branches still see this one",
+    "已在后续分支中被 {ids} 取代 · 其他分支仍能看到这一条"],
+  ["conflict", "Someone else changed this memory after you opened it. Nothing was saved; the page now shows the current version.",
+    "打开后这条记忆已被他人修改。未保存任何内容；页面已显示最新版本。"],
+  ["currentVersion", "Current version", "当前版本"],
   ["waiting", "Changes made by you or the memory agent appear here.", "你或记忆代理做出的修改会显示在这里。"],
 ];
 const TEXT = { en: {}, zh: {} };
@@ -141,9 +152,29 @@ function applyLanguage() {
   $("lang").textContent = state.lang === "zh" ? "English" : "中文";
 }
 
+function fill(key, values) {
+  return Object.entries(values).reduce((text, [name, value]) => text.split("{" + name + "}").join(value), t(key));
+}
+
+// Scope and copy-on-write lineage: a branch memory and its newer version must not look like duplicates.
+function lineage(card) {
+  const origin = card.origin || {};
+  const badges = [];
+  if (card.scope === "branch") badges.push(el("span", { class: "badge branch",
+    title: fill("branchTitle", { t: origin.thread_id || "?", c: origin.checkpoint_id || "?", u: origin.turn_id || "?" }) },
+    t("branch")));
+  if (card.supersedes) badges.push(el("span", { class: "badge replaces", title: fill("replacesTitle", { id: card.supersedes }) },
+    fill("replaces", { id: card.supersedes })));
+  if (card.superseded_by && card.superseded_by.length) badges.push(el("span", { class: "badge superseded" },
+    fill("supersededBy", { ids: card.superseded_by.join(", ") })));
+  return badges.length ? el("p", { class: "lineage" }, badges) : null;
+}
+
 function renderCard(card) {
   state.cards[card.id] = card;
-  return el("article", { class: "card", dataset: { id: card.id } },
+  const classes = "card" + (card.superseded_by && card.superseded_by.length ? " superseded" : "");
+  return el("article", { class: classes, dataset: { id: card.id, scope: card.scope || "user" } },
+    lineage(card),
     el("p", { class: "description" }, card.description),
     el("p", { class: "meta" },
       el("span", { class: "updated" }, t("updated") + " " + when(card.latest_update_time)),
@@ -247,22 +278,41 @@ function showPanel(title, body) {
 }
 
 // ── actions ────────────────────────────────────────────────────────────
-function editCard(card) {
+function editCard(shown) {
+  let card = shown;  // the version the form was opened on; moves only after a conflict is shown
   openForm(t("editTitle"), [
     { name: "description", label: t("description"), type: "textarea", value: card.description, required: true },
     { name: "theme", label: t("theme"), value: card.theme, required: true },
     { name: "reason", label: t("reason"), required: true },
   ], t("save"), async (v) => {
-    const body = { reason: v.reason };
+    const body = { reason: v.reason, expected_update_time: card.latest_update_time };
     if (v.description !== card.description) body.description = v.description;
     if (v.theme !== card.theme) body.theme = v.theme;
     if (!body.description && !body.theme) body.description = v.description;
-    await api("PATCH", "memories/" + encodeURIComponent(card.id), body);
+    await guarded(() => api("PATCH", "memories/" + encodeURIComponent(card.id), body),
+      { expected_update_time: card.id }, (fresh) => { if (fresh) card = fresh; });
     await refresh();
   });
 }
 
-function mergeCard(card) {
+// A 409 means the memory changed after the page read it: show the current version, say so, and
+// let the user decide again (the form stays open with their text; the next save is checked anew).
+async function guarded(send, ids, onFresh) {
+  try {
+    return await send();
+  } catch (failure) {
+    if (failure.status !== 409 || !String(failure.field || "").startsWith("expected_")) throw failure;
+    await refresh();
+    const fresh = state.cards[ids[failure.field]];
+    if (onFresh) onFresh(fresh);
+    const now = fresh ? ` ${t("currentVersion")}: ${fresh.description}` : "";
+    throw new ApiFailure(t("conflict") + now, failure.field, 409);
+  }
+}
+
+function mergeCard(shown) {
+  let card = shown;
+  const seen = { ...state.cards };  // the versions the form was opened on
   const others = Object.values(state.cards).filter((c) => c.id !== card.id);
   if (!others.length) return toast(t("nothingToMerge"));
   const suggest = (other) => card.description + "；" + other.description;
@@ -274,7 +324,13 @@ function mergeCard(card) {
     { name: "theme", label: t("theme"), value: card.theme, required: true },
     { name: "reason", label: t("reason"), required: true },
   ], t("merge"), async (v) => {
-    await api("POST", "merge", { id: card.id, ...v });
+    const other = seen[v.other_id] || {};
+    await guarded(() => api("POST", "merge", { id: card.id, ...v, expected_update_time: card.latest_update_time,
+      expected_other_update_time: other.latest_update_time }),
+    { expected_update_time: card.id, expected_other_update_time: v.other_id }, () => {
+      card = state.cards[card.id] || card;
+      Object.assign(seen, state.cards);
+    });
     await refresh();
   });
 }
@@ -289,7 +345,8 @@ function addCard() {
 
 async function deleteCard(card) {
   try {
-    await api("DELETE", "memories/" + encodeURIComponent(card.id), {});
+    await guarded(() => api("DELETE", "memories/" + encodeURIComponent(card.id),
+      { expected_update_time: card.latest_update_time }), { expected_update_time: card.id });
   } catch (error) {
     return toast(error.message);
   }
