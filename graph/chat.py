@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import sys
 import uuid
@@ -11,11 +12,15 @@ from pathlib import Path
 
 from graph.context import Context
 from graph.session import LocalSession
+from memory.branch import Lineage, Provenance, visible_ids
 from memory.factory import get_memory_manager
+from memory.item import MemoryItem
 from memory.manager import BaseMemoryManager
-from memory.writer.staging import ToolEvent
+from memory.writer.staging import StagedView, ToolEvent
+from memory.writer.toolkit import MemoryToolkit
 
 WRITE_WAIT_SECONDS = 120.0
+FORGET_REASON = "forgotten from the terminal chat"
 HELP = (
     "Commands: /memories  /forget <id or text>  /restore <id>  /back (take back your last "
     "message: the next one starts a sibling branch)  /new (a new thread)  /quit"
@@ -28,8 +33,10 @@ def show_event(event: ToolEvent) -> None:
         print(f"\n  (memory) {event.tool}: {event.result}", flush=True)
 
 
-def list_memories(manager: BaseMemoryManager) -> str:
-    items = manager.list_items()
+def list_memories(manager: BaseMemoryManager, lineage: Lineage | None = None) -> str:
+    """The memories the next turn may read: with a lineage, neither a sibling branch's memories
+    nor the versions this branch superseded."""
+    items = _visible(manager, lineage)
     if not items:
         return "  (no memories yet)"
     return "\n".join(
@@ -38,13 +45,20 @@ def list_memories(manager: BaseMemoryManager) -> str:
     )
 
 
-def forget(manager: BaseMemoryManager, target: str) -> str:
-    """Delete (tombstone, `/restore` undoes it) one memory: by id, by its whole text, or by a
-    piece of text that only one memory contains. Several candidates are listed, none deleted."""
+def forget(
+    manager: BaseMemoryManager,
+    target: str,
+    lineage: Lineage | None = None,
+    provenance: Provenance | None = None,
+) -> str:
+    """Delete (tombstone, `/restore` undoes it) one memory this branch sees: by id, by its whole
+    text, or by a piece of text that only one memory contains. Several candidates are listed,
+    none deleted. With a provenance the delete is copy-on-write, as the memory writer's: a
+    branch memory an ancestor wrote gets this branch's tombstone and stays as it was."""
     target = " ".join(target.split())
     if not target:
         return "  usage: /forget <id or text>"
-    items = manager.list_items()
+    items = _visible(manager, lineage)
     if target in items:
         ids = [target]
     else:
@@ -56,8 +70,43 @@ def forget(manager: BaseMemoryManager, target: str) -> str:
     if len(ids) > 1:
         listed = "\n".join(f"  {mid}  {items[mid].description}" for mid in ids)
         return f"  {len(ids)} memories match {target!r}; nothing forgotten. Say which id:\n{listed}"
-    manager.delete(ids[0], reason="forgotten from the terminal chat")
-    return f"  forgot {ids[0]}: {items[ids[0]].description}  (undo: /restore {ids[0]})"
+    tombstone = _delete(manager, ids[0], lineage, provenance)
+    return f"  forgot {ids[0]}: {items[ids[0]].description}  (undo: /restore {tombstone})"
+
+
+def _visible(manager: BaseMemoryManager, lineage: Lineage | None) -> dict[str, MemoryItem]:
+    items = manager.list_items()
+    if lineage is None:
+        return items
+    visible = visible_ids(manager.all_items(), lineage)
+    return {mid: item for mid, item in items.items() if mid in visible}
+
+
+def _delete(
+    manager: BaseMemoryManager,
+    memory_id: str,
+    lineage: Lineage | None,
+    provenance: Provenance | None,
+) -> str:
+    """Delete through `apply` with the memory writer's toolkit, which stages a branch
+    tombstone for an ancestor's branch memory (copy-on-write); the id to restore is returned."""
+    turn_id = f"chat-forget:{uuid.uuid4().hex}"
+    if provenance is not None:
+        provenance = dataclasses.replace(provenance, turn_id=turn_id)
+    view = StagedView(manager, turn_id=turn_id, lineage=lineage)
+    toolkit = MemoryToolkit(view, forget_requested=True, provenance=provenance)
+    view.load()
+    short_id = next(m.short_id for m in view.live.values() if m.real_id == memory_id)
+    outcome = toolkit.call(
+        "delete_memory",
+        {"id": short_id, "reason": FORGET_REASON},
+        lambda: toolkit.delete(short_id, FORGET_REASON),
+    )
+    if not toolkit.changes:
+        raise RuntimeError(f"cannot forget {memory_id}: {outcome}")
+    manager.apply(toolkit.changes, turn_id, provenance)
+    deleted = [change.id for change in toolkit.changes if change.op == "delete"]
+    return deleted[-1] or memory_id
 
 
 def restore(manager: BaseMemoryManager, memory_id: str) -> str:
@@ -102,11 +151,17 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
                     await session.wait_for_writes(WRITE_WAIT_SECONDS)
                 except TimeoutError:
                     print("  (the memory writer is still busy; showing what is written so far)")
+            if line == "/memories" or line.startswith("/forget"):
+                # What the next turn will see: the branch it continues (after /back, the one
+                # it forks from), not every branch of the thread.
+                at = fork_from or await session.latest_checkpoint_id(thread_id)
+                lineage = await session.lineage_at(thread_id, at)
             if line == "/memories":
-                print(await asyncio.to_thread(list_memories, session.manager))
+                print(await asyncio.to_thread(list_memories, session.manager, lineage))
             elif line.startswith("/forget"):
                 target = line.removeprefix("/forget")
-                print(await asyncio.to_thread(forget, session.manager, target))
+                here = Provenance(thread_id=thread_id, checkpoint_id=at)
+                print(await asyncio.to_thread(forget, session.manager, target, lineage, here))
             elif line.startswith("/restore"):
                 target = line.removeprefix("/restore")
                 print(await asyncio.to_thread(restore, session.manager, target))

@@ -15,8 +15,10 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from graph.agent import compile_graph
 from graph.context import Context
+from graph.lineage import alineage_of
 from graph.memory_access import open_manager, register_local_writer, unregister_local_writer
 from graph.writer import writer_consumer
+from memory.branch import Lineage
 from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
 from memory.writer.staging import ToolEvent
@@ -96,9 +98,17 @@ class LocalSession:
         return TurnReply(reply, list(state.get("related_memories", [])))
 
     async def latest_checkpoint_id(self, thread_id: str) -> str:
-        """The checkpoint the thread's last turn ended at (to fork from it later)."""
+        """The checkpoint the thread's last turn ended at (to fork from it later); "" for a
+        thread with no turn yet."""
         state = await self._graph.aget_state({"configurable": {"thread_id": thread_id}})
-        return str(state.config["configurable"]["checkpoint_id"])
+        return str((state.config.get("configurable") or {}).get("checkpoint_id") or "")
+
+    async def lineage_at(self, thread_id: str, checkpoint_id: str) -> Lineage:
+        """What a turn continuing from `checkpoint_id` may read: its ancestor checkpoints
+        (none for a thread with no turn yet, which sees only user memories)."""
+        if not checkpoint_id:
+            return Lineage(thread_id, frozenset())
+        return await alineage_of(self._graph.checkpointer, thread_id, checkpoint_id)
 
     async def wait_for_writes(self, timeout_seconds: float = 60.0) -> None:
         """Wait until the write queue has nothing pending (TimeoutError after the timeout)."""

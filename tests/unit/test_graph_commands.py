@@ -147,3 +147,45 @@ def test_demo_refuses_a_folder_it_did_not_make_and_reuses_its_own(tmp_path: Path
     assert demo.fresh_demo_dir(own) == "" and (own / demo.DEMO_MARKER).is_file()
     (own / "old.yaml").write_text("from an earlier run")
     assert demo.fresh_demo_dir(own) == "" and not (own / "old.yaml").exists()
+
+
+async def test_chat_memories_and_forget_follow_the_branch_and_never_edit_an_ancestor(
+    tmp_path: Path,
+) -> None:
+    from graph.chat import forget, list_memories, restore
+    from graph.context import Context
+    from graph.session import LocalSession
+    from memory.branch import Provenance
+
+    context = Context(user_id="bob", model="offline/rules", memory_backend=f"yaml:{tmp_path}/m")
+    async with LocalSession(context, tmp_path / "chat") as session:
+        assert session.manager is not None
+        manager = session.manager
+        await session.say("t", "My name is Bob.")
+        first_end = await session.latest_checkpoint_id("t")
+        await session.say("t", "Let's plan a trip to Kyoto.")
+        second_end = await session.latest_checkpoint_id("t")
+        await session.say("t", "I like tea.")
+        await session.wait_for_writes()
+        latest = await session.latest_checkpoint_id("t")
+        here = await session.lineage_at("t", latest)
+        assert "(branch) Current task: plan a trip to Kyoto" in list_memories(manager, here)
+        # /back to the first turn: the Kyoto plan belongs to the branch taken back.
+        back = await session.lineage_at("t", first_end)
+        assert "Kyoto" not in list_memories(manager, back) and "Bob" in list_memories(manager, back)
+        assert "no memory matches 'kyoto'" in forget(manager, "kyoto", back)
+
+        [kyoto_id] = [i for i, m in manager.list_items().items() if "Kyoto" in m.description]
+        before = manager.get(kyoto_id)
+        done = forget(manager, "kyoto", here, Provenance(thread_id="t", checkpoint_id=latest))
+        tombstone = done.split("/restore ")[1].rstrip(")")
+        assert f"forgot {kyoto_id}" in done and tombstone != kyoto_id
+        assert manager.get(kyoto_id) == before  # the ancestor's item is untouched
+        assert "Kyoto" not in list_memories(manager, here)  # gone from this branch
+        await session.say("t", "How is the trip to Kyoto going?", checkpoint_id=latest)
+        sibling = await session.lineage_at("t", await session.latest_checkpoint_id("t"))
+        assert "Kyoto" not in list_memories(manager, sibling)  # a descendant: still forgotten
+        before_tea = await session.lineage_at("t", second_end)
+        assert "Kyoto" in list_memories(manager, before_tea)  # a branch forked earlier keeps it
+        assert f"restored {tombstone}" in restore(manager, tombstone)
+        assert "Kyoto" in list_memories(manager, here)
