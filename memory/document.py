@@ -37,6 +37,7 @@ class Change:
     supersedes: str | None = None  # add: the ancestor's branch item this version replaces
     # Optimistic concurrency: the `latest_update_time` of `id` / `other_id` when the writer read
     # them; `apply` refuses the batch (StaleWrite) when the item changed since. None: no check.
+    # For an `add` with `supersedes`, `expected_other_update_time` is that of the superseded item.
     expected_update_time: str | None = None
     expected_other_update_time: str | None = None
 

@@ -75,11 +75,12 @@ class LongTermMemory:
             logger.exception("memory retrieval failed for user %r", self.manager.user_id)
             return []
 
-    def get_core_context(self) -> dict[str, str]:
-        """The core context block (persona, human, goal, updated_at) without a search; `{}`
-        before the first turn seeded it, or when the store cannot be read (logged)."""
+    def get_core_context(self, thread_id: str | None = None) -> dict[str, str]:
+        """The core context block (persona, human, the goal of `thread_id`, updated_at) without
+        a search; `{}` before the first turn seeded it, or when the store cannot be read
+        (logged)."""
         try:
-            return self.manager.get_core_context()
+            return self.manager.get_core_context(thread_id)
         except Exception:
             logger.exception("core context read failed for user %r", self.manager.user_id)
             return {}

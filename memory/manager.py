@@ -5,13 +5,21 @@ from __future__ import annotations
 import logging
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from typing import Any
 
 from memory.branch import Provenance, ProvenanceTransaction
-from memory.core_context import merge_core_context
+from memory.core_context import (
+    HUMAN_SOURCE,
+    StoredChanges,
+    core_context_view,
+    goal_key,
+    merge_core_context,
+    resolve_changes,
+    seed_changes,
+)
 from memory.document import (
     ApplyResult,
     Change,
@@ -109,28 +117,73 @@ class BaseMemoryManager(TransactionOperations, SelfChecking, ABC):
 
     # ── core context block (seed 000) ───────────────────────────────────
 
-    def get_core_context(self) -> dict[str, str]:
-        """persona, human, goal and updated_at; `{}` until it is seeded."""
-        return dict(self._read_core_context())
+    def get_core_context(self, thread_id: str | None = None) -> dict[str, str]:
+        """persona, human, the goal of `thread_id` ("" without one or without a thread) and
+        updated_at; `{}` until anything is stored."""
+        return core_context_view(self._read_core_context(), thread_id)
 
     def set_core_context(
-        self, persona: str | None = None, human: str | None = None, goal: str | None = None
+        self,
+        persona: str | None = None,
+        human: str | None = None,
+        goal: str | None = None,
+        *,
+        thread_id: str | None = None,
     ) -> dict[str, str]:
-        """Set the given parts of the core context (None leaves a part as it is); returns it."""
-        changes = {"persona": persona, "human": human, "goal": goal}
+        """Set the given parts (None leaves a part as it is) and return the block as
+        `get_core_context(thread_id)` shows it. A goal belongs to one thread: it needs
+        `thread_id`. Setting `human` by hand pins it: the writer no longer refreshes it."""
+        changes: dict[str, str] = {}
+        if persona is not None:
+            changes["persona"] = persona
+        if human is not None:
+            changes["human"], changes[HUMAN_SOURCE] = human, "user"
+        if goal is not None:
+            if thread_id is None:
+                raise ValueError("goal needs thread_id: each conversation has its own goal")
+            changes[goal_key(thread_id)] = goal
         self._check_writable()
-        context = self._update_core_context({k: v for k, v in changes.items() if v is not None})
+        stored = self._update_core_context(changes)
         self._notify_changed()
-        return context
+        return core_context_view(stored, thread_id)
+
+    def seed_core_context(
+        self,
+        *,
+        persona: str | None = None,
+        human: str | None = None,
+        thread_id: str | None = None,
+        goal: str | None = None,
+    ) -> dict[str, str]:
+        """The writer's seeding, decided against the block as read under the write lock (see
+        `memory.core_context.seed_changes`), so a concurrent hand edit is never overwritten."""
+        self._check_writable()
+        seeds = {"persona": persona, "human": human, "thread_id": thread_id, "goal": goal}
+        written: list[bool] = []
+
+        def decide(current: Mapping[str, str]) -> dict[str, str]:
+            changes = seed_changes(current, **seeds)
+            written.append(bool(changes))
+            return changes
+
+        stored = self._update_core_context(decide)
+        if any(written):
+            self._notify_changed()
+        return core_context_view(stored, thread_id)
 
     def _read_core_context(self) -> dict[str, str]:
         return self._read_document().core_context
 
-    def _update_core_context(self, changes: dict[str, Any]) -> dict[str, str]:
-        """Merge `changes` into the stored block under the write lock; backends may override."""
+    def _update_core_context(self, changes: StoredChanges) -> dict[str, str]:
+        """Merge `changes` (or what the callable returns for the block as read) into the stored
+        block under the write lock; nothing is written when there is nothing to change.
+        Backends with their own storage of the block override this."""
         with self._write_lock():
             document = self._load_all()
-            document.core_context = merge_core_context(document.core_context, changes)
+            wanted = resolve_changes(document.core_context, changes)
+            if not wanted:
+                return dict(document.core_context)
+            document.core_context = merge_core_context(document.core_context, wanted)
             # The revision tracks the items (retrieval indexes key on it); the block is apart.
             self._save_all(document)
             return dict(document.core_context)

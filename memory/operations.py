@@ -28,9 +28,11 @@ class TransactionOperations:
         against what it read. Hits carry no expectation: a count commutes with any edit.
         """
         for change in changes:
+            # A copy-on-write add expects its superseded item as read: unchanged and live.
+            other = change.supersedes if change.op == "add" else change.other_id
             expectations = (
-                (change.id, change.expected_update_time),
-                (change.other_id, change.expected_other_update_time),
+                (None if change.op == "add" else change.id, change.expected_update_time),
+                (other, change.expected_other_update_time),
             )
             for memory_id, expected in expectations:
                 if not memory_id or expected is None:
@@ -38,6 +40,8 @@ class TransactionOperations:
                 item = tx.get(memory_id)
                 if item is not None and item.latest_update_time != expected:
                     raise StaleWrite(memory_id, change.op, expected, item.latest_update_time)
+                if item is not None and item.deleted and change.op == "add":
+                    raise StaleWrite(memory_id, change.op, expected, "deleted")
 
     def _apply_one(
         self, tx: MemoryTransaction, change: Change, provenance: Provenance | None = None
@@ -51,6 +55,7 @@ class TransactionOperations:
             self._guard_copy_on_write(tx, target, change.op, checkpoint)
             if change.op == "merge" and change.other_id:
                 self._guard_copy_on_write(tx, change.other_id, change.op, checkpoint)
+                self._guard_merge_scopes(tx, target, change.other_id)
         if checkpoint and change.op == "hit":
             item = self._live(tx, target)
             if item.scope == "branch" and origin_checkpoint(item) != checkpoint:
@@ -78,8 +83,12 @@ class TransactionOperations:
         if supersedes:
             if scope != "branch":
                 raise ValueError("supersedes is only for scope 'branch' (a copy-on-write version)")
-            if tx.get(supersedes) is None:
+            superseded = tx.get(supersedes)
+            if superseded is None:
                 raise MemoryNotFound(supersedes, "named by supersedes")
+            if superseded.deleted:
+                # A version of a deleted memory would bring it back in this branch.
+                raise MemoryNotFound(supersedes, "named by supersedes, it was deleted")
         origin = provenance.as_dict() if provenance is not None else {}
         return self._add(
             tx, change.description, change.theme, change.reason, change.id,
@@ -96,6 +105,17 @@ class TransactionOperations:
         origin = origin_checkpoint(item)
         if origin != checkpoint:
             raise CopyOnWriteRefused(memory_id, op, origin, checkpoint)
+
+    @staticmethod
+    def _guard_merge_scopes(tx: MemoryTransaction, id1: str, id2: str) -> None:
+        """In a branch, a merge of a user memory and a branch memory is refused: it would either
+        delete the user's fact for every thread or copy this task into every thread."""
+        keep, absorbed = tx.get(id1), tx.get(id2)
+        if keep is not None and absorbed is not None and keep.scope != absorbed.scope:
+            raise ValueError(
+                f"merge of {id1!r} (scope {keep.scope}) and {id2!r} (scope {absorbed.scope}) "
+                "refused: memories of different scopes are not merged; update one instead"
+            )
 
     def _add(
         self,

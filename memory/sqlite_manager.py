@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memory.core_context import merge_core_context
+from memory.core_context import StoredChanges, merge_core_context, resolve_changes
 from memory.document import MemoryDocument, MemoryTransaction
 from memory.errors import CorruptStoreError
 from memory.item import MemoryItem, now_iso
@@ -161,10 +161,14 @@ class SqliteMemoryManager(BaseMemoryManager):
     def _read_core_context(self) -> dict[str, str]:
         return read_core_context_row(self._conn(), self.user_id)
 
-    def _update_core_context(self, changes: dict[str, Any]) -> dict[str, str]:
-        with self._write_lock():
+    def _update_core_context(self, changes: StoredChanges) -> dict[str, str]:
+        with self._write_lock():  # BEGIN IMMEDIATE: the read below and the write are one
             conn = self._conn()
-            context = merge_core_context(read_core_context_row(conn, self.user_id), changes)
+            current = read_core_context_row(conn, self.user_id)
+            wanted = resolve_changes(current, changes)
+            if not wanted:
+                return current
+            context = merge_core_context(current, wanted)
             write_core_context_row(conn, self.user_id, context)
         return context
 

@@ -10,7 +10,12 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, PutOp
 
-from memory.core_context import merge_core_context, read_core_context
+from memory.core_context import (
+    StoredChanges,
+    merge_core_context,
+    read_core_context,
+    resolve_changes,
+)
 from memory.document import MemoryDocument, MemoryTransaction
 from memory.item import MemoryItem, now_iso, time_sort_key
 from memory.manager import BaseMemoryManager
@@ -136,9 +141,13 @@ class StoreMemoryManager(BaseMemoryManager):
         stored = self.store.get(self.meta_ns, CORE_CONTEXT_KEY)
         return read_core_context(stored.value if stored else None)
 
-    def _update_core_context(self, changes: dict[str, Any]) -> dict[str, str]:
+    def _update_core_context(self, changes: StoredChanges) -> dict[str, str]:
         with self._write_lock():
-            context = merge_core_context(self._read_core_context(), changes)
+            current = self._read_core_context()
+            wanted = resolve_changes(current, changes)
+            if not wanted:
+                return current
+            context = merge_core_context(current, wanted)
             self.store.put(self.meta_ns, CORE_CONTEXT_KEY, context, index=False)
         return context
 

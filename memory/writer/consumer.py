@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_STEP_LIMIT = 12  # tool rounds; a turn rarely needs more than read + a few writes
 DEFAULT_TIMEOUT_SECONDS = 180.0
+IDENTITY_SECTIONS = ("identity", "身份")
 STALE_RERUNS = 1  # runs of a turn again after a stale write (a user edit raced the agent)
 
 
@@ -48,6 +49,13 @@ class ConsumeResult:
     events: list[ToolEvent] = field(default_factory=list)
     results: list[Any] = field(default_factory=list)
     summary: str = ""
+
+
+def user_facts(manager: BaseMemoryManager) -> list[str]:
+    """The live user-scope memories, identity sections first (what `human` is made of)."""
+    items = [item for item in manager.list_items().values() if item.scope == "user"]
+    items.sort(key=lambda item: item.theme not in IDENTITY_SECTIONS)  # stable: order kept
+    return [item.description for item in items]
 
 
 def _local_now() -> datetime:
@@ -125,8 +133,8 @@ class MemoryConsumer:
 
         `provenance` and `lineage` make the turn branch-aware (see `memory.branch`);
         `scope_policy` forces the scope of new memories ("user" / "branch") or lets the agent
-        choose ("auto"). After the first applied turn of a user without a core context, it is
-        seeded (`persona`, the user's facts, the turn's first request as the goal).
+        choose ("auto"). After each applied turn the core context is seeded: `persona` once, the
+        user's facts as `human`, the thread's first request as its goal.
         Raises ValueError for bad input and MemoryWriteFailed when nothing could be written.
         """
         turn = check_turn_messages(turn_messages)
@@ -175,7 +183,12 @@ class MemoryConsumer:
                 await asyncio.to_thread(trace.discard_staged, user_id, turn_id)
         if outcome.applied:
             language = "zh" if prompts is writer_prompts("zh") else "en"
-            await asyncio.to_thread(self._seed_core_context, manager, turn, persona, language)
+            thread_id = (provenance.thread_id if provenance is not None else "") or (
+                session_id or ""
+            )
+            await asyncio.to_thread(
+                self._seed_core_context, manager, turn, persona, language, thread_id
+            )
         return ConsumeResult(
             turn_id,
             outcome.applied,
@@ -224,21 +237,20 @@ class MemoryConsumer:
         turn: list[dict[str, str]],
         persona: str | None,
         language: str,
+        thread_id: str,
     ) -> None:
-        """Seed the core context block once, after the user's first applied turn."""
+        """After an applied turn: the persona once, `human` refreshed from the user-scope facts
+        (unless edited by hand), this thread's goal from its first applied turn. The manager
+        decides under its write lock, so a concurrent edit in the editor is kept."""
         try:
-            if manager.get_core_context():
-                return
-            facts = [
-                item.description for item in manager.list_items().values() if item.scope == "user"
-            ]
-            first_request = next((m["content"] for m in turn if m["role"] == "user"), "")
-            manager.set_core_context(
+            manager.seed_core_context(
                 persona=persona if persona is not None else default_persona(language),
-                human=truncate("; ".join(facts), HUMAN_SEED_CHARS),
-                goal=truncate(first_request, GOAL_SEED_CHARS),
-            )
-        except Exception:  # the turn is applied; a missing block is seeded next turn
+                human=truncate("; ".join(user_facts(manager)), HUMAN_SEED_CHARS),
+                thread_id=thread_id or None,
+                goal=truncate(next((m["content"] for m in turn if m["role"] == "user"), ""),
+                              GOAL_SEED_CHARS),
+            )  # fmt: skip
+        except Exception:  # the turn is applied; the block is seeded again next turn
             logger.exception("seeding the core context of %s failed", manager.user_id)
 
     async def _run_agent(self, agent: Any, user_prompt: str, turn_id: str) -> str:

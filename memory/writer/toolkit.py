@@ -139,6 +139,9 @@ class MemoryToolkit:
                 reason=f"copy-on-write version of {memory.real_id} in this branch",
                 scope="branch",
                 supersedes=memory.real_id,
+                # The ancestor's item as read: apply refuses (StaleWrite) if it was edited or
+                # deleted since, instead of writing a version that would resurrect it.
+                expected_other_update_time=memory.seen_update_time,
             ),
             {"memory_id": new_id, "supersedes": memory.real_id},
         )
@@ -244,6 +247,14 @@ class MemoryToolkit:
             self._section(section),
             self._reason(reason),
         )
+        if self.checkpoint and keep.scope != absorbed.scope:
+            user, branch = (keep, absorbed) if keep.scope == "user" else (absorbed, keep)
+            raise ToolCallError(
+                f"memory {user.short_id} is about the user (every conversation sees it) and "
+                f"memory {branch.short_id} belongs to this conversation only; they cannot be "
+                f"merged. Use update_memory on memory {user.short_id} for the user's fact and "
+                f"on memory {branch.short_id} for this conversation's task instead."
+            )
         keep, absorbed = self._writable(keep), self._writable(absorbed)
         self._stage(
             Change(

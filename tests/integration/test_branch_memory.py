@@ -125,19 +125,28 @@ def test_scopes_provenance_and_core_context_persist_across_reopen(
     first = open_manager(unique_user)
     _seed(first)
     assert first.get_core_context() == {}
-    first.set_core_context(persona="A helpful assistant", human="用户住在杭州", goal="write a book")
-    first.set_core_context(goal="finish chapter 2")
+    first.set_core_context(persona="A helpful assistant", human="用户住在杭州", goal="write a book",
+                           thread_id="t-book")  # fmt: skip
+    first.set_core_context(goal="finish chapter 2", thread_id="t-book")
+    first.seed_core_context(thread_id="t-trip", goal="plan Kyoto", human="auto facts")
     again = open_manager(unique_user)
     assert {i: it.to_dict() for i, it in again.all_items().items()} == {
         i: it.to_dict() for i, it in first.all_items().items()
     }
-    context = again.get_core_context()
+    context = again.get_core_context("t-book")
     assert (context["persona"], context["human"], context["goal"]) == (
         "A helpful assistant", "用户住在杭州", "finish chapter 2"
     )  # fmt: skip
     assert context["updated_at"]
+    assert again.get_core_context("t-trip")["goal"] == "plan Kyoto"  # each thread its own goal
+    assert again.get_core_context("t-other")["goal"] == again.get_core_context()["goal"] == ""
+    # The hand edit of `human` survived the reopen: seeding still leaves it alone.
+    again.seed_core_context(human="newer auto facts")
+    assert again.get_core_context()["human"] == "用户住在杭州"
     with pytest.raises(ValueError, match="mood"):
         again._update_core_context({"mood": "x"})
+    with pytest.raises(ValueError, match="thread_id"):
+        again.set_core_context(goal="no thread")
 
 
 def test_snapshot_round_trip_keeps_scopes_provenance_and_core_context(
@@ -145,14 +154,17 @@ def test_snapshot_round_trip_keeps_scopes_provenance_and_core_context(
 ) -> None:
     _seed(manager)
     manager.apply([Change("delete", id="a-note", reason="done")], "turn-a4", CHILD_A)
-    manager.set_core_context(persona="助理", human="住在杭州", goal="写书")
+    manager.set_core_context(persona="助理", human="住在杭州", goal="写书", thread_id="t-a")
+    manager.seed_core_context(thread_id="t-b", goal="另一个任务")
     path = write_snapshot(manager, tmp_path / "backup.jsonl.gz")
     target = YamlMemoryManager(tmp_path / "restored", manager.user_id)
     assert import_snapshot(target, path) == 3
     assert {i: it.to_dict() for i, it in target.all_items().items()} == {
         i: it.to_dict() for i, it in manager.all_items().items()
     }
-    assert target.get_core_context() == manager.get_core_context()
+    for thread in (None, "t-a", "t-b"):
+        assert target.get_core_context(thread) == manager.get_core_context(thread)
+    assert target.get_core_context("t-b")["goal"] == "另一个任务"
     assert target.has_applied("turn-a4")
 
 
@@ -162,7 +174,7 @@ def test_listeners_hear_every_committed_write_and_no_refused_one(
     heard: list[str] = []
     manager.add_change_listener(lambda: heard.append(manager.revision))
     _seed(manager)
-    manager.set_core_context(goal="g")
+    manager.set_core_context(goal="g", thread_id="t")
     with pytest.raises(CopyOnWriteRefused):
         manager.apply([Change("delete", id="plan")], "turn-x", CHILD_B)
     assert len(heard) == 3
@@ -284,11 +296,11 @@ def test_a_version_1_sqlite_file_is_migrated_and_keeps_its_rows(tmp_path: Path) 
     )  # fmt: skip
     manager.apply([Change("add", id="b", description="We test", theme="t", scope="branch")],
                   "t1", ROOT)  # fmt: skip
-    manager.set_core_context(goal="g")
+    manager.set_core_context(goal="g", thread_id="t")
     manager.close()
     again = SqliteMemoryManager(path, "alice")
     assert again.get("b").origin["checkpoint_id"] == "ckpt-root"
-    assert again.get_core_context()["goal"] == "g"
+    assert again.get_core_context("t")["goal"] == "g"
     again.close()
 
 

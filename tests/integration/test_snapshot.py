@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -116,24 +117,43 @@ def test_copying_the_data_folder_elsewhere_keeps_everything(tmp_path: Path) -> N
     assert restore_if_empty(moved) is False  # not empty any more: nothing happens
 
 
+def _change_times(manager: BaseMemoryManager) -> list[float]:
+    """When each committed write happened (monotonic), to judge a burst's gaps afterwards."""
+    stamps: list[float] = []
+    manager.add_change_listener(lambda: stamps.append(time.monotonic()))
+    return stamps
+
+
+def _burst_was_tight(stamps: list[float], delay: float) -> bool:
+    """Whether every gap of the burst stayed well below the delay. On a machine so loaded that
+    a gap reached it, a debounced scheduler may rightly write twice: then only >= 1 is asserted."""
+    gaps = [later - earlier for earlier, later in pairwise(stamps)]
+    return max(gaps, default=0.0) < 0.6 * delay
+
+
 def test_scheduler_debounces_a_burst_into_one_snapshot(tmp_path: Path) -> None:
     manager = open_memory_manager(f"yaml:{tmp_path}", "erin")
     path = tmp_path / "erin.jsonl.gz"
-    scheduler = SnapshotScheduler(manager, path, delay=1.0)
+    delay = 2.0
+    scheduler = SnapshotScheduler(manager, path, delay=delay)
+    stamps = _change_times(manager)
     # The burst lasts longer than the delay, but no gap reaches it: a debounced scheduler writes
     # once, after the last change; one that fires `delay` after the first change writes mid-burst.
-    for n in range(6):
+    for n in range(12):
         manager.add(f"fact {n}", "moments")
         scheduler.changed()
         time.sleep(0.2)
-    assert scheduler.writes == 0 and not path.exists()
-    deadline = time.monotonic() + 10
+    tight = _burst_was_tight(stamps, delay)
+    assert stamps[-1] - stamps[0] > delay  # the burst really spans more than one delay
+    if tight:
+        assert scheduler.writes == 0 and not path.exists()
+    deadline = time.monotonic() + 20
     while scheduler.writes == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(1.5)  # longer than the delay: a second, late snapshot would show up here
-    assert scheduler.writes == 1
+    time.sleep(delay + 0.5)  # longer than the delay: a second, late snapshot would show up here
+    assert scheduler.writes == 1 if tight else scheduler.writes >= 1
     restored = open_memory_manager(f"yaml:{tmp_path / 'r'}", "erin")
-    assert import_snapshot(restored, path) == 6
+    assert import_snapshot(restored, path) == 12
 
 
 def _snapshot_cli(command: str, folder: Path, path: Path) -> subprocess.CompletedProcess[str]:
@@ -168,23 +188,27 @@ def test_get_memory_manager_snapshots_after_writes_and_restores_an_empty_store(
     from memory.document import Change
     from memory.factory import get_memory_manager
 
-    monkeypatch.setenv("GULFSTREAM_SNAPSHOT_SECONDS", "0.3")
+    delay = 2.0  # well above the gaps of a burst of fsynced writes, even on a loaded machine
+    monkeypatch.setenv("GULFSTREAM_SNAPSHOT_SECONDS", str(delay))
     target = {"yaml": "data", "sqlite": "data/memory.db"}[kind]
     manager = get_memory_manager(f"{kind}:{tmp_path / 'a' / target}", "alice")
     scheduler = manager.snapshot_scheduler
     assert scheduler is not None
+    stamps = _change_times(manager)
     ids = _fill(manager)  # a burst of six writes
     manager.apply(
         [Change("add", id="plan", description="我们先写第一章", theme="任务", scope="branch")],
         "turn-2",
         Provenance("thread-1", "ckpt-1"),
     )
-    manager.set_core_context(persona="助理", human="用户住在杭州西湖边", goal="写书")
-    deadline = time.monotonic() + 20
+    manager.set_core_context(persona="助理", human="用户住在杭州西湖边", goal="写书",
+                             thread_id="thread-1")  # fmt: skip
+    tight = _burst_was_tight(stamps, delay)
+    deadline = time.monotonic() + 30
     while scheduler.writes == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(0.5)
-    assert scheduler.writes == 1  # the burst became one snapshot
+    time.sleep(delay + 0.5)  # a second snapshot of the same burst would show up here
+    assert scheduler.writes == 1 if tight else scheduler.writes >= 1  # the burst became one
     assert default_snapshot_path(manager) == tmp_path / "a" / "data" / "memory_backup" / (
         "alice.jsonl.gz"
     )
@@ -199,7 +223,8 @@ def test_get_memory_manager_snapshots_after_writes_and_restores_an_empty_store(
     assert _state(restored) == _state(manager)
     assert restored.get("plan").origin["checkpoint_id"] == "ckpt-1"
     assert restored.get(ids["gone"], include_deleted=True).deleted
-    assert restored.get_core_context() == manager.get_core_context()
+    assert restored.get_core_context("thread-1") == manager.get_core_context("thread-1")
+    assert restored.get_core_context("thread-1")["goal"] == "写书"
 
 
 def test_a_bad_snapshot_delay_is_named(monkeypatch: pytest.MonkeyPatch) -> None:

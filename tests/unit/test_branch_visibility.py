@@ -67,22 +67,46 @@ def ancestors(parents: list[int], node: int) -> list[int]:
     return chain
 
 
-def brute_force_visible(case: Case, memory_id: str) -> bool:
-    """Visibility from first principles: walk the tree for every question."""
-    item = case.items.get(memory_id)
+def subtree(parents: list[int], node: int) -> set[int]:
+    """`node` and every node below it, found by walking down the child links."""
+    children: dict[int, list[int]] = {}
+    for child, parent in enumerate(parents):
+        if child:
+            children.setdefault(parent, []).append(child)
+    found, stack = set(), [node]
+    while stack:
+        here = stack.pop()
+        found.add(here)
+        stack.extend(children.get(here, []))
+    return found
+
+
+def written_above(parents: list[int], item: MemoryItem, current: int) -> bool:
+    """Whether `item` was written at `current` or at one of its ancestors, decided from the
+    other end: `current` lies in the subtree below the item's own checkpoint."""
+    checkpoint_id = item.origin.get("checkpoint_id", "")
+    if not checkpoint_id.startswith("ckpt-"):
+        return False
+    return current in subtree(parents, int(checkpoint_id.removeprefix("ckpt-")))
+
+
+def brute_force_visible(parents: list[int], current: int, items: dict[str, MemoryItem],
+                        memory_id: str) -> bool:  # fmt: skip
+    """Visibility from the definition, not from `visible_ids`' rule: live, and a user memory or
+    a branch memory written above the current node, and not replaced (by a version or a
+    tombstone) by a branch memory written above the current node."""
+    item = items.get(memory_id)
     if item is None or item.deleted:
         return False
-    chain = [checkpoint(node) for node in ancestors(case.parents, case.current)]
-
-    def on_chain(other: MemoryItem) -> bool:
-        return other.origin.get("checkpoint_id") in chain
-
-    if item.scope == "branch" and not on_chain(item):
+    if item.scope == "branch" and not written_above(parents, item, current):
         return False
-    for other in case.items.values():
-        if other.scope == "branch" and other.supersedes == memory_id and on_chain(other):
-            return False  # this branch (or an ancestor) wrote its own version or tombstone
-    return True
+    replaced = any(
+        other.scope == "branch"
+        and other.supersedes == memory_id
+        and written_above(parents, other, current)
+        for other in items.values()
+    )
+    return not replaced
 
 
 def lineage_of(case: Case) -> Lineage:
@@ -94,7 +118,9 @@ def lineage_of(case: Case) -> Lineage:
 @given(cases())
 def test_filtering_a_ranking_by_visible_ids_equals_brute_force(case: Case) -> None:
     visible = visible_ids(case.items, lineage_of(case))
-    expected = [i for i in case.ranking if brute_force_visible(case, i)][: case.limit]
+    expected = [
+        i for i in case.ranking if brute_force_visible(case.parents, case.current, case.items, i)
+    ][: case.limit]
     assert filter_ranked(case.ranking, visible, case.limit) == expected
 
 

@@ -205,20 +205,21 @@ async def test_the_core_context_is_seeded_after_the_first_applied_turn(manager) 
     ]
     await consume(manager, script, text="I'm Ana; let's plan a trip to Porto.",
                   provenance=ROOT, lineage=ROOT_LINEAGE)  # fmt: skip
-    context = manager.get_core_context()
+    context = manager.get_core_context("thread-1")
     assert context["persona"] == DEFAULT_PERSONA
     assert context["human"] == "The user is Ana."  # user facts only, not the branch plan
     assert context["goal"] == "I'm Ana; let's plan a trip to Porto."
+    assert manager.get_core_context()["goal"] == ""  # no thread: no goal
     seeded = dict(context)
     await consume(manager, [AIMessage("no changes")], text="Also I like tea.", turn_id="turn-2")
-    assert manager.get_core_context() == seeded  # seeded once, not rewritten each turn
+    assert manager.get_core_context("thread-1") == seeded  # nothing changed: nothing rewritten
 
 
 async def test_the_core_context_is_seeded_in_chinese_with_a_given_persona(manager) -> None:
     model = ScriptedModel(messages=iter([AIMessage("无变化")]))
     text = "帮我写一本关于杭州的书" + "。" * 300
     await MemoryConsumer(model, language="auto").consume("s", "t", turn(text), manager)
-    context = manager.get_core_context()
+    context = manager.get_core_context("s")
     assert context["persona"] == DEFAULT_PERSONA_ZH
     assert context["goal"].startswith("帮我写一本关于杭州的书") and len(context["goal"]) <= 200
     other = YamlMemoryManager(manager.directory, "bob")
@@ -262,8 +263,8 @@ def test_the_facade_reads_the_core_context_without_a_search(manager) -> None:
 
     facade = LongTermMemory(manager)
     assert facade.get_core_context() == {}
-    manager.set_core_context(persona="p", human="h", goal="g")
-    assert {k: v for k, v in facade.get_core_context().items() if k != "updated_at"} == {
+    manager.set_core_context(persona="p", human="h", goal="g", thread_id="t1")
+    assert {k: v for k, v in facade.get_core_context("t1").items() if k != "updated_at"} == {
         "persona": "p",
         "human": "h",
         "goal": "g",
