@@ -58,7 +58,9 @@ def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict:
     context = context_of(runtime.context)
     config = get_config()
     manager = open_manager(context, resolve_user_id(config, context), runtime.store)
-    core_context = _read_core_context(manager)
+    # The goal is this conversation's own: another thread of the user has its own goal.
+    thread_id = (config.get("configurable") or {}).get("thread_id")
+    core_context = _read_core_context(manager, str(thread_id) if thread_id else None)
     query = latest_user_text(state.messages)
     if not query.strip():
         return {"related_memories": [], "core_context": core_context}
@@ -71,9 +73,9 @@ def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict:
     return {"related_memories": list(memories), "core_context": core_context}
 
 
-def _read_core_context(manager: Any) -> dict[str, str]:
+def _read_core_context(manager: Any, thread_id: str | None) -> dict[str, str]:
     try:
-        return dict(manager.get_core_context())
+        return dict(manager.get_core_context(thread_id))
     except Exception:  # like retrieval: a broken store never breaks the chat
         logger.exception("reading the core context of %r failed", manager.user_id)
         return {}

@@ -221,10 +221,12 @@ async def test_core_context_is_seeded_after_the_first_turn_and_enters_the_prompt
     taught: dict[str, Any],
 ) -> None:
     manager: BaseMemoryManager = taught["manager"]
-    core = manager.get_core_context()
+    core = manager.get_core_context("t1")  # the goal is the thread's: its first written turn
     assert USER_FACT in core["human"] and core["goal"] == "My name is Ada."
+    assert manager.get_core_context("another thread")["goal"] == ""
     state, _ = await taught["chat"].say("Hello again.")
     assert state["core_context"]["human"] == core["human"]
+    assert state["core_context"]["goal"] == "My name is Ada."  # the run reads its thread's goal
 
 
 async def teach_and_fork(data_dir: Path) -> tuple[str, str]:

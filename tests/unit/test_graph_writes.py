@@ -315,3 +315,21 @@ def test_writer_thread_ids_need_the_secret_to_be_guessed(monkeypatch: pytest.Mon
     salted = writer_thread_id("dave")
     assert salted == writer_thread_id("dave", secret="s3cret") != guess
     assert salted != writer_thread_id("erin")
+
+
+async def test_each_thread_reads_its_own_goal_in_the_core_context(tmp_path: Path) -> None:
+    manager = get_memory_manager(f"yaml:{tmp_path}", "alice")
+    manager.set_core_context(persona="A travel helper", goal="Plan the Kyoto trip", thread_id="a")
+    manager.set_core_context(goal="Fix the bike", thread_id="b")
+    app = compile_graph(checkpointer=InMemorySaver())
+    context = offline(tmp_path, write_mode="inline")
+    seen = {}
+    for thread in ("a", "b", "c"):
+        state = await app.ainvoke(
+            user_says("Hello."), {"configurable": {"thread_id": thread}}, context=context
+        )
+        seen[thread] = state["core_context"]
+    assert seen["a"]["goal"] == "Plan the Kyoto trip" and seen["b"]["goal"] == "Fix the bike"
+    assert not seen["c"].get("goal") and seen["c"]["persona"] == "A travel helper"
+    prompt = build_system_prompt(context, [], seen["a"], "en")
+    assert "Plan the Kyoto trip" in prompt and "Fix the bike" not in prompt
