@@ -5,21 +5,14 @@ from __future__ import annotations
 import logging
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from typing import Any
 
 from memory.branch import Provenance, ProvenanceTransaction
-from memory.core_context import (
-    HUMAN_SOURCE,
-    StoredChanges,
-    core_context_view,
-    goal_key,
-    merge_core_context,
-    resolve_changes,
-    seed_changes,
-)
+from memory.core_context import StoredChanges, merge_core_context, resolve_changes
+from memory.core_context_access import CoreContextAccess
 from memory.document import (
     ApplyResult,
     Change,
@@ -55,7 +48,7 @@ def file_stem(user_id: str) -> str:
     return _CAPITAL.sub(lambda match: "^" + match.group().lower(), validate_user_id(user_id))
 
 
-class BaseMemoryManager(TransactionOperations, SelfChecking, ABC):
+class BaseMemoryManager(TransactionOperations, SelfChecking, CoreContextAccess, ABC):
     """One user's memories over some storage, built on three primitives.
 
     Subclasses implement `_load_all` (read the whole document), `_save_all` (replace it
@@ -115,61 +108,7 @@ class BaseMemoryManager(TransactionOperations, SelfChecking, ABC):
             except Exception:  # a listener never undoes or fails a committed write
                 logger.exception("memory change listener %r failed", callback)
 
-    # ── core context block (seed 000) ───────────────────────────────────
-
-    def get_core_context(self, thread_id: str | None = None) -> dict[str, str]:
-        """persona, human, the goal of `thread_id` ("" without one or without a thread) and
-        updated_at; `{}` until anything is stored."""
-        return core_context_view(self._read_core_context(), thread_id)
-
-    def set_core_context(
-        self,
-        persona: str | None = None,
-        human: str | None = None,
-        goal: str | None = None,
-        *,
-        thread_id: str | None = None,
-    ) -> dict[str, str]:
-        """Set the given parts (None leaves a part as it is) and return the block as
-        `get_core_context(thread_id)` shows it. A goal belongs to one thread: it needs
-        `thread_id`. Setting `human` by hand pins it: the writer no longer refreshes it."""
-        changes: dict[str, str] = {}
-        if persona is not None:
-            changes["persona"] = persona
-        if human is not None:
-            changes["human"], changes[HUMAN_SOURCE] = human, "user"
-        if goal is not None:
-            if thread_id is None:
-                raise ValueError("goal needs thread_id: each conversation has its own goal")
-            changes[goal_key(thread_id)] = goal
-        self._check_writable()
-        stored = self._update_core_context(changes)
-        self._notify_changed()
-        return core_context_view(stored, thread_id)
-
-    def seed_core_context(
-        self,
-        *,
-        persona: str | None = None,
-        human: str | None = None,
-        thread_id: str | None = None,
-        goal: str | None = None,
-    ) -> dict[str, str]:
-        """The writer's seeding, decided against the block as read under the write lock (see
-        `memory.core_context.seed_changes`), so a concurrent hand edit is never overwritten."""
-        self._check_writable()
-        seeds = {"persona": persona, "human": human, "thread_id": thread_id, "goal": goal}
-        written: list[bool] = []
-
-        def decide(current: Mapping[str, str]) -> dict[str, str]:
-            changes = seed_changes(current, **seeds)
-            written.append(bool(changes))
-            return changes
-
-        stored = self._update_core_context(decide)
-        if any(written):
-            self._notify_changed()
-        return core_context_view(stored, thread_id)
+    # ── core context block (seed 000): the public calls are in CoreContextAccess ──
 
     def _read_core_context(self) -> dict[str, str]:
         return self._read_document().core_context

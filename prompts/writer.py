@@ -52,7 +52,8 @@ _CORE_PRINCIPLES = """
     preferences) gets scope "user": every conversation sees it. A fact about this conversation's
     task or plan (what "we" are working on, a draft, a decision for this task) gets scope
     "branch": only this conversation and the ones forked from it see it. Memories marked
-    "(this conversation)" are branch memories; you may change them like any other.
+    "(this conversation)" are branch memories; you may change them like any other, but never
+    merge one with a user memory: update each of them instead.
 When you are done, answer with one short line that says what you changed.
 """
 
@@ -89,7 +90,8 @@ _CORE_PRINCIPLES_ZH = """
 11. 作用域：关于用户本人的事实（身份、喜好、住处、长期偏好）用 scope "user"，所有对话都能看到；
     关于本次对话任务或计划的事实（"我们"正在做什么、草稿、这个任务的决定）用 scope "branch"，
     只有本次对话及从它分叉出的对话能看到。
-    标有"(this conversation)"的记忆是 branch 记忆，可以照常修改。
+    标有"(this conversation)"的记忆是 branch 记忆，可以照常修改，但不要把它和 user 记忆合并：
+    分别更新它们。
 完成后，用一句简短的话说明你做了哪些修改。
 """
 
