@@ -74,6 +74,15 @@ class FinishedTurn:
     lineage: Lineage | None = None
     scope_policy: str = "auto"
 
+    def branch(self) -> dict[str, Any]:
+        """The branch arguments every writer entry point takes (`send_history`, `submit_turn`,
+        `write_turn`): where the turn was said and which scope its memories may have."""
+        return {
+            "provenance": self.provenance,
+            "lineage": self.lineage,
+            "scope_policy": self.scope_policy,
+        }
+
 
 def _finished_turn(state: State, config: RunnableConfig, context: Context) -> FinishedTurn | None:
     turn, user_message_id = extract_last_turn(list(state.messages))
@@ -156,9 +165,7 @@ def ltm_write_sync(state: State, runtime: Runtime[Context]) -> dict:
     mode = resolve_write_mode(context, config, turn.user_id)
     try:
         if mode == "queue":
-            from graph.auto_writer import submit_turn
-
-            _submit(context, turn, runtime.store, submit_turn).result()
+            _submit(context, turn, runtime.store).result()
         elif mode == "server":
             _run_in_own_loop(_schedule_server_write(context, turn))
         else:  # inline, and local (whose queue runs on the caller's loop): written right here
@@ -198,9 +205,7 @@ def _run_in_own_loop(work: Coroutine[Any, Any, Any]) -> Any:
 
 async def _enqueue(context: Context, turn: FinishedTurn, store: Any, mode: str) -> None:
     if mode == "queue":
-        from graph.auto_writer import submit_turn
-
-        await asyncio.wrap_future(_submit(context, turn, store, submit_turn))
+        await asyncio.wrap_future(_submit(context, turn, store))
         return
     writer = local_writer_for(turn.user_id)
     if writer is None:
@@ -210,26 +215,22 @@ async def _enqueue(context: Context, turn: FinishedTurn, store: Any, mode: str) 
             "write_mode 'auto'"
         )
     await writer.send_history(
-        turn.messages,
-        session_id=turn.thread_id,
-        turn_id=turn.turn_id,
-        provenance=turn.provenance,
-        lineage=turn.lineage,
-        scope_policy=turn.scope_policy,
+        turn.messages, session_id=turn.thread_id, turn_id=turn.turn_id, **turn.branch()
     )
 
 
-def _submit(context: Context, turn: FinishedTurn, store: Any, submit: Any) -> Any:
-    return submit(
+def _submit(context: Context, turn: FinishedTurn, store: Any) -> Any:
+    """The turn into this process's durable queue; a future done once it is journaled."""
+    from graph.auto_writer import submit_turn
+
+    return submit_turn(
         context,
         turn.user_id,
         store,
         turn.messages,
         session_id=turn.thread_id,
         turn_id=turn.turn_id,
-        provenance=turn.provenance,
-        lineage=turn.lineage,
-        scope_policy=turn.scope_policy,
+        **turn.branch(),
     )
 
 
@@ -243,9 +244,7 @@ async def _write_inline(context: Context, turn: FinishedTurn, store: Any) -> Non
         turn.thread_id,
         turn.messages,
         store,
-        provenance=turn.provenance,
-        lineage=turn.lineage,
-        scope_policy=turn.scope_policy,
+        **turn.branch(),
     )
 
 
