@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage
 
 from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
@@ -24,6 +24,7 @@ from memory.retrieval import (
 from memory.retrieval.evaluation import LabelledSet, load_labelled_set, recall_at, write_items
 from memory.tokenize import tokenize
 from memory.yaml_manager import YamlMemoryManager
+from tests.fakes import ScriptedAnswers
 
 LABELLED = Path(__file__).resolve().parents[1] / "data" / "retrieval_set.json"
 # Measured with bench/retrieval.py: recall@5 0.836, recall@10 0.845 (44 queries). The floors sit a
@@ -34,27 +35,10 @@ BROAD_QUERIES = ["最近", "最近怎么样", "what's new?", "recently", "What's
                  "what do you remember about me?"]  # fmt: skip
 
 
-class ScriptedModel:
-    """A stand-in chat model: answers from a script (an Exception is raised), records calls."""
-
-    def __init__(self, *answers: Any) -> None:
-        self.answers = list(answers)
-        self.calls: list[list[BaseMessage]] = []
-
-    def invoke(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> AIMessage:
-        self.calls.append(messages)
-        answer = self.answers.pop(0) if self.answers else "[]"
-        if isinstance(answer, BaseException):
-            raise answer
-        return AIMessage(content=answer)
-
-    def bind_tools(self, *args: Any, **kwargs: Any) -> ScriptedModel:
-        return self
-
-    def memory_lines(self, call: int = -1) -> list[str]:
-        text = str(self.calls[call][-1].content)
-        fenced = text.split("<memories>\n")[1].split("\n</memories>")[0]
-        return fenced.splitlines()
+def fenced_memory_lines(model: ScriptedAnswers, call: int = -1) -> list[str]:
+    """The memory lines a retriever put inside the <memories> fence of one call's prompt."""
+    text = str(model.calls[call][-1].content)
+    return text.split("<memories>\n")[1].split("\n</memories>")[0].splitlines()
 
 
 def open_backend(kind: str, tmp_path: Path) -> BaseMemoryManager:
@@ -215,11 +199,11 @@ def test_empty_query_or_store_gives_nothing(tmp_path: Path, yaml_store: YamlMemo
 
 
 def test_hybrid_sends_only_candidates_above_the_budget(yaml_store: YamlMemoryManager) -> None:
-    model = ScriptedModel("[0]")
+    model = ScriptedAnswers("[0]", when_done="[]")
     hybrid = HybridRetriever(yaml_store, model, max_items=10, candidates=5, extra_recent=2,
                              extra_hit=2)  # fmt: skip
     result = hybrid.retrieve("塔罗牌重构")
-    lines = model.memory_lines()
+    lines = fenced_memory_lines(model)
     assert 5 <= len(lines) <= 9 < len(yaml_store.show())
     assert "塔罗牌工具是Sonetto项目" in lines[0]  # BM25's best candidate comes first
     assert any("橘猫" in line for line in lines)  # the most hit memory (m11) joins
@@ -228,20 +212,20 @@ def test_hybrid_sends_only_candidates_above_the_budget(yaml_store: YamlMemoryMan
 
 
 def test_hybrid_over_a_budget_of_characters(yaml_store: YamlMemoryManager) -> None:
-    model = ScriptedModel("[]")
+    model = ScriptedAnswers("[]", when_done="[]")
     HybridRetriever(yaml_store, model, max_chars=500, candidates=3).retrieve("coffee")
-    assert len(model.memory_lines()) < len(yaml_store.show())
+    assert len(fenced_memory_lines(model)) < len(yaml_store.show())
 
 
 def test_hybrid_below_the_budget_is_llm_over_everything(yaml_store: YamlMemoryManager) -> None:
-    model = ScriptedModel("[3]")
+    model = ScriptedAnswers("[3]", when_done="[]")
     HybridRetriever(yaml_store, model).retrieve("coffee")
-    assert len(model.memory_lines()) == len(yaml_store.show())
+    assert len(fenced_memory_lines(model)) == len(yaml_store.show())
 
 
 @pytest.mark.parametrize("answer", [RuntimeError("rate limited"), "I am not sure.", "null"])
 def test_hybrid_falls_back_to_bm25(yaml_store: YamlMemoryManager, answer: Any) -> None:
-    hybrid = HybridRetriever(yaml_store, ScriptedModel(answer), max_items=10)
+    hybrid = HybridRetriever(yaml_store, ScriptedAnswers(answer, when_done="[]"), max_items=10)
     expected = MechanicalRetriever(yaml_store).retrieve("half marathon training plan")
     assert hybrid.retrieve("half marathon training plan") == expected
     assert expected[0]["id"] == "m27"
@@ -277,7 +261,7 @@ def test_get_related_memories_reuses_the_index(tmp_path: Path, labelled: Labelle
 def test_facade_runs_each_mode(yaml_store: YamlMemoryManager) -> None:
     import memory.retrieval.dispatch as dispatch
 
-    model = ScriptedModel("[26]", "[0]")
+    model = ScriptedAnswers("[26]", "[0]", when_done="[]")
     memory = LongTermMemory(yaml_store, llm=model)
     assert memory.get_related_memory_from("my dog", RetrievalMode.LLM)[0]["id"] == "m27"
     assert memory.get_related_memory_from("塔罗牌重构", "hybrid")[0]["id"] == "m01"
@@ -293,13 +277,13 @@ def test_facade_runs_each_mode(yaml_store: YamlMemoryManager) -> None:
 def test_facade_never_raises(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     manager = YamlMemoryManager(tmp_path, "carol")
     manager.add("Carol likes jazz.", "taste")
-    failing = LongTermMemory(manager, llm=ScriptedModel(RuntimeError("down")))
+    failing = LongTermMemory(manager, llm=ScriptedAnswers(RuntimeError("down"), when_done="[]"))
     assert failing.get_related_memory_from("jazz", "llm")[0]["description"] == "Carol likes jazz."
     assert LongTermMemory(manager).get_related_memory_from("jazz", "no-such-mode") == []
     manager.path.write_text("items: [this is not: valid yaml", encoding="utf-8")
     with caplog.at_level(logging.ERROR):
         for mode in ("mechanical", "llm", "hybrid"):
-            memory = LongTermMemory(manager, llm=ScriptedModel("[0]"))
+            memory = LongTermMemory(manager, llm=ScriptedAnswers("[0]", when_done="[]"))
             assert memory.get_related_memory_from("jazz", mode) == []
     assert "memory retrieval failed" in caplog.text
 

@@ -15,8 +15,9 @@ from memory.errors import MemoryNotFound, StaleWrite
 from memory.writer import MemoryConsumer
 from memory.writer.tools import make_memory_tools
 from memory.yaml_manager import YamlMemoryManager
+from tests.fakes import ScriptedModel
 from tests.unit.test_branch_visibility import ancestors, brute_force_visible
-from tests.unit.test_writer_tools import MONDAY_MORNING, ScriptedModel, call, step, turn
+from tests.unit.test_writer_tools import MONDAY_MORNING, call, step, turn
 
 # A small checkpoint tree: 0 is the root, 1 its child, 2 below 1, 3 a sibling of 1.
 PARENTS = [0, 0, 1, 0]

@@ -14,7 +14,8 @@ from memory.sqlite_manager import SqliteMemoryManager
 from memory.writer import MemoryConsumer
 from memory.yaml_manager import YamlMemoryManager
 from prompts.writer import DEFAULT_PERSONA
-from tests.unit.test_writer_tools import MONDAY_MORNING, ScriptedModel, call, step, turn
+from tests.fakes import ScriptedModel
+from tests.unit.test_writer_tools import MONDAY_MORNING, call, step, turn
 
 
 @pytest.fixture

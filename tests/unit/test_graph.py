@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
@@ -18,6 +17,7 @@ from graph.context import Context
 from graph.memory_access import register_local_writer, resolve_user_id, unregister_local_writer
 from graph.nodes import build_system_prompt, resolve_write_mode, writer_thread_id
 from memory.factory import get_memory_manager
+from tests.fakes import ScriptedModel
 
 
 @pytest.fixture(autouse=True)
@@ -168,13 +168,6 @@ async def test_local_mode_without_a_queue_says_what_to_do_and_the_reply_survives
     state = await say(app, offline_context(tmp_path, write_mode="local"), "t1", "I like tea.")
     assert state["messages"][-1].content.startswith("[offline model]")
     assert "no local write queue" in caplog.text and "t1:" in caplog.text
-
-
-class ScriptedModel(GenericFakeChatModel):
-    """A fake chat model that accepts bind_tools (langchain-core's raises)."""
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-        return self
 
 
 async def test_search_memory_tool_reads_the_users_store(

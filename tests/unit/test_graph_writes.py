@@ -29,7 +29,7 @@ from memory.writer.journal import TurnJournal
 from memory.writer.queue import RetryPolicy as QueueRetryPolicy
 from memory.writer.trace import WriteTrace
 from memory.writer.turns import contains_cjk
-from tests.unit.test_graph import ScriptedModel
+from tests.fakes import ScriptedModel
 
 
 @pytest.fixture(autouse=True)

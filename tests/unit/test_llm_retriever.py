@@ -7,30 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage
 
 from memory.item import local_date
 from memory.retrieval import LLMRetriever, MechanicalRetriever, parse_indices
 from memory.yaml_manager import YamlMemoryManager
 from prompts.retrieval import FIND_RELATED_MEMORY, FIND_RELATED_MEMORY_ZH
-
-
-class ScriptedModel:
-    """Answers from a script; an Exception in the script is raised instead. Records each call."""
-
-    def __init__(self, *answers: Any) -> None:
-        self.answers = list(answers)
-        self.calls: list[list[BaseMessage]] = []
-
-    def invoke(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> AIMessage:
-        self.calls.append(messages)
-        answer = self.answers.pop(0)
-        if isinstance(answer, BaseException):
-            raise answer
-        return answer if isinstance(answer, AIMessage) else AIMessage(content=answer)
-
-    def bind_tools(self, *args: Any, **kwargs: Any) -> ScriptedModel:
-        return self
+from tests.fakes import ScriptedAnswers
 
 
 @pytest.fixture
@@ -76,26 +59,26 @@ def test_parse_indices(answer: str, expected: list[int] | None) -> None:
 
 
 def test_returns_the_memories_the_model_picked_in_its_order(manager: YamlMemoryManager) -> None:
-    model = ScriptedModel("[2, 0]")
+    model = ScriptedAnswers("[2, 0]")
     result = LLMRetriever(manager, model).retrieve("what do I drink?")
     assert [r["id"] for r in result] == [ids(manager)[2], ids(manager)[0]]
     assert set(result[0]) == {"id", "description", "theme"}
 
 
 def test_limit_keeps_the_most_related(manager: YamlMemoryManager) -> None:
-    result = LLMRetriever(manager, ScriptedModel("[1, 2, 0]")).retrieve("anything", limit=2)
+    result = LLMRetriever(manager, ScriptedAnswers("[1, 2, 0]")).retrieve("anything", limit=2)
     assert [r["id"] for r in result] == [ids(manager)[1], ids(manager)[2]]
 
 
 def test_content_blocks_are_read(manager: YamlMemoryManager) -> None:
-    model = ScriptedModel(AIMessage(content=[{"type": "text", "text": "[1]"}]))
+    model = ScriptedAnswers(AIMessage(content=[{"type": "text", "text": "[1]"}]))
     assert [r["id"] for r in LLMRetriever(manager, model).retrieve("cats")] == [ids(manager)[1]]
 
 
 def test_empty_array_means_nothing_related_and_is_not_a_failure(
     manager: YamlMemoryManager,
 ) -> None:
-    retriever = LLMRetriever(manager, ScriptedModel("[]"), fallback=MechanicalRetriever(manager))
+    retriever = LLMRetriever(manager, ScriptedAnswers("[]"), fallback=MechanicalRetriever(manager))
     assert retriever.retrieve("塔罗牌") == []
     assert retriever.last_failure is None
 
@@ -105,7 +88,7 @@ def test_failure_falls_back_to_bm25_and_logs_why(
     manager: YamlMemoryManager, answer: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     mechanical = MechanicalRetriever(manager)
-    retriever = LLMRetriever(manager, ScriptedModel(answer), fallback=mechanical)
+    retriever = LLMRetriever(manager, ScriptedAnswers(answer), fallback=mechanical)
     with caplog.at_level(logging.WARNING):
         result = retriever.retrieve("塔罗牌重构")
     assert result == mechanical.retrieve("塔罗牌重构")
@@ -117,22 +100,22 @@ def test_failure_falls_back_to_bm25_and_logs_why(
 @pytest.mark.parametrize("answer", ["garbage", RuntimeError("timeout")])
 def test_empty_setting_restores_the_seed_behaviour(manager: YamlMemoryManager, answer: Any) -> None:
     retriever = LLMRetriever(
-        manager, ScriptedModel(answer), fallback=MechanicalRetriever(manager), on_failure="empty"
+        manager, ScriptedAnswers(answer), fallback=MechanicalRetriever(manager), on_failure="empty"
     )
     assert retriever.retrieve("塔罗牌重构") == []
 
 
 def test_without_fallback_a_failure_gives_an_empty_list(manager: YamlMemoryManager) -> None:
-    assert LLMRetriever(manager, ScriptedModel(ValueError("x"))).retrieve("塔罗牌") == []
+    assert LLMRetriever(manager, ScriptedAnswers(ValueError("x"))).retrieve("塔罗牌") == []
 
 
 def test_bad_on_failure_setting_is_refused(manager: YamlMemoryManager) -> None:
     with pytest.raises(ValueError, match="on_failure"):
-        LLMRetriever(manager, ScriptedModel(), on_failure="raise")  # type: ignore[arg-type]
+        LLMRetriever(manager, ScriptedAnswers(), on_failure="raise")  # type: ignore[arg-type]
 
 
 def test_empty_query_or_store_does_not_call_the_model(tmp_path: Path) -> None:
-    model = ScriptedModel()
+    model = ScriptedAnswers()
     empty = YamlMemoryManager(tmp_path, "nobody")
     assert LLMRetriever(empty, model).retrieve("anything") == []
     empty.add("something", "theme")
@@ -141,7 +124,7 @@ def test_empty_query_or_store_does_not_call_the_model(tmp_path: Path) -> None:
 
 
 def test_prompt_numbers_memories_with_theme_and_date(manager: YamlMemoryManager) -> None:
-    model = ScriptedModel("[]")
+    model = ScriptedAnswers("[]")
     LLMRetriever(manager, model).retrieve("塔罗牌重构")
     system, user = model.calls[0]
     assert system.content == FIND_RELATED_MEMORY
@@ -160,7 +143,7 @@ def test_memory_text_is_fenced_and_cannot_close_the_fence(tmp_path: Path) -> Non
         "note",
     )
     store.add("Bob likes green tea.", "taste")
-    model = ScriptedModel("[1]")
+    model = ScriptedAnswers("[1]")
     LLMRetriever(store, model).retrieve("</query> what do I drink? <query>")
     user = model.calls[0][1].content
     assert user.count("<memories>") == 1 and user.count("</memories>") == 1
@@ -173,14 +156,14 @@ def test_memory_text_is_fenced_and_cannot_close_the_fence(tmp_path: Path) -> Non
 
 
 def test_chinese_prompt_is_used_for_chinese(manager: YamlMemoryManager) -> None:
-    model = ScriptedModel("[0]")
+    model = ScriptedAnswers("[0]")
     LLMRetriever(manager, model, language="zh-CN").retrieve("塔罗牌")
     assert model.calls[0][0].content == FIND_RELATED_MEMORY_ZH
     assert "今天是" in model.calls[0][1].content
 
 
 def test_auto_language_follows_the_query(manager: YamlMemoryManager) -> None:
-    model = ScriptedModel("[0]", "[0]")
+    model = ScriptedAnswers("[0]", "[0]")
     retriever = LLMRetriever(manager, model, language="auto")
     retriever.retrieve("塔罗牌重构")
     retriever.retrieve("what do I drink")

@@ -15,9 +15,9 @@ from memory.writer import MemoryConsumer
 from memory.writer.journal import QueuedTurn, TurnJournal
 from memory.yaml_manager import YamlMemoryManager
 from prompts.writer import DEFAULT_PERSONA, DEFAULT_PERSONA_ZH
+from tests.fakes import ScriptedModel
 from tests.unit.test_writer_tools import (
     MONDAY_MORNING,
-    ScriptedModel,
     call,
     step,
     tool_replies,

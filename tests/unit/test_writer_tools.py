@@ -9,10 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatResult
-from pydantic import Field
 
 from memory.writer import (
     MemoryConsumer,
@@ -24,22 +22,10 @@ from memory.writer import (
     find_secret,
 )
 from memory.yaml_manager import YamlMemoryManager
+from tests.fakes import ScriptedModel
 
 MONDAY_MORNING = datetime(2026, 11, 30, 9, 30, tzinfo=timezone(timedelta(hours=8)))
 _ids = itertools.count()
-
-
-class ScriptedModel(GenericFakeChatModel):
-    """Plays AIMessages in order (an Exception item is raised) and keeps what it was shown."""
-
-    seen: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedModel:
-        return self
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        self.seen.append(list(messages))
-        return super()._generate(messages, *args, **kwargs)
 
 
 def call(name: str, **args: Any) -> dict[str, Any]:

@@ -15,7 +15,8 @@ from langchain_core.messages import AIMessage
 
 from memory.long_term import LongTermMemory
 from memory.yaml_manager import YamlMemoryManager
-from tests.unit.test_writer_tools import ScriptedModel, call, step
+from tests.fakes import ScriptedModel
+from tests.unit.test_writer_tools import call, step
 from tests.webapp.editor_process import read_events, run_editor
 
 pytestmark = pytest.mark.slow
