@@ -9,26 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.webapp.editor_process import run_editor
+from tests.webapp.editor_process import base_url, data_dir
 
 try:
     from playwright import sync_api
 except ImportError:
     sync_api = None
 
+__all__ = ["base_url", "data_dir"]  # the shared editor fixtures, re-exported for pytest
+
 CHROMIUM = Path("/usr/bin/chromium")
-
-
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("editor") / "memory"
-
-
-@pytest.fixture(scope="module")
-def base_url(data_dir: Path) -> Iterator[str]:
-    data_dir.mkdir(parents=True, exist_ok=True)
-    with run_editor(data_dir) as base:
-        yield base
 
 
 def missing_browser() -> str | None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,4 +84,19 @@ def run_editor(data_dir: Path, **extra_env: str) -> Iterator[str]:
     base = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "webapp"]
     with running(command, ROOT, env, f"{base}/memories/", 30, log):
+        yield base
+
+
+# The module-scoped fixtures every editor test module shares: one store folder and one editor
+# process per module (tests/webapp/conftest.py and tests/browser/conftest.py import them).
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    directory = tmp_path_factory.mktemp(request.module.__name__.rsplit(".", 1)[-1]) / "memory"
+    directory.mkdir()
+    return directory
+
+
+@pytest.fixture(scope="module")
+def base_url(data_dir: Path) -> Iterator[str]:
+    with run_editor(data_dir) as base:
         yield base

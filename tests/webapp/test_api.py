@@ -23,19 +23,6 @@ pytestmark = pytest.mark.slow
 JSON_WRITE = {"Content-Type": "application/json", "X-Gulfstream-CSRF": "1"}
 
 
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("api") / "memory"
-    directory.mkdir()
-    return directory
-
-
-@pytest.fixture(scope="module")
-def base_url(data_dir: Path) -> Iterator[str]:
-    with run_editor(data_dir) as base:
-        yield base
-
-
 class Editor:
     """An HTTP client acting for one user (local mode: the X-Gulfstream-User header)."""
 

@@ -11,23 +11,9 @@ import pytest
 
 from memory.branch import Provenance
 from memory.document import Change
-from tests.webapp.editor_process import run_editor
 from tests.webapp.test_api import Editor
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("conflicts") / "memory"
-    directory.mkdir()
-    return directory
-
-
-@pytest.fixture(scope="module")
-def base_url(data_dir: Path) -> Iterator[str]:
-    with run_editor(data_dir) as base:
-        yield base
 
 
 @pytest.fixture
