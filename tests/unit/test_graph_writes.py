@@ -194,10 +194,12 @@ def fast_writer_graph(store: InMemoryStore) -> Any:
     return builder.compile(store=store)
 
 
-async def test_the_server_writer_retries_then_records_the_dead_turn_and_a_resend_clears_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    fast = writer.WRITE_RETRY._replace(initial_interval=0.01, max_attempts=3, jitter=False)
+def writer_model_down(monkeypatch: pytest.MonkeyPatch, retry_interval: float) -> list[str]:
+    """The writer's model cannot be reached, and its retry policy is made quick (3 attempts).
+    Returns the list of model loads, one per attempt."""
+    fast = writer.WRITE_RETRY._replace(
+        initial_interval=retry_interval, max_attempts=3, jitter=False
+    )
     monkeypatch.setattr(writer, "WRITE_RETRY", fast)
     calls: list[str] = []
 
@@ -206,6 +208,13 @@ async def test_the_server_writer_retries_then_records_the_dead_turn_and_a_resend
         raise ConnectionError("model down")
 
     monkeypatch.setattr(writer, "load_chat_model", flaky_model)
+    return calls
+
+
+async def test_the_server_writer_retries_then_records_the_dead_turn_and_a_resend_clears_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = writer_model_down(monkeypatch, retry_interval=0.01)
     store = InMemoryStore()
     app = fast_writer_graph(store)
     turn = {"turn_id": "t:m1", "messages": [{"role": "user", "content": "I live in Rome."}]}
@@ -231,15 +240,7 @@ async def test_the_server_writer_retries_then_records_the_dead_turn_and_a_resend
 async def test_a_retry_cancelled_midway_leaves_no_count_for_the_next_resend(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fast = writer.WRITE_RETRY._replace(initial_interval=0.3, max_attempts=3, jitter=False)
-    monkeypatch.setattr(writer, "WRITE_RETRY", fast)
-    calls: list[str] = []
-
-    def flaky_model(name: str) -> Any:
-        calls.append(name)
-        raise ConnectionError("model down")
-
-    monkeypatch.setattr(writer, "load_chat_model", flaky_model)
+    calls = writer_model_down(monkeypatch, retry_interval=0.3)
     store = InMemoryStore()
     turn = {"turn_id": "t:m2", "messages": [{"role": "user", "content": "I live in Rome."}]}
     first = asyncio.create_task(fast_writer_graph(store).ainvoke(turn, context=offline(tmp_path)))
