@@ -42,9 +42,9 @@ def test_demo_exits_non_zero_when_recall_fails(
     assert "FAILED" in capsys.readouterr().out
 
 
-def test_chat_writes_lists_and_forgets(tmp_path: Path) -> None:
-    commands = "My name is Bob and I work at Acme.\n/memories\n/forget Acme\n/memories\n/quit\n"
-    done = subprocess.run(
+def run_chat(tmp_path: Path, commands: str) -> subprocess.CompletedProcess[str]:
+    """`make chat` as a user runs it, offline, typing `commands` line by line."""
+    return subprocess.run(
         [sys.executable, "-m", "graph.chat", "--data", str(tmp_path / "chat")],
         cwd=PROJECT,
         env=offline_env(tmp_path),
@@ -53,6 +53,11 @@ def test_chat_writes_lists_and_forgets(tmp_path: Path) -> None:
         text=True,
         timeout=120,
     )
+
+
+def test_chat_writes_lists_and_forgets(tmp_path: Path) -> None:
+    commands = "My name is Bob and I work at Acme.\n/memories\n/forget Acme\n/memories\n/quit\n"
+    done = run_chat(tmp_path, commands)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "(memory) create_memory" in out  # the user sees when memory was written
@@ -100,15 +105,7 @@ def test_chat_back_starts_a_sibling_branch_that_does_not_see_the_task(tmp_path: 
         "My name is Bob.\nLet's plan a trip to Kyoto.\n/memories\n/back\n"
         "Bob, how is the Kyoto trip?\n/quit\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "graph.chat", "--data", str(tmp_path / "chat")],
-        cwd=PROJECT,
-        env=offline_env(tmp_path),
-        input=commands,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_chat(tmp_path, commands)
     assert done.returncode == 0, done.stderr
     listing, after_back = done.stdout.split("sibling branch of the one taken back", 1)
     assert "(branch) Current task: plan a trip to Kyoto" in listing  # written, branch scope
