@@ -19,22 +19,12 @@ from graph.memory_access import (
     resolve_user_id,
 )
 from graph.models import load_chat_model
-from graph.prompting import (  # noqa: F401  (re-exported: the prompt helpers' old home)
+from graph.prompting import (
     build_system_prompt,
-    current_time_text,
-    format_core_context,
-    format_memories,
     prompt_language,
 )
 from graph.state import State
 from graph.tools import CHAT_TOOLS
-from graph.write_handoff import (  # noqa: F401  (re-exported: the graph and tests use them here)
-    WRITER_GRAPH_ID,
-    WRITER_THREAD_SECRET_ENV,
-    ltm_write,
-    resolve_write_mode,
-    writer_thread_id,
-)
 from memory.writer.turns import text_of
 
 logger = logging.getLogger(__name__)

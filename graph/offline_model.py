@@ -16,11 +16,9 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from graph.offline_rules import (  # noqa: F401  (extract_facts, extract_memories: re-exported)
+from graph.offline_rules import (
     best_matches,
-    extract_facts,
     extract_facts_with_keys,
-    extract_memories,
     forget_requests,
 )
 from memory.writer.turns import text_of

@@ -15,7 +15,8 @@ import graph.nodes as nodes
 from graph.agent import compile_graph, graph
 from graph.context import Context
 from graph.memory_access import register_local_writer, resolve_user_id, unregister_local_writer
-from graph.nodes import build_system_prompt, resolve_write_mode, writer_thread_id
+from graph.prompting import build_system_prompt
+from graph.write_handoff import resolve_write_mode, writer_thread_id
 from memory.factory import get_memory_manager
 from tests.fakes import ScriptedModel
 

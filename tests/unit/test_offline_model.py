@@ -11,7 +11,8 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.tools import StructuredTool
 
 from graph.models import load_chat_model
-from graph.offline_model import LABEL, OfflineChatModel, extract_facts, extract_memories
+from graph.offline_model import LABEL, OfflineChatModel
+from graph.offline_rules import extract_facts, extract_memories
 from memory.writer import MemoryConsumer
 from memory.yaml_manager import YamlMemoryManager
 
