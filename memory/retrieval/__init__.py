@@ -3,7 +3,7 @@
 from memory.retrieval.bm25_index import Bm25Index, IndexedMemory
 from memory.retrieval.dispatch import Retrievers, get_related_memories, shared_retrievers
 from memory.retrieval.hybrid import HybridRetriever
-from memory.retrieval.llm import LLMRetriever, escape_data, format_memory_lines
+from memory.retrieval.llm import LLMRetriever, format_memory_lines
 from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.modes import RetrievalMode
 from memory.retrieval.parsing import parse_indices
@@ -16,7 +16,6 @@ __all__ = [
     "MechanicalRetriever",
     "RetrievalMode",
     "Retrievers",
-    "escape_data",
     "format_memory_lines",
     "get_related_memories",
     "parse_indices",
