@@ -1,0 +1,161 @@
+"""Turn path: the project functions a turn passes through, on the read side and the write side.
+
+Run: `.venv/bin/python bench/turn_path.py`. One real turn through `compile_graph()` (offline
+model, SQLite backend, default write mode, an in-memory checkpointer), profiled:
+
+- read side: from `retrieve_memory` to the BM25 ranking (`Bm25Index.search`): the project
+  functions called on the way, and the call depth at which the ranking runs;
+- write side: from `ltm_write` to the manager's `apply`: the hand-off (until the memory
+  consumer's `consume` starts the memory agent) and the whole way (the agent's tools and the
+  offline model's rules included; the model itself is not project code).
+
+It reads only the environment and `compile_graph`, so it measures any version of the project.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+PACKAGES = ("graph", "memory", "prompts", "webapp")
+
+
+def project_name(frame: FrameType) -> str | None:
+    path = Path(frame.f_code.co_filename)
+    try:
+        relative = path.resolve().relative_to(ROOT)
+    except ValueError:
+        return None
+    if relative.parts[0] not in PACKAGES:
+        return None
+    return f"{relative}:{frame.f_code.co_qualname}"
+
+
+class PathRecorder:
+    """Collects project functions between a start function and a stop function, all threads."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.read: list[str] = []
+        self.read_depth = 0
+        self.write: list[str] = []
+        self.handoff = 0  # how many of `write` came before the consumer started
+        self.armed = False  # set before the measured turn
+        self.reading = False
+        self.writing = False
+        self.read_done = threading.Event()
+        self.write_done = threading.Event()
+
+    def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
+        if event != "call" or not self.armed:
+            return
+        name = project_name(frame)
+        if name is None:
+            return
+        function = frame.f_code.co_name
+        with self.lock:
+            if function == "retrieve_memory" and not self.read_done.is_set():
+                self.reading = True
+            if self.reading:
+                self.read.append(name)
+                if function == "search" and "Bm25Index" in name:
+                    self.read_depth = _depth(frame, "retrieve_memory")
+                    self.reading = False
+                    self.read_done.set()
+            if function in ("ltm_write", "ltm_write_sync", "altm_write") and self.read_done.is_set():
+                self.writing = True
+            if self.writing:
+                if function == "consume" and "consumer" in name and not self.handoff:
+                    self.handoff = len(self.write)
+                self.write.append(name)
+                if function == "apply" and "manager" in name.lower():
+                    self.writing = False
+                    self.write_done.set()
+
+
+def _depth(frame: FrameType, until: str) -> int:
+    depth, current = 0, frame
+    while current is not None:
+        if project_name(current) is not None:
+            depth += 1
+            if current.f_code.co_name == until:
+                return depth
+        current = current.f_back  # type: ignore[assignment]
+    return depth
+
+
+def wait_for_applied_turns(db: Path, count: int, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with sqlite3.connect(db) as conn:
+                if conn.execute("SELECT count(*) FROM memory_turns").fetchone()[0] >= count:
+                    return
+        except sqlite3.Error:
+            pass
+        time.sleep(0.05)
+    raise TimeoutError(f"{count} turn(s) not applied within {timeout:g} s")
+
+
+def report(title: str, names: list[str], extra: str = "") -> None:
+    functions = list(dict.fromkeys(names))
+    files = list(dict.fromkeys(name.split(":")[0] for name in functions))
+    print(f"== {title}: {len(files)} files, {len(functions)} functions{extra}")
+    for file in files:
+        inside = [name.split(":", 1)[1] for name in functions if name.startswith(file + ":")]
+        print(f"  {file}: {', '.join(inside)}")
+
+
+async def main() -> int:
+    tmp = Path(tempfile.mkdtemp(prefix="turn-path-"))
+    db = tmp / "memory.db"
+    os.environ["GULFSTREAM_MEMORY_BACKEND"] = f"sqlite:{db}"
+    os.environ["GULFSTREAM_SNAPSHOT_SECONDS"] = "off"
+    os.environ.pop("OPENAI_API_KEY", None)
+    os.environ.pop("OPENAI_BASE_URL", None)
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graph.agent import compile_graph
+
+    recorder = PathRecorder()
+    threading.setprofile(recorder)  # threads started from here on (the writer's) are profiled
+    app = compile_graph(checkpointer=InMemorySaver())
+    context_args: dict[str, Any] = {}
+    try:
+        from graph.context import Context
+
+        context_args["context"] = Context(user_id="path-user", model="offline/rules")
+    except (ImportError, TypeError):  # pragma: no cover - another layout
+        pass
+    first = {"messages": [{"role": "user", "content": "My name is Ada and I live in Lisbon."}]}
+    await app.ainvoke(first, {"configurable": {"thread_id": "path"}}, **context_args)
+    await asyncio.to_thread(wait_for_applied_turns, db, 1)
+    recorder.armed = True
+    sys.setprofile(recorder)
+    second = {"messages": [{"role": "user", "content": "Where do I live?"}]}
+    await app.ainvoke(second, {"configurable": {"thread_id": "path"}}, **context_args)
+    await asyncio.to_thread(recorder.write_done.wait, 60)
+    sys.setprofile(None)
+    threading.setprofile(None)  # type: ignore[arg-type]
+    depth = f", ranking at call depth {recorder.read_depth}"
+    report("retrieve_memory → BM25 ranking", recorder.read, depth)
+    report("ltm_write → consumer (the hand-off)", recorder.write[: recorder.handoff])
+    report("ltm_write → apply (all of it)", recorder.write)
+    if not recorder.read_done.is_set() or not recorder.write_done.is_set():
+        print("the turn did not reach the ranking or apply")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
