@@ -5,9 +5,12 @@ model, SQLite backend, default write mode, an in-memory checkpointer), profiled:
 
 - read side: from `retrieve_memory` to the BM25 ranking (`Bm25Index.search`): the project
   functions called on the way, and the call depth at which the ranking runs;
-- write side: from `ltm_write` to the manager's `apply`: the hand-off (until the memory
-  consumer's `consume` starts the memory agent) and the whole way (the agent's tools and the
-  offline model's rules included; the model itself is not project code).
+- write side: from `ltm_write` to the manager's `apply`. "Hand-off": every project function called until the memory consumer starts;
+  "all of it": every project function until `apply` (the agent's tools and the offline
+  model's rules included; the model itself is not project code). "Carried by": the functions
+  that receive the turn itself, i.e. an argument that is its id, or holds it (`turn.turn_id`,
+  a dict with "turn_id"); `self` is not counted, so the turn's own methods and objects that
+  merely remember the id are left out.
 
 It reads only the environment and `compile_graph`, so it measures any version of the project.
 """
@@ -15,6 +18,7 @@ It reads only the environment and `compile_graph`, so it measures any version of
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import sqlite3
 import sys
@@ -28,6 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 PACKAGES = ("graph", "memory", "prompts", "webapp")
+THREAD = "path"
 
 
 def project_name(frame: FrameType) -> str | None:
@@ -50,6 +55,7 @@ class PathRecorder:
         self.read_depth = 0
         self.write: list[str] = []
         self.handoff = 0  # how many of `write` came before the consumer started
+        self.carried: list[str] = []  # functions whose arguments hold the turn
         self.armed = False  # set before the measured turn
         self.reading = False
         self.writing = False
@@ -78,9 +84,36 @@ class PathRecorder:
                 if function == "consume" and "consumer" in name and not self.handoff:
                     self.handoff = len(self.write)
                 self.write.append(name)
+                if _carries_turn(frame):
+                    self.carried.append(name)
                 if function == "apply" and "manager" in name.lower():
                     self.writing = False
                     self.write_done.set()
+
+
+def _is_turn_id(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(f"{THREAD}:") and "@" in value
+
+
+def _carries_turn(frame: FrameType) -> bool:
+    """Whether an argument of this call is the measured turn's id or holds it."""
+    code = frame.f_code
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    for name in code.co_varnames[:count]:
+        if name == "self":
+            continue
+        value = frame.f_locals.get(name)
+        values = list(value.values()) if isinstance(value, dict) else [value]
+        values += list(value) if isinstance(value, tuple) else []
+        for candidate in values:
+            if _is_turn_id(candidate):
+                return True
+            if "Turn" in type(candidate).__name__ and _is_turn_id(getattr(candidate, "turn_id", 0)):
+                return True
+            if isinstance(candidate, dict) and _is_turn_id(candidate.get("turn_id")):
+                return True
+    return False
 
 
 def _depth(frame: FrameType, until: str) -> int:
@@ -149,6 +182,7 @@ async def main() -> int:
     threading.setprofile(None)  # type: ignore[arg-type]
     depth = f", ranking at call depth {recorder.read_depth}"
     report("retrieve_memory → BM25 ranking", recorder.read, depth)
+    report("ltm_write → apply, carried by", recorder.carried)
     report("ltm_write → consumer (the hand-off)", recorder.write[: recorder.handoff])
     report("ltm_write → apply (all of it)", recorder.write)
     if not recorder.read_done.is_set() or not recorder.write_done.is_set():

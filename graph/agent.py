@@ -9,10 +9,10 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 
 from graph.context import Context
+from graph.handoff import ltm_write
 from graph.nodes import agent, retrieve_memory, route_after_agent
 from graph.state import InputState, State
 from graph.tools import CHAT_TOOLS
-from graph.write_handoff import ltm_write
 
 builder = StateGraph(State, input_schema=InputState, context_schema=Context)
 builder.add_node("retrieve_memory", retrieve_memory)

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import hmac
 import logging
-import os
 from typing import Any
 
 from langgraph_sdk import Auth
 
-from graph.memory_access import DEAD_WRITES_NAMESPACE
+from graph.run_memory import DEAD_WRITES_NAMESPACE
+from graph.settings import get_settings
 from memory.manager import validate_user_id
 from memory.store_manager import (
     BACKUP_NAMESPACE,
@@ -60,14 +60,14 @@ def parse_tokens(spec: str) -> dict[str, str]:
 def user_for_token(token: str) -> str | None:
     """The user a token belongs to, comparing in constant time so timing reveals no token."""
     found = None
-    for known, user_id in parse_tokens(os.environ.get(TOKENS_ENV, "")).items():
+    for known, user_id in parse_tokens(get_settings().auth_tokens).items():
         if hmac.compare_digest(known.encode(), token.encode()):
             found = user_id
     return found
 
 
 # A malformed token list stops the server at start instead of failing every request later.
-if not parse_tokens(os.environ.get(TOKENS_ENV, "")):
+if not parse_tokens(get_settings().auth_tokens):
     logger.warning("%s is empty: every authenticated request will be refused", TOKENS_ENV)
 
 

@@ -1,24 +1,28 @@
-"""Context: the runtime settings of a Gulfstream run, with GULFSTREAM_* environment fallbacks."""
+"""Context: what the caller of one run may choose (model, retrieval, language, scope, prompt)."""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Annotated, Any
 
-ENV_PREFIX = "GULFSTREAM_"
-RETRIEVAL_MODES = ("llm", "mechanical", "hybrid")
-LANGUAGES = ("auto", "en", "zh")
-WRITE_MODES = ("auto", "local", "server", "inline")
-MEMORY_SCOPES = ("auto", "user", "branch")
+from graph.models import DEFAULT_MODEL
+from graph.settings import ENV_PREFIX, Settings
+from memory.branch import SCOPE_POLICIES
+from memory.language import LANGUAGE_POLICIES
+from memory.retrieval.modes import RetrievalMode
+
 MAX_RETRIEVAL_LIMIT = 100
-MAX_WRITE_DELAY_SECONDS = 3600
+# Deployment settings a caller might try to send: refused by name, never applied.
+DEPLOYMENT_SETTINGS = frozenset(f.name for f in fields(Settings))
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, init=False)
 class Context:
-    """Settings for one run. A field left at its default takes `GULFSTREAM_<FIELD>` from the
-    environment when that variable is set, so `langgraph dev`, the CLI and tests share one source.
+    """Settings of one run, editable in Studio's assistant settings or passed as
+    `context={...}`. A field left out takes `GULFSTREAM_<FIELD>` from the server's environment
+    when set, else its default. Where memories live and how they are written are the
+    deployment's choice (graph/settings.py): a run naming one of those is refused.
     """
 
     user_id: str = field(
@@ -29,7 +33,7 @@ class Context:
         },
     )
     model: Annotated[str, {"__template_metadata__": {"kind": "llm"}}] = field(
-        default="openai/gpt-4o-mini",
+        default=DEFAULT_MODEL,
         metadata={
             "description": "The chat model, as provider/model. Without OPENAI_API_KEY or "
             "OPENAI_BASE_URL an offline rule-based model is used instead."
@@ -52,36 +56,11 @@ class Context:
         default=10,
         metadata={"description": "At most this many memories enter the system prompt."},
     )
-    memory_backend: str = field(
-        default="yaml:data/memory",
-        metadata={
-            "description": "Where memories live: 'yaml:<dir>', 'sqlite:<file>', 'store' (the "
-            "LangGraph server's store), 'postgres:<dsn>', or 'store:memory' (in-process, "
-            "forgotten at exit: tests only)."
-        },
-    )
     language: str = field(
         default="auto",
         metadata={
             "description": "Language of the chat prompt and of the memories the writer stores: "
             "'auto' (the language the user writes in), 'en' or 'zh' (always that one)."
-        },
-    )
-    write_mode: str = field(
-        default="auto",
-        metadata={
-            "description": "How a finished turn reaches the memory writer: 'server' (a background "
-            "run of memory_writer), 'local' (the queue graph.chat/LocalSession registered), "
-            "'inline' (written before the run ends, errors logged; for debugging) or 'auto' "
-            "(server under LangGraph, else the registered local queue, else a durable queue of "
-            "this process with its journal beside the store)."
-        },
-    )
-    write_delay_seconds: int = field(
-        default=0,
-        metadata={
-            "description": "Server mode: wait this long before the writer runs, so that a burst "
-            "of messages is written turn by turn after the user pauses."
         },
     )
     memory_scope: str = field(
@@ -102,27 +81,34 @@ class Context:
         },
     )
 
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            if not f.init:
-                continue
-            env_value = os.environ.get(ENV_PREFIX + f.name.upper())
-            if env_value is not None and getattr(self, f.name) == f.default:
-                setattr(self, f.name, env_value)
+    def __init__(self, **values: Any) -> None:
+        known = {f.name for f in fields(self)}
+        for name in sorted(set(values) - known):
+            if name in DEPLOYMENT_SETTINGS:
+                raise ValueError(
+                    f"Context.{name} is not a run setting: it belongs to the deployment "
+                    f"({ENV_PREFIX}{name.upper()} in the server's environment) and no run can "
+                    "choose it"
+                )
+            raise ValueError(f"Context has no field {name!r}; its fields are {sorted(known)}")
+        for spec in fields(self):
+            if spec.name in values:
+                value = values[spec.name]
+            else:
+                value = os.environ.get(ENV_PREFIX + spec.name.upper())
+                if value is None:
+                    assert spec.default is not MISSING
+                    value = spec.default
+            setattr(self, spec.name, value)
         self._validate()
 
     def _validate(self) -> None:
-        self.retrieval_limit = _as_int(
-            "retrieval_limit", self.retrieval_limit, 1, MAX_RETRIEVAL_LIMIT
-        )
-        self.write_delay_seconds = _as_int(
-            "write_delay_seconds", self.write_delay_seconds, 0, MAX_WRITE_DELAY_SECONDS
-        )
-        self.retrieval_mode = _one_of("retrieval_mode", self.retrieval_mode, RETRIEVAL_MODES)
-        self.language = _one_of("language", self.language, LANGUAGES)
-        self.write_mode = _one_of("write_mode", self.write_mode, WRITE_MODES)
-        self.memory_scope = _one_of("memory_scope", self.memory_scope, MEMORY_SCOPES)
-        for name in ("user_id", "model", "memory_backend"):
+        self.retrieval_limit = _as_int("retrieval_limit", self.retrieval_limit)
+        modes = tuple(mode.value for mode in RetrievalMode)
+        self.retrieval_mode = _one_of("retrieval_mode", self.retrieval_mode, modes)
+        self.language = _one_of("language", self.language, LANGUAGE_POLICIES)
+        self.memory_scope = _one_of("memory_scope", self.memory_scope, SCOPE_POLICIES)
+        for name in ("user_id", "model"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():
                 raise ValueError(f"Context.{name} must be a non-empty string, got {value!r}")
@@ -130,28 +116,28 @@ class Context:
         for name in ("writer_model", "system_prompt"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"Context.{name} must be a string, got {getattr(self, name)!r}")
-        if "/" not in self.model:
-            raise ValueError(f"Context.model must look like 'provider/model', got {self.model!r}")
-        if self.writer_model and "/" not in self.writer_model:
-            raise ValueError(
-                f"Context.writer_model must look like 'provider/model', got {self.writer_model!r}"
-            )
-        if not self.writer_model:
-            self.writer_model = self.model
+        self.writer_model = self.writer_model.strip() or self.model
+        for name in ("model", "writer_model"):
+            if "/" not in getattr(self, name):
+                raise ValueError(
+                    f"Context.{name} must look like 'provider/model', got {getattr(self, name)!r}"
+                )
 
 
-def _as_int(name: str, value: Any, low: int, high: int) -> int:
+def _as_int(name: str, value: Any) -> int:
     try:
         number = int(str(value).strip()) if not isinstance(value, bool) else None
     except ValueError:
         number = None
-    if number is None or not low <= number <= high:
-        raise ValueError(f"Context.{name} must be an integer from {low} to {high}, got {value!r}")
+    if number is None or not 1 <= number <= MAX_RETRIEVAL_LIMIT:
+        raise ValueError(
+            f"Context.{name} must be an integer from 1 to {MAX_RETRIEVAL_LIMIT}, got {value!r}"
+        )
     return number
 
 
 def _one_of(name: str, value: Any, allowed: tuple[str, ...]) -> str:
-    text = str(value).strip().lower() if isinstance(value, str) else value
+    text = value.strip().lower() if isinstance(value, str) else value
     if text not in allowed:
         raise ValueError(f"Context.{name} must be one of {', '.join(allowed)}; got {value!r}")
     return str(text)

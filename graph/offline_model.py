@@ -21,7 +21,8 @@ from graph.offline_rules import (
     extract_facts_with_keys,
     forget_requests,
 )
-from memory.writer.turns import text_of
+from memory.language import has_cjk
+from memory.messages import text_of
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +30,7 @@ LABEL = "[offline model]"
 # The read_memories listing: "[3] text" or "[3] (this conversation) text".
 _LISTED_MEMORY = re.compile(r"^\[(\d+)\](?: \(this conversation\))? (.+)$", re.M)
 _MEMORIES_FENCE = re.compile(r"<memories>\s*(.*?)\s*</memories>", re.S)
-# The memory writer's transcript: "user:" then the message in a ``` fence (memory/writer/turns.py).
+# The memory writer's transcript: "user:", then the message in a ``` fence (format_messages).
 _FENCED_USER_BLOCK = re.compile(r"^(?:user|用户)\s*[:：]\s*\n(`{3,})[a-z]*\n(.*?)\n\1", re.M | re.S)
 
 
@@ -144,7 +145,7 @@ class OfflineChatModel(BaseChatModel):
         memories = [
             ln.strip() for ln in (fence.group(1) if fence else "").splitlines() if ln.strip()
         ]
-        chinese = bool(re.search(r"[\u4e00-\u9fff]", system))
+        chinese = has_cjk(system)
         if memories:
             head = (
                 "（离线模型，仅引用记忆）相关记忆："

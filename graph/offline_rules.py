@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from memory.language import has_cjk
+
 # The memory writer's default sections (prompts/writer.py), so offline memories land where a real
 # model would put them.
 PROFILE_THEME = "identity"
@@ -122,7 +124,7 @@ def extract_facts_with_keys(text: str) -> list[Fact]:
             continue
         scope = "branch" if _TASK_MARKER.search(sentence) else "user"
         for clause in _CLAUSE_SPLIT.split(sentence):
-            chinese = re.search(r"[\u4e00-\u9fff]", clause)
+            chinese = has_cjk(clause)
             rules = _CHINESE_RULES if chinese else _ENGLISH_RULES
             fact = _first_match(clause, rules) or _first_match(clause, _TASK_RULES)
             if fact is not None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from graph.context import Context
 from memory.fencing import escape_data
-from memory.writer.turns import contains_cjk
+from memory.language import resolve_language
 from prompts.agent import (
     CORE_CONTEXT_BLOCKS,
     CORE_CONTEXT_LABELS,
@@ -17,15 +17,6 @@ from prompts.agent import (
     SYSTEM_PROMPTS,
     WEEKDAYS_ZH,
 )
-
-
-def prompt_language(context: Context, latest_user_text: str = "") -> str:
-    """`context.language` when it is `en` or `zh`; for `auto`, the language the user wrote in
-    (Chinese when the latest message has Chinese characters, else English) — the same policy
-    the memory writer follows."""
-    if context.language != "auto":
-        return context.language
-    return "zh" if contains_cjk(latest_user_text) else "en"
 
 
 def memory_lines(memories: Sequence[dict[str, Any]]) -> str:
@@ -75,7 +66,7 @@ def build_system_prompt(
     The core context and memories blocks go where `{core_context}` and `{memories}` are; a
     prompt without a placeholder gets that block appended, so that neither is silently lost.
     """
-    language = language or prompt_language(context)
+    language = language or resolve_language(context.language)
     template = context.system_prompt or SYSTEM_PROMPTS[language]
     block = format_core_context(core_context or {}, language)
     if "{core_context}" not in template:

@@ -1,4 +1,4 @@
-"""The graph's state: the conversation and the memories related to the current turn."""
+"""The graph's state: the conversation, the memories related to this turn, and its hand-off."""
 
 from __future__ import annotations
 
@@ -19,11 +19,17 @@ class InputState:
 
 @dataclass
 class State(InputState):
-    """The full state, both extra fields replaced on every turn by `retrieve_memory`:
-    `related_memories`, a list of `{"id", "description", "theme"}` dicts, most relevant first,
-    only those this branch of the conversation may read; `core_context`, the user's core
-    context block (`{}` until the first turn was written).
+    """The full state. Replaced on every turn:
+
+    - `related_memories`: `[{"id", "description", "theme"}]`, most relevant first, only those
+      this branch of the conversation may read;
+    - `core_context`: the user's core context block (`{}` until the first turn was written);
+    - `memory_write`: what became of this turn's memory write, `{"turn_id", "mode", "status",
+      "error"}` with status `journaled` (local queue: durable, written soon), `scheduled`
+      (server: a memory_writer run is queued), `written` (inline), `skipped` (no user message)
+      or `failed` (nothing was kept: `error` says why; the reply itself is fine).
     """
 
     related_memories: list[dict[str, Any]] = field(default_factory=list)
     core_context: dict[str, str] = field(default_factory=dict)
+    memory_write: dict[str, str] = field(default_factory=dict)

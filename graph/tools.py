@@ -7,13 +7,13 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from langgraph.config import get_config
 from langgraph.runtime import get_runtime
 
 from graph.context import Context
 from graph.lineage import current_lineage
-from graph.memory_access import context_of, facade_for, open_manager, resolve_user_id
-from graph.prompting import format_memories, prompt_language
+from graph.prompting import format_memories
+from graph.run_memory import open_run_memory
+from memory.language import resolve_language
 
 SEARCH_LIMIT = 20
 
@@ -28,19 +28,16 @@ def search_memory(query: str) -> str:
 
     Use it when the memories already in your instructions do not cover what you need.
     """
-    runtime = get_runtime(Context)
-    context = context_of(runtime.context)
-    config = get_config()
-    manager = open_manager(context, resolve_user_id(config, context), runtime.store)
-    # Mechanical search: a deeper recall mid-conversation must not cost another LLM call.
-    # Like retrieve_memory, only what this branch of the conversation may read.
-    found = facade_for(manager, context).get_related_memory_from(
-        query, "mechanical", limit=SEARCH_LIMIT, lineage=current_lineage(config)
+    run = open_run_memory(get_runtime(Context))
+    # BM25: a deeper recall mid-conversation must not cost another model call. Like
+    # retrieve_memory, only what this branch of the conversation may read.
+    found = run.memory.get_related_memory_from(
+        query, "mechanical", limit=SEARCH_LIMIT, lineage=current_lineage(run.config)
     )
     if not found:
         return "No memory matches."
     # Like the system prompt: fenced and escaped, memory text is data, never instructions.
-    return format_memories(found, prompt_language(context, query))
+    return format_memories(found, resolve_language(run.context.language, query))
 
 
 def convert_units(value: float, unit_from: str, unit_to: str) -> str:

@@ -78,6 +78,13 @@ def origin_checkpoint(item: MemoryItem) -> str:
     return item.origin.get("checkpoint_id", "") if isinstance(item.origin, dict) else ""
 
 
+def is_inherited(item: MemoryItem, checkpoint: str) -> bool:
+    """A branch item written at another checkpoint than `checkpoint`: a run there may not
+    change it in place, only write its own version (copy-on-write). Nothing is inherited
+    without a checkpoint (no branches)."""
+    return bool(checkpoint) and item.scope == "branch" and origin_checkpoint(item) != checkpoint
+
+
 def in_lineage(item: MemoryItem, lineage: Lineage) -> bool:
     """Whether a branch item was written on this run's ancestor chain."""
     checkpoint = origin_checkpoint(item)

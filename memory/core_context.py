@@ -1,4 +1,4 @@
-"""The core context block (seed 000): persona, what is known about the human, each thread's goal."""
+"""The core context block: the persona, what is known about the human, each thread's goal."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def _stored_key(key: str) -> bool:
     )
 
 
-def check_core_context_part(value: object, name: str) -> str:
+def check_part(value: object, name: str) -> str:
     """Return the text stripped, or raise ValueError naming the part."""
     if not isinstance(value, str):
         raise ValueError(f"{name} must be a string")
@@ -44,7 +44,7 @@ def check_core_context_part(value: object, name: str) -> str:
     return text
 
 
-def merge_core_context(current: Mapping[str, str], changes: Mapping[str, Any]) -> dict[str, str]:
+def merge(current: Mapping[str, str], changes: Mapping[str, Any]) -> dict[str, str]:
     """The stored block with `changes` applied and `updated_at` set.
 
     `changes` may name persona, human, human_source and goal@<thread id>; anything else is a
@@ -57,7 +57,7 @@ def merge_core_context(current: Mapping[str, str], changes: Mapping[str, Any]) -
                 raise ValueError(f"{HUMAN_SOURCE} must be 'auto' or 'user', not {value!r}")
             merged[key] = str(value)
         elif key in ("persona", "human") or (key.startswith(GOAL_PREFIX) and key != GOAL_PREFIX):
-            merged[key] = check_core_context_part(value, key)
+            merged[key] = check_part(value, key)
         else:
             raise ValueError(
                 f"core context has no part {key!r}; use persona, human or a thread's goal"
@@ -71,7 +71,7 @@ def resolve_changes(current: Mapping[str, str], changes: StoredChanges) -> dict[
     return dict(changes(current) if callable(changes) else changes)
 
 
-def read_core_context(raw: Any, repaired: list[str] | None = None) -> dict[str, str]:
+def read_stored(raw: Any, repaired: list[str] | None = None) -> dict[str, str]:
     """A stored block as a dict of text; anything else is dropped (and noted in `repaired`)."""
     if not raw:
         return {}
@@ -86,7 +86,7 @@ def read_core_context(raw: Any, repaired: list[str] | None = None) -> dict[str, 
     }
 
 
-def core_context_view(stored: Mapping[str, str], thread_id: str | None) -> dict[str, str]:
+def view(stored: Mapping[str, str], thread_id: str | None) -> dict[str, str]:
     """What a reader sees: persona, human, that thread's goal ("" without one) and updated_at;
     `{}` while nothing is stored."""
     if not stored:
@@ -121,6 +121,23 @@ def seed_changes(
     ):
         changes["human"], changes[HUMAN_SOURCE] = human, "auto"
     if goal is not None and thread_id and goal_key(thread_id) not in current:
+        changes[goal_key(thread_id)] = goal
+    return changes
+
+
+def hand_edit(
+    persona: str | None, human: str | None, goal: str | None, thread_id: str | None
+) -> dict[str, str]:
+    """The stored changes of a hand edit (None leaves a part as it is). Setting `human` pins it:
+    the writer no longer refreshes it. A goal belongs to one thread and needs its id."""
+    changes: dict[str, str] = {}
+    if persona is not None:
+        changes["persona"] = persona
+    if human is not None:
+        changes["human"], changes[HUMAN_SOURCE] = human, "user"
+    if goal is not None:
+        if thread_id is None:
+            raise ValueError("goal needs thread_id: each conversation has its own goal")
         changes[goal_key(thread_id)] = goal
     return changes
 

@@ -1,31 +1,41 @@
-"""LongTermMemory: the one facade the graph talks to — a read interface and a write interface."""
+"""LongTermMemory: one user's memory behind one door, a read interface and a write interface."""
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from memory.branch import Lineage, Provenance
+from memory.branch import Lineage
 from memory.manager import BaseMemoryManager
+from memory.messages import extract_last_turn
 from memory.repair import SelfCheckReport
-from memory.retrieval import RetrievalMode
-from memory.retrieval.dispatch import shared_retrievers
-from memory.writer.consumer import MemoryConsumer
-from memory.writer.journal import TurnJournal
-from memory.writer.queue import DurableWriteQueue, RetryPolicy, TurnConsumer, WriteStatus
-from memory.writer.staging import EventCallback
-from memory.writer.trace import WriteTrace
-from memory.writer.turns import extract_last_turn
+from memory.retrieval import RetrievalMode, Retrievers
+from memory.turn import Turn
+
+if TYPE_CHECKING:
+    from memory.snapshot import SnapshotScheduler
+    from memory.writer.queue import DurableWriteQueue, RetryPolicy, TurnConsumer, WriteStatus
+    from memory.writer.staging import ToolEvent
+    from memory.writer.trace import WriteTrace
 
 logger = logging.getLogger(__name__)
 
+DEFAULT_DATA_DIR = "data"  # where a backend without a folder of its own keeps the journal
+JOURNAL_FILE = "write-journal.sqlite"
+TRACE_FILE = "write-journal-trace.sqlite"
+
 
 class LongTermMemory:
-    """One user's long-term memory, as in the seed: `get_related_memory_from` reads, and
+    """One user's long-term memory, as in the seed: `get_related_memory_from` reads;
     `start` / `send_history` / `stop` write through a durable background queue.
+
+    It owns the manager's retrievers (one BM25 index, updated as the store changes) and, once
+    something is written, the journal and the write trace, kept in `data_dir` (the backend's
+    folder, else `data/`). Writing needs a `writer_llm` (or `llm`), or a `consumer`.
     """
 
     def __init__(
@@ -34,24 +44,33 @@ class LongTermMemory:
         *,
         llm: Any | None = None,
         writer_llm: Any | None = None,
-        journal_path: str | os.PathLike[str] | None = None,
         consumer: TurnConsumer | None = None,
-        on_event: EventCallback | None = None,
+        data_dir: str | os.PathLike[str] | None = None,
+        journal_path: str | os.PathLike[str] | None = None,
+        on_event: Callable[[ToolEvent], Any] | None = None,
         retry: RetryPolicy | None = None,
         journal_durability: Literal["full", "normal"] = "normal",
     ) -> None:
         self.manager = manager
-        self.llm = llm
+        self.retrievers = Retrievers(manager, llm)
+        folder = data_dir if data_dir is not None else manager.data_dir
+        self.data_dir = Path(folder if folder is not None else DEFAULT_DATA_DIR)
+        self.journal_path = Path(journal_path) if journal_path else self.data_dir / JOURNAL_FILE
+        self.consumer = consumer
         self.writer_llm = writer_llm if writer_llm is not None else llm
-        # Write side (downlink): built lazily by `_writer()` so that reading needs no journal.
-        self._journal_path = journal_path
-        self._consumer = consumer
-        self._on_event = on_event
+        self._listeners: list[Callable[[ToolEvent], Any]] = [on_event] if on_event else []
         self._retry = retry
-        self._journal_durability = journal_durability
-        self._write_queue: DurableWriteQueue | None = None
+        self._durability = journal_durability
+        self._queue: DurableWriteQueue | None = None
+        self._trace: WriteTrace | None = None
+        self._open_lock = threading.Lock()
+        self.snapshots: SnapshotScheduler | None = None  # set when the registry keeps snapshots
 
-    # ── read interface (uplink) ─────────────────────────────────────────
+    @property
+    def user_id(self) -> str:
+        return self.manager.user_id
+
+    # ── read interface ──────────────────────────────────────────────────
 
     def get_related_memory_from(
         self,
@@ -59,151 +78,168 @@ class LongTermMemory:
         mode: RetrievalMode | str = RetrievalMode.LLM,
         limit: int = 10,
         lineage: Lineage | None = None,
+        *,
+        llm: Any | None = None,
     ) -> list[dict[str, str]]:
         """Memories related to `prompt` as `[{id, description, theme}]`, most relevant first.
 
-        `mode` is `llm` (seed default), `mechanical` (BM25) or `hybrid`; LLM modes without a
-        model run BM25. Any failure, a corrupt store included, is logged and gives `[]`: a
-        retrieval failure never breaks the chat. With a `lineage` (the run's checkpoint ancestor
-        chain), branch memories of other branches are left out (see `memory.branch`).
+        `mode` is `llm` (seed default), `mechanical` (BM25) or `hybrid`; LLM modes use `llm`
+        (or the one given at construction) and run BM25 without one. Any failure, a corrupt
+        store included, is logged and gives `[]`: retrieval never breaks the chat. With a
+        `lineage` (the run's checkpoint ancestors), other branches' memories are left out.
         """
         try:
-            # The one cache per manager (shared with the editor and tools): one BM25 index.
-            retrievers = shared_retrievers(self.manager, self.llm)
-            return retrievers.retrieve(prompt, mode, limit, lineage)
+            return self.retrievers.retrieve(prompt, mode, limit, lineage, llm)
         except Exception:
-            logger.exception("memory retrieval failed for user %r", self.manager.user_id)
+            logger.exception("memory retrieval failed for user %r", self.user_id)
             return []
 
+    def search(self, query: str, limit: int = 50) -> list[str]:
+        """Ids of the live memories matching `query`: those containing it, then BM25's."""
+        return self.retrievers.mechanical.search(query, limit)
+
     def get_core_context(self, thread_id: str | None = None) -> dict[str, str]:
-        """The core context block (persona, human, the goal of `thread_id`, updated_at) without
-        a search; `{}` before the first turn seeded it, or when the store cannot be read
-        (logged)."""
+        """The core context block (persona, human, the goal of `thread_id`, updated_at); `{}`
+        before anything seeded it, or when the store cannot be read (logged)."""
         try:
             return self.manager.get_core_context(thread_id)
         except Exception:
-            logger.exception("core context read failed for user %r", self.manager.user_id)
+            logger.exception("core context read failed for user %r", self.user_id)
             return {}
 
-    # ── write interface (downlink) ──────────────────────────────────────
+    # ── what the writer does, live ──────────────────────────────────────
 
-    def _writer(self) -> DurableWriteQueue:
-        """The journal, the trace beside it, the consumer and the queue, built on first use."""
-        if self._write_queue is None:
-            journal_path = Path(self._journal_path or default_journal_path(self.manager))
-            trace = WriteTrace(write_trace_path(journal_path))
-            consumer = self._consumer
-            if consumer is None:
-                if self.writer_llm is None:
-                    raise ValueError(
-                        "LongTermMemory needs writer_llm (or llm, or consumer) to write memories"
-                    )
-                consumer = MemoryConsumer(self.writer_llm, language="auto")
-            self._write_queue = DurableWriteQueue(
-                self.manager,
-                consumer,
-                TurnJournal(journal_path, self._journal_durability),
-                trace=trace,
-                retry=self._retry,
-                on_event=self._on_event,
-            )
-        return self._write_queue
+    def add_listener(self, callback: Callable[[ToolEvent], Any]) -> None:
+        """Call `callback(event)` for every tool call the memory agent makes for this user."""
+        self._listeners.append(callback)
+
+    def remove_listener(self, callback: Callable[[ToolEvent], Any]) -> None:
+        if callback in self._listeners:
+            self._listeners.remove(callback)
+
+    def emit(self, event: ToolEvent) -> None:
+        for callback in list(self._listeners):
+            try:
+                callback(event)
+            except Exception:  # the live view is optional; the write is not
+                logger.exception("memory event listener %r failed", callback)
 
     @property
-    def write_trace(self) -> WriteTrace | None:
-        """The flat trace of applied changes (seed 000), listable per user and per turn."""
-        return self._writer().trace
+    def trace(self) -> WriteTrace:
+        """The flat trace of applied changes, beside the journal (opened on first use)."""
+        with self._open_lock:
+            if self._trace is None:
+                from memory.writer.trace import WriteTrace
+
+                self._trace = WriteTrace(self.journal_path.with_name(TRACE_FILE))
+            return self._trace
+
+    # ── write interface ─────────────────────────────────────────────────
+
+    def _writer(self) -> DurableWriteQueue:
+        with self._open_lock:
+            if self._queue is None:
+                from memory.writer.journal import TurnJournal
+                from memory.writer.queue import DurableWriteQueue
+
+                consumer = self.consumer
+                if consumer is None:
+                    if self.writer_llm is None:
+                        raise ValueError(
+                            "LongTermMemory needs writer_llm (or llm, or consumer) to write"
+                        )
+                    from memory.writer.consumer import MemoryConsumer
+
+                    consumer = self.consumer = MemoryConsumer(self.writer_llm)
+                journal = TurnJournal(self.journal_path, self._durability)
+                self._queue = DurableWriteQueue(self, consumer, journal, retry=self._retry)
+            return self._queue
+
+    @property
+    def writing(self) -> bool:
+        """Whether the background queue runs."""
+        return self._queue is not None and self._queue.running
 
     def start(self) -> int:
-        """Start the background writer inside the running event loop (seed: `start()`).
-
-        Unfinished turns from the journal are replayed first; returns how many.
-        """
+        """Start the background writer inside the running event loop (seed: `start()`) and
+        replay the turns an earlier run left in the journal; returns how many."""
         replayed = self._writer().start()
         report = self.self_check()
         log = logger.info if report.status == "OK" else logger.warning
         log(
             "memory of user %r at start: %s, %d items, issues=%s, repaired=%s",
-            self.manager.user_id,
-            report.status,
-            report.item_count,
-            report.issues,
-            report.repaired,
-        )
+            self.user_id, report.status, report.item_count, report.issues, report.repaired,
+        )  # fmt: skip
         return replayed
+
+    async def send(self, turn: Turn) -> str:
+        """Queue one turn for the memory agent and return its id at once. The turn is in the
+        journal when this returns (JournalError when it could not be), and applied once."""
+        return await self._writer().send(turn)
 
     async def send_history(
         self,
-        turn_messages: list[dict[str, str]],
+        turn_messages: Sequence[dict[str, str]],
         session_id: str | None = None,
         turn_id: str | None = None,
-        *,
-        provenance: Provenance | None = None,
-        lineage: Lineage | None = None,
-        scope_policy: str = "auto",
     ) -> str:
-        """Queue one turn (`[{role, content}]`) for the memory agent; returns its turn id at once.
-
-        The turn is in the journal when this returns, so a crash does not lose it; it is applied
-        exactly once. Bad input raises ValueError; calling before `start()` raises RuntimeError.
-        `provenance` (thread, checkpoint, turn) and `lineage` make the write branch-aware;
-        `scope_policy` is "auto" (the memory agent chooses), "user" or "branch".
-        """
-        return await self._writer().send(
-            turn_messages,
-            session_id,
-            turn_id,
-            provenance=provenance,
-            lineage=lineage,
-            scope_policy=scope_policy,
+        """The seed's call: queue one turn (`[{role, content}]`); returns its turn id at once.
+        Bad input raises ValueError; calling before `start()` raises RuntimeError."""
+        return await self.send(
+            Turn.of(self.user_id, turn_messages, turn_id=turn_id, thread_id=session_id or "")
         )
 
     async def send_history_from_session(
         self, session_messages: Sequence[Any], session_id: str | None = None
     ) -> str | None:
-        """Queue the last turn of a session (LangChain messages or role/content dicts): the last
-        user message and the replies after it. Returns the turn id, or None without a user message.
-
-        The turn id comes from the user message's id when it has one, so sending the same
-        session twice queues its last turn once.
-        """
-        turn, message_id = extract_last_turn(session_messages)
-        if not turn:
+        """Queue the last turn of a session (LangChain messages or role/content dicts): the
+        last user message and the replies after it. None without a user message. The turn id
+        comes from the user message's id when it has one, so a session sent twice queues its
+        last turn once."""
+        messages, message_id = extract_last_turn(session_messages)
+        if not messages:
             return None
         turn_id = f"{session_id or 'session'}:{message_id}" if message_id else None
-        return await self.send_history(turn, session_id=session_id, turn_id=turn_id)
+        return await self.send_history(messages, session_id=session_id, turn_id=turn_id)
 
-    async def stop(self) -> None:
-        """Put the `None` pill and wait until the queue is drained (seed: `stop()`)."""
-        if self._write_queue is not None:
-            await self._write_queue.stop()
+    async def join(self) -> None:
+        """Wait until every turn queued so far was processed."""
+        if self._queue is not None:
+            await self._queue.join()
+
+    async def stop(self, timeout: float | None = None) -> bool:
+        """Put the `None` pill and wait until the queue is drained (seed: `stop()`), at most
+        `timeout` seconds; False when turns were left (they stay journaled)."""
+        if self._queue is None:
+            return True
+        return await self._queue.stop(timeout)
 
     def retry_dead_letters(self) -> int:
         """Queue the dead-lettered turns again (after fixing their cause); returns how many."""
         return self._writer().retry_dead_letters()
 
     def write_status(self) -> WriteStatus:
-        """Pending, done and dead-lettered turns for self-check reporting (WARN on dead letters).
+        """Pending, done and dead-lettered turns (WARN on dead letters, FAIL on a damaged
+        journal). Without a writer the journal on disk is read, if there is one."""
+        from memory.writer.journal import TurnJournal
+        from memory.writer.queue import WriteStatus
 
-        Without a writer (no model, no consumer) the journal on disk is read, if there is one.
-        """
-        if self._write_queue is not None or self.writer_llm is not None or self._consumer:
+        if self._queue is not None or self.writer_llm is not None or self.consumer is not None:
             return self._writer().status()
-        journal_path = Path(self._journal_path or default_journal_path(self.manager))
-        if not journal_path.exists():
+        if not self.journal_path.exists():
             return WriteStatus("OK", False, 0, 0, 0)
-        journal = TurnJournal(journal_path, self._journal_durability)
+        journal = TurnJournal(self.journal_path, self._durability)
         try:
-            return WriteStatus.read(journal, self.manager.user_id)
+            return WriteStatus.read(journal, self.user_id)
         finally:
             journal.close()
 
     def self_check(self, recheck: bool = False) -> SelfCheckReport:
         """The store's report merged with the write pipeline's: what the chat and editor show.
 
-        Dead-lettered turns make an OK report WARN, with each turn's error among the issues
-        (`retry_dead_letters()` queues them again); FAIL stays FAIL. The store is checked again
-        only with `recheck` or when it never was (a check may repair and rewrite the store).
+        Dead letters make an OK report WARN (`retry_dead_letters()` queues them again); a
+        damaged journal makes it FAIL until acknowledged. The store is checked again only with
+        `recheck` or when it never was (a check may repair and rewrite the store).
         """
         report = self.manager.last_report
         if recheck or report is None:
@@ -211,29 +247,15 @@ class LongTermMemory:
         issues, status = list(report.issues), report.status
         try:
             writes = self.write_status()
-        except Exception as exc:  # an unreadable journal is itself worth a warning
-            writes = None
+        except Exception as exc:  # an unreadable journal is itself worth reporting
             issues.append(f"the write journal could not be read: {type(exc).__name__}: {exc}")
-            status = "WARN" if status == "OK" else status
-        if writes is not None and writes.dead:
-            issues += writes.issues
+            return SelfCheckReport("FAIL", issues, list(report.repaired), report.item_count)
+        issues += writes.issues
+        if writes.dead:
             issues.append(
                 f"{writes.dead} turn(s) were not written to memory; fix the cause, then "
                 "retry_dead_letters()"
             )
-            status = "WARN" if status == "OK" else status
+        ranks = {"OK": 0, "WARN": 1, "FAIL": 2}
+        status = max(status, writes.status, key=ranks.__getitem__)
         return SelfCheckReport(status, issues, list(report.repaired), report.item_count)
-
-
-def default_journal_path(manager: BaseMemoryManager) -> Path:
-    """Where the write journal lives when none is given: beside the manager's files."""
-    directory = getattr(manager, "directory", None)
-    file_path = getattr(manager, "path", None)
-    if directory is None and file_path is not None:
-        directory = Path(file_path).parent
-    return Path(directory or "data") / "write-journal.sqlite"
-
-
-def write_trace_path(journal_path: Path) -> Path:
-    """The write trace's SQLite file, next to the journal."""
-    return journal_path.with_name(f"{journal_path.stem}-trace.sqlite")

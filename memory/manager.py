@@ -1,18 +1,19 @@
-"""BaseMemoryManager: the seed's three storage primitives and everything built on them."""
+"""BaseMemoryManager: one user's memories over some storage, built on three primitives."""
 
 from __future__ import annotations
 
 import logging
 import re
+import secrets
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from memory.branch import Provenance, ProvenanceTransaction
-from memory.core_context import StoredChanges, merge_core_context, resolve_changes
-from memory.core_context_access import CoreContextAccess
+from memory import core_context, operations
+from memory.branch import Lineage, Provenance, ProvenanceTransaction
 from memory.document import (
     ApplyResult,
     Change,
@@ -20,11 +21,9 @@ from memory.document import (
     MemoryDocument,
     MemoryTransaction,
 )
-from memory.errors import MemoryNotFound
-from memory.item import MemoryItem, time_sort_key
-from memory.operations import TransactionOperations
+from memory.errors import CorruptStoreError, MemoryNotFound, WritesDisabled
+from memory.item import MemoryItem
 from memory.repair import SelfCheckReport
-from memory.self_check import SelfChecking
 
 logger = logging.getLogger(__name__)
 
@@ -48,27 +47,28 @@ def file_stem(user_id: str) -> str:
     return _CAPITAL.sub(lambda match: "^" + match.group().lower(), validate_user_id(user_id))
 
 
-class BaseMemoryManager(TransactionOperations, SelfChecking, CoreContextAccess, ABC):
-    """One user's memories over some storage, built on three primitives.
+class BaseMemoryManager(ABC):
+    """One user's memories. Subclasses implement `_load_all` (read the whole document),
+    `_save_all` (replace it atomically) and `_write_lock` (exclusive across threads and
+    processes). Every change runs inside `transaction()`, by default lock → load → change → save;
+    backends with point reads and writes (SQLite, LangGraph stores) override `transaction()`, so
+    validation, history and tombstones live in one place (`memory.operations`).
 
-    Subclasses implement `_load_all` (read the whole document), `_save_all` (replace it
-    atomically) and `_write_lock` (exclusive across threads and processes). Every CRUD method runs
-    inside `_transaction()`, which by default is lock → load → change → save. Backends with point
-    reads and writes (SQLite, LangGraph stores) override `_transaction()` instead of each method,
-    so validation, history and tombstones live in one place.
+    `data_dir` is the folder the backend keeps its files in (None for stores without one): the
+    write journal, the trace and snapshots live beside it.
     """
 
     backend: str = "base"
+    data_dir: Path | None = None
 
     def __init__(self, user_id: str) -> None:
         self.user_id = validate_user_id(user_id)
-        self._writes_blocked: str | None = None
         self.last_report: SelfCheckReport | None = None
+        self._writes_blocked: str | None = None
         self._change_listeners: list[Callable[[], object]] = []
-        self.snapshot_scheduler: Any = None  # set by memory.factory when snapshots are kept
         self._document_cache: tuple[int, MemoryDocument] | None = None
 
-    # ── storage primitives ──────────────────────────────────────────────
+    # ── storage primitives (what a backend implements) ──────────────────
 
     @abstractmethod
     def _load_all(self) -> MemoryDocument:
@@ -82,53 +82,64 @@ class BaseMemoryManager(TransactionOperations, SelfChecking, CoreContextAccess, 
     def _write_lock(self) -> AbstractContextManager[None]:
         """Exclusive access for one read-modify-write sequence."""
 
-    @contextmanager
-    def _transaction(self) -> Iterator[MemoryTransaction]:
-        self._check_writable()
-        with self._write_lock():
-            document = self._load_all()
-            transaction = DocumentTransaction(document)
-            yield transaction
-            if transaction.dirty:
-                document.revision += 1
-                self._save_all(document)
-        if transaction.dirty:
-            self._notify_changed()
+    def _check_and_repair(self) -> tuple[list[str], list[str]]:
+        """The backend's part of `self_check`: (issues, repaired); raise if unusable."""
+        return [], []
 
-    # ── change listeners ────────────────────────────────────────────────
+    def _stored_revision(self) -> int | None:
+        """The revision as one cheap point read, or None when the backend has none."""
+        return None
 
-    def add_change_listener(self, callback: Callable[[], object]) -> None:
-        """Call `callback()` after every committed write (e.g. a debounced snapshot)."""
-        self._change_listeners.append(callback)
-
-    def _notify_changed(self) -> None:
-        for callback in list(self._change_listeners):
-            try:
-                callback()
-            except Exception:  # a listener never undoes or fails a committed write
-                logger.exception("memory change listener %r failed", callback)
-
-    # ── core context block (seed 000): the public calls are in CoreContextAccess ──
+    def _read_item(self, memory_id: str) -> MemoryItem | None:
+        """One stored item, tombstone or not; backends with point reads override this."""
+        return self._read_document().items.get(memory_id)
 
     def _read_core_context(self) -> dict[str, str]:
         return self._read_document().core_context
 
-    def _update_core_context(self, changes: StoredChanges) -> dict[str, str]:
-        """Merge `changes` (or what the callable returns for the block as read) into the stored
-        block under the write lock; nothing is written when there is nothing to change.
-        Backends with their own storage of the block override this."""
+    def _update_core_context(self, changes: core_context.StoredChanges) -> dict[str, str]:
+        """Merge `changes` into the stored block under the write lock (nothing is written when
+        nothing changes). The revision tracks the items only, so it is left alone."""
         with self._write_lock():
             document = self._load_all()
-            wanted = resolve_changes(document.core_context, changes)
-            if not wanted:
-                return dict(document.core_context)
-            document.core_context = merge_core_context(document.core_context, wanted)
-            # The revision tracks the items (retrieval indexes key on it); the block is apart.
-            self._save_all(document)
+            wanted = core_context.resolve_changes(document.core_context, changes)
+            if wanted:
+                document.core_context = core_context.merge(document.core_context, wanted)
+                self._save_all(document)
             return dict(document.core_context)
 
+    @contextmanager
+    def transaction(self) -> Iterator[MemoryTransaction]:
+        """Point reads and writes committed together (or not at all), bumping the revision."""
+        self._check_writable()
+        with self._write_lock():
+            document = self._load_all()
+            tx = DocumentTransaction(document)
+            yield tx
+            if tx.dirty:
+                document.revision += 1
+                self._save_all(document)
+        if tx.dirty:
+            self._notify_changed()
+
+    # ── reads ───────────────────────────────────────────────────────────
+
+    @property
+    def revision(self) -> str:
+        """A token that changes on every write through any manager."""
+        revision = self._stored_revision()
+        return str(revision if revision is not None else self._read_document().revision)
+
+    def change_token(self) -> str:
+        """A token that changes whenever what readers see changes; indexes are keyed on it.
+        Backends people may edit by hand add the file's identity to the revision."""
+        return self.revision
+
+    def read_document(self) -> MemoryDocument:
+        """Everything stored (tombstones, applied turns, core context); treat it as read-only."""
+        return self._read_document()
+
     def _read_document(self) -> MemoryDocument:
-        """The document for read-only use: cached while `_stored_revision()` stays the same."""
         revision = self._stored_revision()
         if revision is None:
             return self._load_all()
@@ -141,22 +152,21 @@ class BaseMemoryManager(TransactionOperations, SelfChecking, CoreContextAccess, 
         self._document_cache = (revision, document)
         return document
 
-    def _stored_revision(self) -> int | None:
-        """The revision as one cheap point read (every write through any manager bumps it), or
-        None when the backend has none; backends with a point read override this."""
-        return None
-
-    # ── queries ─────────────────────────────────────────────────────────
-
-    @property
-    def revision(self) -> str:
-        """A token that changes on every write, so readers can cache indexes cheaply."""
-        revision = self._stored_revision()
-        return str(revision if revision is not None else self._read_document().revision)
-
     def list_items(self) -> dict[str, MemoryItem]:
         """Live items by id (tombstones left out). Treat them as read-only."""
         return {i: item for i, item in self._read_document().items.items() if not item.deleted}
+
+    def all_items(self) -> dict[str, MemoryItem]:
+        """Every item by id, tombstones included (what `memory.branch.visible_ids` needs)."""
+        return self._read_document().items
+
+    def deleted_items(self) -> dict[str, MemoryItem]:
+        """Tombstones by id, for a "recently deleted" view."""
+        return {i: item for i, item in self._read_document().items.items() if item.deleted}
+
+    def live_count(self) -> int:
+        """How many live items there are; backends with a query for it override this."""
+        return len(self.list_items())
 
     def show(self) -> list[dict[str, Any]]:
         """All live memories as `[{id, description, theme}]`, the seed's LLM-friendly form."""
@@ -176,89 +186,49 @@ class BaseMemoryManager(TransactionOperations, SelfChecking, CoreContextAccess, 
         """The history of one item (tombstones too), newest first."""
         return self.get(memory_id, include_deleted=True).show_description_history()
 
-    def get_memories_grouped(self) -> dict[str, list[dict[str, Any]]]:
-        """Live items grouped by theme, newest first within a theme, for the editor's waterfall."""
-        groups: dict[str, list[dict[str, Any]]] = {}
-        ordered = sorted(
-            self._live_for_listing(),
-            key=lambda kv: time_sort_key(kv[1].latest_update_time),
-            reverse=True,
-        )
-        for memory_id, item in ordered:
-            groups.setdefault(item.theme, []).append(
-                {
-                    "id": memory_id,
-                    "description": item.description,
-                    "theme": item.theme,
-                    "hit": item.hit,
-                    "latest_update_time": item.latest_update_time,
-                }
-            )
-        return groups
-
-    def _read_item(self, memory_id: str) -> MemoryItem | None:
-        """One stored item, tombstone or not; backends with point reads override this."""
-        return self._read_document().items.get(memory_id)
-
-    def _live_for_listing(self) -> list[tuple[str, MemoryItem]]:
-        """(id, item) of the live items for listings that need no history; may be cheaper."""
-        return list(self.list_items().items())
-
-    def all_items(self) -> dict[str, MemoryItem]:
-        """Every item by id, tombstones included (what `memory.branch.visible_ids` needs)."""
-        return self._read_document().items
-
-    def deleted_items(self) -> dict[str, MemoryItem]:
-        """Tombstones by id, for a "recently deleted" view."""
-        return {i: item for i, item in self._read_document().items.items() if item.deleted}
-
     def has_applied(self, turn_id: str) -> bool:
         """Whether `apply` already recorded this turn."""
         return turn_id in self._read_document().applied_turns
 
-    # ── CRUD ────────────────────────────────────────────────────────────
+    # ── changes ─────────────────────────────────────────────────────────
 
     def add(self, description: str, theme: str, reason: str = "") -> str:
         """Add a memory and return its id."""
-        with self._transaction() as tx:
-            return self._add(tx, description, theme, reason, None)
+        with self.transaction() as tx:
+            return operations.add(tx, self.new_id, description, theme, reason)
 
     def update(
-        self,
-        id: str,
-        reason: str,
-        new_description: str | None = None,
-        new_theme: str | None = None,
+        self, id: str, reason: str, new_description: str | None = None, new_theme: str | None = None
     ) -> None:
         """Change a memory's description and/or theme; the old values go into its history."""
-        with self._transaction() as tx:
-            self._update(tx, id, reason, new_description, new_theme)
+        with self.transaction() as tx:
+            operations.update(tx, id, reason, new_description, new_theme)
 
     def delete(self, id: str, reason: str = "") -> str:
         """Tombstone a memory (undo with `restore`) and return its description."""
-        with self._transaction() as tx:
-            return self._delete(tx, id, reason)
+        with self.transaction() as tx:
+            return operations.delete(tx, id, reason)
 
     def restore(self, id: str, reason: str = "") -> None:
         """Bring a deleted memory back."""
-        with self._transaction() as tx:
-            self._restore(tx, id, reason)
+        with self.transaction() as tx:
+            operations.restore(tx, id, reason)
 
     def merge(
         self, id1: str, id2: str, merged_description: str, merged_theme: str, reason: str
     ) -> None:
         """Merge id2 into id1: id1 keeps both histories, id2 becomes a tombstone pointing at id1."""
-        with self._transaction() as tx:
-            self._merge(tx, id1, id2, merged_description, merged_theme, reason)
+        with self.transaction() as tx:
+            operations.merge(tx, id1, id2, merged_description, merged_theme, reason)
 
     def hit(self, id: str) -> int:
         """Count one more use of a memory and return the new count."""
-        with self._transaction() as tx:
-            return self._hit(tx, id)
+        with self.transaction() as tx:
+            return operations.hit(tx, id)
 
     def purge(self, id: str) -> None:
         """Really remove an item, tombstone or not, with its history. Only ever an explicit call."""
-        with self._transaction() as tx:
+        with self.transaction() as tx:
             if tx.get(id) is None:
                 raise MemoryNotFound(id)
             tx.remove(id)
@@ -277,17 +247,131 @@ class BaseMemoryManager(TransactionOperations, SelfChecking, CoreContextAccess, 
             raise ValueError("turn_id must be a non-empty string")
         if provenance is not None and not provenance.turn_id:
             provenance = replace(provenance, turn_id=turn_id)
-        with self._transaction() as tx:
+        with self.transaction() as tx:
             if tx.has_turn(turn_id):
                 return ApplyResult(turn_id=turn_id, applied=False, results=[])
             work: MemoryTransaction = tx
             if provenance is not None:
                 work = ProvenanceTransaction(tx, provenance)
-            self._check_expectations(tx, changes)
-            results = [self._apply_one(work, change, provenance) for change in changes]
+            operations.check_expectations(tx, changes)
+            results = [
+                operations.apply_change(work, change, provenance, self.new_id) for change in changes
+            ]
             tx.record_turn(turn_id)
             return ApplyResult(turn_id=turn_id, applied=True, results=results)
 
-    def _live_count(self) -> int:
-        """How many live items there are; backends with a query for it override this."""
-        return len(self.list_items())
+    def forget(
+        self,
+        memory_id: str,
+        reason: str = "",
+        *,
+        lineage: Lineage | None = None,
+        provenance: Provenance | None = None,
+    ) -> str:
+        """Delete one memory a run with `lineage` may read, as the memory writer would: an
+        ancestor's branch memory gets this branch's own tombstone (copy-on-write), so the other
+        branches keep it. Returns the id to `restore`."""
+        changes, tombstone = operations.forget_changes(
+            self, memory_id, reason, lineage, provenance, self.new_id()
+        )
+        self.apply(changes, f"forget:{secrets.token_hex(8)}", provenance)
+        return tombstone
+
+    def import_document(self, document: MemoryDocument) -> int:
+        """Store a whole document (a snapshot) in an EMPTY store; ValueError otherwise."""
+        with self._write_lock():
+            current = self._load_all()
+            if current.items or current.core_context:
+                raise ValueError(
+                    f"the {self.backend} store of user {self.user_id!r} is not empty; import "
+                    "only into an empty store (export it first if you mean to replace it)"
+                )
+            document.revision = max(document.revision, current.revision) + 1
+            self._save_all(document)
+        self._notify_changed()
+        return len(document.items)
+
+    def new_id(self) -> str:
+        """A short random id, as in the seed."""
+        return secrets.token_hex(4)
+
+    # ── core context block ──────────────────────────────────────────────
+
+    def get_core_context(self, thread_id: str | None = None) -> dict[str, str]:
+        """persona, human, the goal of `thread_id` ("" without one) and updated_at; `{}` until
+        anything is stored."""
+        return core_context.view(self._read_core_context(), thread_id)
+
+    def set_core_context(
+        self,
+        persona: str | None = None,
+        human: str | None = None,
+        goal: str | None = None,
+        *,
+        thread_id: str | None = None,
+    ) -> dict[str, str]:
+        """Set the given parts (None leaves a part as it is). A goal belongs to one thread: it
+        needs `thread_id`. Setting `human` by hand pins it: the writer no longer refreshes it."""
+        changes = core_context.hand_edit(persona, human, goal, thread_id)
+        self._check_writable()
+        stored = self._update_core_context(changes)
+        self._notify_changed()
+        return core_context.view(stored, thread_id)
+
+    def seed_core_context(self, **seeds: str | None) -> dict[str, str]:
+        """The writer's seeding (persona, human, thread_id, goal), decided against the block as
+        read under the write lock, so a concurrent hand edit is never overwritten."""
+        self._check_writable()
+        current = self._read_core_context()
+        if not core_context.seed_changes(current, **seeds):
+            return core_context.view(current, seeds.get("thread_id"))
+        written: list[bool] = []
+
+        def decide(current: Mapping[str, str]) -> dict[str, str]:
+            changes = core_context.seed_changes(current, **seeds)
+            written.append(bool(changes))
+            return changes
+
+        stored = self._update_core_context(decide)
+        if any(written):
+            self._notify_changed()
+        return core_context.view(stored, seeds.get("thread_id"))
+
+    # ── health ──────────────────────────────────────────────────────────
+
+    def self_check(self) -> SelfCheckReport:
+        """Check that the store is readable, writable and whole; repair what can be repaired.
+
+        FAIL (unreadable or unwritable store) stops writes for this manager until a later check
+        passes; reads go on where they can. WARN: something was repaired (originals kept).
+        """
+        self._writes_blocked = None
+        try:
+            issues, repaired = self._check_and_repair()
+        except CorruptStoreError as exc:
+            self._writes_blocked = str(exc)
+        except OSError as exc:
+            self._writes_blocked = f"storage is not usable: {exc}"
+        if self._writes_blocked:
+            self.last_report = SelfCheckReport("FAIL", [self._writes_blocked], [], 0)
+        else:
+            status = "WARN" if issues or repaired else "OK"
+            self.last_report = SelfCheckReport(status, issues, repaired, self.live_count())
+        return self.last_report
+
+    def _check_writable(self) -> None:
+        if self._writes_blocked:
+            raise WritesDisabled(
+                f"writes for user {self.user_id!r} are stopped: {self._writes_blocked}"
+            )
+
+    def add_change_listener(self, callback: Callable[[], object]) -> None:
+        """Call `callback()` after every committed write (e.g. a debounced snapshot)."""
+        self._change_listeners.append(callback)
+
+    def _notify_changed(self) -> None:
+        for callback in list(self._change_listeners):
+            try:
+                callback()
+            except Exception:  # a listener never undoes or fails a committed write
+                logger.exception("memory change listener %r failed", callback)

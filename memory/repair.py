@@ -36,6 +36,13 @@ class SelfCheckReport:
         return self.status == "OK"
 
 
+def items_from_raw(raw_items: dict[str, Any]) -> tuple[dict[str, MemoryItem], list[str]]:
+    """Rebuild every item from raw stored data; return the items and the repairs made."""
+    repaired: list[str] = []
+    items = {str(i): item_from_raw(str(i), raw, repaired) for i, raw in raw_items.items()}
+    return items, repaired
+
+
 def item_from_raw(memory_id: str, raw: Any, repaired: list[str]) -> MemoryItem:
     """Build an item from whatever a file held, fixing types and noting every fix in `repaired`."""
     where = f"item {memory_id!r}"

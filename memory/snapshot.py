@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import gzip
 import json
@@ -15,10 +14,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memory.core_context import read_core_context
+from memory.core_context import read_stored
 from memory.document import MemoryDocument
 from memory.errors import CorruptStoreError
 from memory.manager import BaseMemoryManager, file_stem
+from memory.repair import items_from_raw
 
 SNAPSHOT_FORMAT = "gulfstream-memory-snapshot"
 SNAPSHOT_VERSION = 1  # items carry scope/origin/supersedes; older readers ignore extra keys
@@ -29,17 +29,14 @@ logger = logging.getLogger(__name__)
 
 def default_snapshot_path(manager: BaseMemoryManager) -> Path | None:
     """The default snapshot location: beside the backend's files (None for in-memory stores)."""
-    directory = getattr(manager, "directory", None)
-    if directory is None and getattr(manager, "path", None) is not None:
-        directory = Path(manager.path).parent  # type: ignore[attr-defined]
-    if directory is None:
+    if manager.data_dir is None:
         return None
-    return Path(directory) / "memory_backup" / f"{file_stem(manager.user_id)}.jsonl.gz"
+    return manager.data_dir / "memory_backup" / f"{file_stem(manager.user_id)}.jsonl.gz"
 
 
 def write_snapshot(manager: BaseMemoryManager, path: str | os.PathLike[str]) -> Path:
     """Write every item (tombstones and history included) and the applied turns, atomically."""
-    document = manager._load_all()
+    document = manager.read_document()
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     header = {
@@ -68,7 +65,7 @@ def write_snapshot(manager: BaseMemoryManager, path: str | os.PathLike[str]) -> 
     return target
 
 
-def read_snapshot(path: str | os.PathLike[str], manager: BaseMemoryManager) -> MemoryDocument:
+def read_snapshot(path: str | os.PathLike[str]) -> MemoryDocument:
     """Parse a snapshot into a document, repairing items the same way a hand-edited file is."""
     try:
         with gzip.open(path, "rt", encoding="utf-8") as handle:
@@ -83,25 +80,15 @@ def read_snapshot(path: str | os.PathLike[str], manager: BaseMemoryManager) -> M
         if not isinstance(row, dict) or not isinstance(row.get("id"), str):
             raise CorruptStoreError(f"snapshot {path} has a line without an id: {row!r:.80}")
         raw_items[row.pop("id")] = row
-    items, _ = manager._validate_all_items(raw_items)
+    items, _ = items_from_raw(raw_items)
     turns = [str(t) for t in header.get("applied_turns") or []]
-    core_context = read_core_context(header.get("core_context"))
+    core_context = read_stored(header.get("core_context"))
     return MemoryDocument(items, turns, int(header.get("revision") or 0), core_context)
 
 
 def import_snapshot(manager: BaseMemoryManager, path: str | os.PathLike[str]) -> int:
     """Load a snapshot into an EMPTY backend; return the item count. Never overwrites data."""
-    document = read_snapshot(path, manager)
-    with manager._write_lock():
-        current = manager._load_all()
-        if current.items or current.core_context:
-            raise ValueError(
-                f"the {manager.backend} store of user {manager.user_id!r} is not empty; "
-                "import only into an empty store (export it first if you mean to replace it)"
-            )
-        document.revision += 1
-        manager._save_all(document)
-    return len(document.items)
+    return manager.import_document(read_snapshot(path))
 
 
 def restore_if_empty(
@@ -111,10 +98,13 @@ def restore_if_empty(
     snapshot = Path(path) if path is not None else default_snapshot_path(manager)
     if snapshot is None or not snapshot.exists():
         return False
-    current = manager._load_all()
+    current = manager.read_document()
     if current.items or current.core_context:
         return False
-    import_snapshot(manager, snapshot)
+    try:
+        import_snapshot(manager, snapshot)
+    except ValueError:  # another process restored (or wrote) it meanwhile
+        return False
     return True
 
 
@@ -179,8 +169,8 @@ _pending: set[SnapshotScheduler] = set()
 
 
 @atexit.register
-def _flush_pending() -> None:
-    """Write the snapshots still waiting for their quiet period when the process exits."""
+def flush_pending() -> None:
+    """Write the snapshots still waiting for their quiet period (at exit, or when asked)."""
     for scheduler in list(_pending):
         if scheduler.pending:
             scheduler._flush_quietly()
@@ -190,34 +180,25 @@ def _line(record: dict[str, Any]) -> bytes:
     return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """`python -m memory.snapshot export|import --backend SPEC --user ID [--file PATH]`."""
-    from memory.factory import open_memory_manager
-
-    parser = argparse.ArgumentParser(prog="python -m memory.snapshot", description=__doc__)
-    parser.add_argument("command", choices=["export", "import"])
-    parser.add_argument(
-        "--backend", default=os.environ.get("GULFSTREAM_MEMORY_BACKEND", "yaml:data/memory")
-    )
-    parser.add_argument("--user", default=os.environ.get("GULFSTREAM_USER_ID", "default"))
-    parser.add_argument(
-        "--file", help="snapshot path (default: memory_backup/<user>.jsonl.gz beside the store)"
-    )
-    args = parser.parse_args(argv)
-    manager = open_memory_manager(args.backend, args.user)
-    path = Path(args.file) if args.file else default_snapshot_path(manager)
+def attach_snapshots(manager: BaseMemoryManager, delay: float | None) -> SnapshotScheduler | None:
+    """Restore an empty store from its snapshot, then (unless `delay` is None) keep the
+    snapshot current `delay` quiet seconds after writes. Only backends with a folder have a
+    snapshot location."""
+    path = default_snapshot_path(manager)
     if path is None:
-        parser.error("this backend has no default snapshot location; pass --file")
-    if args.command == "export":
-        print(f"wrote {write_snapshot(manager, path)} ({len(manager._load_all().items)} items)")
-    else:
-        try:
-            print(f"imported {import_snapshot(manager, path)} items from {path}")
-        except (ValueError, CorruptStoreError) as exc:
-            print(f"error: {exc}")
-            return 1
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+        return None
+    try:
+        if restore_if_empty(manager, path):
+            logger.warning(
+                "memory of user %r was empty; restored %d items from the snapshot %s",
+                manager.user_id,
+                len(manager.all_items()),
+                path,
+            )
+    except Exception:  # a bad snapshot must not stop the app; the store is left as it was
+        logger.exception("could not restore the memory snapshot %s", path)
+    if delay is None:
+        return None
+    scheduler = SnapshotScheduler(manager, path, delay)
+    manager.add_change_listener(scheduler.changed)
+    return scheduler

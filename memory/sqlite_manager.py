@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memory.core_context import StoredChanges, merge_core_context, resolve_changes
+from memory.core_context import StoredChanges, merge, resolve_changes
 from memory.document import MemoryDocument, MemoryTransaction
 from memory.errors import CorruptStoreError
 from memory.item import MemoryItem, now_iso
@@ -48,6 +48,7 @@ class SqliteMemoryManager(BaseMemoryManager):
     def __init__(self, path: str | os.PathLike[str], user_id: str) -> None:
         super().__init__(user_id)
         self.path = Path(path)
+        self.data_dir = self.path.parent
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._pid = os.getpid()
@@ -143,7 +144,7 @@ class SqliteMemoryManager(BaseMemoryManager):
             raise
 
     @contextmanager
-    def _transaction(self) -> Iterator[MemoryTransaction]:
+    def transaction(self) -> Iterator[MemoryTransaction]:
         self._check_writable()
         with self._write_lock():
             conn = self._conn()
@@ -168,7 +169,7 @@ class SqliteMemoryManager(BaseMemoryManager):
             wanted = resolve_changes(current, changes)
             if not wanted:
                 return current
-            context = merge_core_context(current, wanted)
+            context = merge(current, wanted)
             write_core_context_row(conn, self.user_id, context)
         return context
 
@@ -267,16 +268,10 @@ class SqliteMemoryManager(BaseMemoryManager):
     def _read_item(self, memory_id: str) -> MemoryItem | None:
         return SqliteTransaction(self._conn(), self.user_id).get(memory_id)
 
-    def _live_for_listing(self) -> list[tuple[str, MemoryItem]]:
-        return [
-            (i, item)
-            for i, item, _ in self._scan_items(self._conn(), "AND deleted = 0", with_history=False)
-        ]
-
     def has_applied(self, turn_id: str) -> bool:
         return turn_recorded(self._conn(), self.user_id, turn_id)
 
-    def _live_count(self) -> int:
+    def live_count(self) -> int:
         row = (
             self._conn()
             .execute(

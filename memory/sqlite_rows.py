@@ -6,7 +6,7 @@ import json
 import sqlite3
 from typing import Any
 
-from memory.core_context import read_core_context
+from memory.core_context import read_stored
 from memory.document import MemoryTransaction
 from memory.item import MAX_THEME_CHARS, MemoryItem, now_iso
 from memory.repair import item_from_raw
@@ -199,7 +199,7 @@ def read_core_context_row(conn: sqlite3.Connection, user_id: str) -> dict[str, s
     row = conn.execute(
         "SELECT context FROM memory_core_context WHERE user_id = ?", (user_id,)
     ).fetchone()
-    return read_core_context(decode_entry(row[0])) if row else {}
+    return read_stored(decode_entry(row[0])) if row else {}
 
 
 def write_core_context_row(conn: sqlite3.Connection, user_id: str, context: dict[str, str]) -> None:

@@ -10,12 +10,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, PutOp
 
-from memory.core_context import (
-    StoredChanges,
-    merge_core_context,
-    read_core_context,
-    resolve_changes,
-)
+from memory.core_context import StoredChanges, merge, read_stored, resolve_changes
 from memory.document import MemoryDocument, MemoryTransaction
 from memory.item import MemoryItem, now_iso, time_sort_key
 from memory.manager import BaseMemoryManager
@@ -116,7 +111,7 @@ class StoreMemoryManager(BaseMemoryManager):
             yield
 
     @contextmanager
-    def _transaction(self) -> Iterator[MemoryTransaction]:
+    def transaction(self) -> Iterator[MemoryTransaction]:
         self._check_writable()
         with self._write_lock():
             transaction = _StoreTransaction(self)
@@ -139,7 +134,7 @@ class StoreMemoryManager(BaseMemoryManager):
 
     def _read_core_context(self) -> dict[str, str]:
         stored = self.store.get(self.meta_ns, CORE_CONTEXT_KEY)
-        return read_core_context(stored.value if stored else None)
+        return read_stored(stored.value if stored else None)
 
     def _update_core_context(self, changes: StoredChanges) -> dict[str, str]:
         with self._write_lock():
@@ -147,7 +142,7 @@ class StoreMemoryManager(BaseMemoryManager):
             wanted = resolve_changes(current, changes)
             if not wanted:
                 return current
-            context = merge_core_context(current, wanted)
+            context = merge(current, wanted)
             self.store.put(self.meta_ns, CORE_CONTEXT_KEY, context, index=False)
         return context
 

@@ -6,11 +6,10 @@ import itertools
 import re
 import unicodedata
 
-# Han ideographs (basic + extension A + compatibility). Kana and Hangul are treated the same way:
-# none of them puts spaces between words.
-_CJK_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
-_TOKEN_RUN = re.compile(rf"[{_CJK_CLASS}]+|[a-z0-9]+")
-_CJK_RUN = re.compile(rf"[{_CJK_CLASS}]+")
+from memory.language import CJK_CLASS
+
+_TOKEN_RUN = re.compile(rf"[{CJK_CLASS}]+|[a-z0-9]+")
+_CJK_RUN = re.compile(rf"[{CJK_CLASS}]+")
 
 # A small list on purpose: BM25's idf already discounts frequent words; these only add noise.
 ENGLISH_STOP_WORDS = frozenset(
@@ -91,8 +90,3 @@ def tokenize(text: str) -> list[str]:
         else:
             tokens.extend(english_tokens(run))
     return tokens
-
-
-def has_cjk(text: str) -> bool:
-    """Whether the text contains Chinese (or other space-less) characters."""
-    return _CJK_RUN.search(text) is not None

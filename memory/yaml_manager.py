@@ -16,11 +16,11 @@ from typing import Any
 import portalocker
 import yaml
 
-from memory.core_context import read_core_context
+from memory.core_context import read_stored
 from memory.errors import CorruptStoreError
 from memory.item import MemoryItem
 from memory.manager import BaseMemoryManager, MemoryDocument, file_stem
-from memory.repair import SelfCheckReport
+from memory.repair import SelfCheckReport, items_from_raw
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ class YamlMemoryManager(BaseMemoryManager):
 
     def __init__(self, directory: str | os.PathLike[str], user_id: str) -> None:
         super().__init__(user_id)
-        self.directory = Path(directory)
+        self.directory = self.data_dir = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.stem = file_stem(self.user_id)
         self.path = self.directory / f"{self.stem}.yaml"
@@ -106,7 +106,7 @@ class YamlMemoryManager(BaseMemoryManager):
             raise
         _fsync_directory(self.directory)
         # What parsing `text` would give, without PyYAML: the next write skips the parse.
-        items, repairs = self._validate_all_items(data["items"])
+        items, repairs = items_from_raw(data["items"])
         parsed = MemoryDocument(
             items, list(document.applied_turns), document.revision, dict(document.core_context)
         )
@@ -121,6 +121,11 @@ class YamlMemoryManager(BaseMemoryManager):
         if key is not None:
             self._cache = (key, document, repairs)
         return document
+
+    def change_token(self) -> str:
+        # A person editing the file by hand changes it but not the revision inside it: the
+        # file's identity makes that edit count as a change too.
+        return f"{self.revision}:{self._file_key()}"
 
     # ── parsing ─────────────────────────────────────────────────────────
 
@@ -159,7 +164,7 @@ class YamlMemoryManager(BaseMemoryManager):
         repairs: list[str] = []
         core_context: dict[str, str] = {}
         if "items" in data and isinstance(data.get("items"), dict | None):
-            core_context = read_core_context(data.get("core_context"), repairs)
+            core_context = read_stored(data.get("core_context"), repairs)
             raw_items = data.get("items") or {}
             turns = data.get("applied_turns") or []
             revision = data.get("revision", 0)
@@ -172,7 +177,7 @@ class YamlMemoryManager(BaseMemoryManager):
         if isinstance(revision, bool) or not isinstance(revision, int):
             repairs.append("revision was not a number; reset")
             revision = 0
-        items, item_repairs = self._validate_all_items(raw_items)
+        items, item_repairs = items_from_raw(raw_items)
         repairs.extend(item_repairs)
         document = MemoryDocument(items, [str(t) for t in turns], revision, core_context)
         return document, repairs

@@ -11,6 +11,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
+from graph.settings import get_settings, load_dotenv
 from webapp.app import PREFIX, editor_routes
 from webapp.guard import allowed_hosts
 
@@ -29,8 +30,9 @@ def standalone_app() -> Starlette:
 
 
 def main() -> None:
+    load_dotenv()
     port = int(os.environ.get("GULFSTREAM_EDITOR_PORT", DEFAULT_PORT))
-    spec = os.environ.get("GULFSTREAM_MEMORY_BACKEND", "yaml:data/memory")
+    spec = get_settings().memory_backend
     print(f"Gulfstream memory editor: http://127.0.0.1:{port}{PREFIX}/  (backend {spec})")
     print("Local mode: pick the user with ?user=<id> in the URL (default 'default').")
     # Bound to loopback on purpose: without LangGraph auth the user id is whatever the URL says.

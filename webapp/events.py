@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from anyio import sleep, to_thread
 
+from graph.settings import get_settings
+from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
 
 logger = logging.getLogger(__name__)
@@ -20,10 +21,7 @@ Snapshot = dict[str, tuple[str, str, bool, int]]
 
 def poll_seconds() -> float:
     """How often a stream checks the revision (GULFSTREAM_EDITOR_POLL_SECONDS, default 0.5)."""
-    try:
-        return max(0.05, float(os.environ.get("GULFSTREAM_EDITOR_POLL_SECONDS", "0.5")))
-    except ValueError:
-        return 0.5
+    return max(0.05, get_settings().editor_poll_seconds)
 
 
 def snapshot(manager: BaseMemoryManager) -> Snapshot:
@@ -71,26 +69,26 @@ def describe_changes(
     return sorted(rows, key=lambda row: row["time"])
 
 
-def trace_rows(manager: BaseMemoryManager, seen: set[tuple[str, int]]) -> list[dict[str, Any]]:
+def trace_rows(memory: LongTermMemory, seen: set[tuple[str, int]]) -> list[dict[str, Any]]:
     """New rows of the memory writer's trace (which tool changed what); `seen` is updated."""
     try:
         from webapp.trace_adapter import unseen_rows
     except ImportError:  # the writer package is optional for the editor
         return []
     try:
-        return unseen_rows(manager, seen)
+        return unseen_rows(memory, seen)
     except Exception:  # the trace is a nicety; a broken trace must not stop the stream
         logger.exception("reading the write trace failed")
         return []
 
 
-def trace_signature(manager: BaseMemoryManager) -> object:
+def trace_signature(memory: LongTermMemory) -> object:
     """A cheap stamp of the trace files (stat only); None when the trace cannot be read."""
     try:
         from webapp.trace_adapter import trace_signature as signature
     except ImportError:
         return None
-    return signature(manager)
+    return signature(memory)
 
 
 def format_event(event: str, data: dict[str, Any]) -> str:
@@ -99,14 +97,15 @@ def format_event(event: str, data: dict[str, Any]) -> str:
 
 
 async def change_stream(
-    manager: BaseMemoryManager, since: str, is_disconnected: Callable[[], Any]
+    memory: LongTermMemory, since: str, is_disconnected: Callable[[], Any]
 ) -> AsyncIterator[str]:
     """Yield a `hello`, then a `change` event after every write, and heartbeats in between."""
+    manager = memory.manager
     revision = await to_thread.run_sync(lambda: manager.revision)
     before = await to_thread.run_sync(snapshot, manager)
     seen: set[tuple[str, int]] = set()
-    stamp = await to_thread.run_sync(trace_signature, manager)
-    await to_thread.run_sync(trace_rows, manager, seen)  # rows from before the page opened
+    stamp = await to_thread.run_sync(trace_signature, memory)
+    await to_thread.run_sync(trace_rows, memory, seen)  # rows from before the page opened
     yield "retry: 2000\n\n"
     yield format_event("hello", {"revision": revision, "user_id": manager.user_id})
     if since and since != revision:
@@ -123,11 +122,11 @@ async def change_stream(
             continue
         # The writer marks its trace rows applied just after the store commit, so they can
         # land after the revision moved: the trace files are watched on their own too.
-        new_stamp = await to_thread.run_sync(trace_signature, manager)
+        new_stamp = await to_thread.run_sync(trace_signature, memory)
         trace = []
         if current != revision or new_stamp != stamp:
             stamp = new_stamp
-            trace = await to_thread.run_sync(trace_rows, manager, seen)
+            trace = await to_thread.run_sync(trace_rows, memory, seen)
         if current != revision:
             after = await to_thread.run_sync(snapshot, manager)
             changes = await to_thread.run_sync(describe_changes, manager, before, after)

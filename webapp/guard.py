@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -12,6 +11,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from graph.settings import custom_auth_configured, get_settings, is_studio_user
 from memory.manager import validate_user_id
 
 CSRF_HEADER = "x-gulfstream-csrf"
@@ -47,17 +47,6 @@ class Caller:
     mode: str
 
 
-def _custom_auth_configured() -> bool:
-    """True when running inside the LangGraph server with an `auth` section in langgraph.json."""
-    if "langgraph_api" not in sys.modules:
-        return False
-    try:
-        from langgraph_api import config
-    except ImportError:  # pragma: no cover - langgraph_api is present whenever it is in sys.modules
-        return False
-    return bool(getattr(config, "LANGGRAPH_AUTH", None))
-
-
 def resolve_caller(request: Request) -> Caller:
     """The user this request acts for.
 
@@ -68,30 +57,23 @@ def resolve_caller(request: Request) -> Caller:
     """
     user = request.scope.get("user")
     identity = getattr(user, "identity", "") if user is not None else ""
-    custom_auth = _custom_auth_configured()
-    if custom_auth and _is_studio_user(user):
+    custom_auth = custom_auth_configured()
+    if custom_auth and is_studio_user(user):
         # `x-auth-scheme: langsmith` skips custom auth unless disable_studio_auth is set; that
         # shared Studio identity is no end user, so it gets no memories here.
         raise ApiError(403, "the LangGraph Studio user cannot use the memory editor", "user")
     if user is not None and getattr(user, "is_authenticated", False) and identity:
         return Caller(_checked_user(identity), "auth")
-    if custom_auth or os.environ.get("GULFSTREAM_EDITOR_REQUIRE_AUTH") == "1":
+    settings = get_settings()
+    if custom_auth or settings.editor_require_auth:
         raise ApiError(401, "sign in first: this editor needs an authenticated user", "user")
     requested = (
         request.headers.get(USER_HEADER)
         or request.query_params.get("user")
-        or os.environ.get("GULFSTREAM_EDITOR_USER")
+        or settings.editor_user
         or DEFAULT_LOCAL_USER
     )
     return Caller(_checked_user(requested), "local")
-
-
-def _is_studio_user(user: object) -> bool:
-    try:
-        from langgraph_sdk.auth.types import StudioUser
-    except ImportError:  # pragma: no cover - langgraph-sdk is a dependency
-        return False
-    return isinstance(user, StudioUser)
 
 
 def _checked_user(user_id: str) -> str:
@@ -115,7 +97,7 @@ def check_write_allowed(request: Request) -> None:
         raise ApiError(403, "missing the X-Gulfstream-CSRF: 1 header", CSRF_HEADER)
     origin = request.headers.get("origin")
     if origin and origin != "null":
-        allowed = {o.strip() for o in os.environ.get("GULFSTREAM_EDITOR_ORIGINS", "").split(",")}
+        allowed = set(get_settings().editor_origins)
         host = request.headers.get("host", "")
         if urlsplit(origin).netloc != host and origin not in allowed:
             raise ApiError(403, f"cross-site request from origin {origin!r} refused", "origin")
@@ -130,8 +112,7 @@ def is_local_dev_server() -> bool:
 
 def allowed_hosts() -> list[str]:
     """The loopback names plus GULFSTREAM_EDITOR_HOSTS (comma-separated; `*` allows any)."""
-    extra = [h.strip().lower() for h in os.environ.get("GULFSTREAM_EDITOR_HOSTS", "").split(",")]
-    return LOOPBACK_HOSTS + [h for h in extra if h]
+    return LOOPBACK_HOSTS + [host.lower() for host in get_settings().editor_hosts]
 
 
 def check_local_host(request: Request) -> None:

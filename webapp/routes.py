@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
 import re
 import sys
 import uuid
@@ -15,11 +14,13 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from graph.settings import get_settings
 from memory.document import Change
 from memory.errors import CorruptStoreError, MemoryNotFound, StaleWrite, WritesDisabled
-from memory.factory import DEFAULT_SPEC, get_memory_manager
 from memory.item import check_description, check_reason, check_theme
+from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
+from memory.registry import registry
 from webapp import events, transfer, views
 from webapp.guard import (
     ApiError,
@@ -45,25 +46,29 @@ _FIELD_ALIASES = {
 }
 
 
-def backend_spec() -> str:
-    """The memory backend, read per request so a test or a restart can point it elsewhere."""
-    return os.environ.get("GULFSTREAM_MEMORY_BACKEND", DEFAULT_SPEC)
-
-
-def open_manager(caller: Caller, loop: asyncio.AbstractEventLoop) -> BaseMemoryManager:
-    """The caller's manager. The `store` backend is the LangGraph server's live store, reached
-    from this server's event loop `loop`; the namespace is always the caller's own."""
-    spec = backend_spec()
-    if spec.split(":", 1)[0].strip().lower() != "store":
-        return get_memory_manager(spec, caller.user_id)
-    if "langgraph_api.server" not in sys.modules:
-        raise ApiError(
-            501,
-            "the store backend lives in the LangGraph server: open the editor under "
-            "`langgraph dev` (make dev), or use a yaml, sqlite or postgres backend",
-            "GULFSTREAM_MEMORY_BACKEND",
-        )
-    return get_memory_manager(spec, caller.user_id, store=server_store(loop))
+def open_memory(caller: Caller, loop: asyncio.AbstractEventLoop) -> LongTermMemory:
+    """The caller's memory on the deployment's backend. The `store` backend is the LangGraph
+    server's live store, reached from this server's event loop `loop`; the namespace is always
+    the caller's own."""
+    settings = get_settings()
+    spec = settings.memory_backend
+    store = None
+    if spec.split(":", 1)[0].strip().lower() == "store":
+        if "langgraph_api.server" not in sys.modules:
+            raise ApiError(
+                501,
+                "the store backend lives in the LangGraph server: open the editor under "
+                "`langgraph dev` (make dev), or use a yaml, sqlite or postgres backend",
+                "GULFSTREAM_MEMORY_BACKEND",
+            )
+        store = server_store(loop)
+    return registry.open(
+        spec,
+        caller.user_id,
+        store,
+        default_data_dir=settings.data_dir,
+        snapshot_delay=settings.snapshot_seconds,
+    )
 
 
 def _field_of(message: str) -> str | None:
@@ -107,8 +112,8 @@ async def _apply_checked(
         raise EditConflict(stale, field or "expected_update_time") from stale
 
 
-def api(handler: Callable[[Request, BaseMemoryManager], Awaitable[Response]]) -> Handler:
-    """Resolve the user, open their manager, and turn every refusal into a JSON 4xx/5xx."""
+def api(handler: Callable[[Request, LongTermMemory], Awaitable[Response]]) -> Handler:
+    """Resolve the user, open their memory, and turn every refusal into a JSON 4xx/5xx."""
 
     @functools.wraps(handler)
     async def endpoint(request: Request) -> Response:
@@ -118,8 +123,8 @@ def api(handler: Callable[[Request, BaseMemoryManager], Awaitable[Response]]) ->
             check_local_host(request)
             caller = resolve_caller(request)
             loop = asyncio.get_running_loop()
-            manager = await to_thread.run_sync(open_manager, caller, loop)
-            return await handler(request, manager)
+            memory = await to_thread.run_sync(open_memory, caller, loop)
+            return await handler(request, memory)
         except ApiError as exc:
             return exc.response()
         except MemoryNotFound as exc:
@@ -162,15 +167,16 @@ async def _revision(manager: BaseMemoryManager) -> str:
 
 
 @api
-async def list_memories(request: Request, manager: BaseMemoryManager) -> Response:
+async def list_memories(request: Request, memory: LongTermMemory) -> Response:
     q, theme = request.query_params.get("q", ""), request.query_params.get("theme", "")
     if len(q) > 500:
         raise ApiError(400, "q is longer than 500 characters", "q")
-    return JSONResponse(await _run(views.waterfall, manager, q, theme))
+    return JSONResponse(await _run(views.waterfall, memory, q, theme))
 
 
 @api
-async def add_memory(request: Request, manager: BaseMemoryManager) -> Response:
+async def add_memory(request: Request, memory: LongTermMemory) -> Response:
+    manager = memory.manager
     data = await read_json_object(request, {"description", "theme", "reason"})
     description = check_description(_text(data, "description"))
     theme = check_theme(_text(data, "theme"))
@@ -179,12 +185,14 @@ async def add_memory(request: Request, manager: BaseMemoryManager) -> Response:
 
 
 @api
-async def get_memory(request: Request, manager: BaseMemoryManager) -> Response:
+async def get_memory(request: Request, memory: LongTermMemory) -> Response:
+    manager = memory.manager
     return JSONResponse(await _run(views.card_with_history, manager, request.path_params["id"]))
 
 
 @api
-async def edit_memory(request: Request, manager: BaseMemoryManager) -> Response:
+async def edit_memory(request: Request, memory: LongTermMemory) -> Response:
+    manager = memory.manager
     data = await read_json_object(
         request, {"description", "theme", "reason", "expected_update_time"}
     )
@@ -206,7 +214,8 @@ async def edit_memory(request: Request, manager: BaseMemoryManager) -> Response:
 
 
 @api
-async def delete_memory(request: Request, manager: BaseMemoryManager) -> Response:
+async def delete_memory(request: Request, memory: LongTermMemory) -> Response:
+    manager = memory.manager
     data = await read_json_object(request, {"reason", "expected_update_time"})
     change = Change(
         op="delete",
@@ -221,7 +230,8 @@ async def delete_memory(request: Request, manager: BaseMemoryManager) -> Respons
 
 
 @api
-async def restore_memory(request: Request, manager: BaseMemoryManager) -> Response:
+async def restore_memory(request: Request, memory: LongTermMemory) -> Response:
+    manager = memory.manager
     data = await read_json_object(request, {"reason"})
     reason = _reason(data, False) or "restored in the memory editor"
     await _run(manager.restore, request.path_params["id"], reason)
@@ -229,7 +239,8 @@ async def restore_memory(request: Request, manager: BaseMemoryManager) -> Respon
 
 
 @api
-async def merge_memories(request: Request, manager: BaseMemoryManager) -> Response:
+async def merge_memories(request: Request, memory: LongTermMemory) -> Response:
+    manager = memory.manager
     data = await read_json_object(
         request,
         {"id", "other_id", "description", "theme", "reason"}
@@ -256,32 +267,36 @@ async def merge_memories(request: Request, manager: BaseMemoryManager) -> Respon
 
 
 @api
-async def list_deleted(request: Request, manager: BaseMemoryManager) -> Response:
+async def list_deleted(request: Request, memory: LongTermMemory) -> Response:
+    manager = memory.manager
     return JSONResponse({"items": await _run(views.deleted_cards, manager)})
 
 
 @api
-async def get_status(request: Request, manager: BaseMemoryManager) -> Response:
+async def get_status(request: Request, memory: LongTermMemory) -> Response:
     caller = resolve_caller(request)
-    return JSONResponse({**await _run(views.status, manager), "auth_mode": caller.mode})
+    return JSONResponse({**await _run(views.status, memory), "auth_mode": caller.mode})
 
 
 @api
-async def run_self_check(request: Request, manager: BaseMemoryManager) -> Response:
+async def run_self_check(request: Request, memory: LongTermMemory) -> Response:
+    manager = memory.manager
     await read_json_object(request, set())
     await _run(manager.self_check)
-    return JSONResponse(await _run(views.status, manager))
+    return JSONResponse(await _run(views.status, memory))
 
 
 @api
-async def export_memories(request: Request, manager: BaseMemoryManager) -> Response:
+async def export_memories(request: Request, memory: LongTermMemory) -> Response:
+    manager = memory.manager
     document = await _run(transfer.export_document, manager)
     name = f"memories-{manager.user_id}.json"
     return JSONResponse(document, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 
 @api
-async def import_memories(request: Request, manager: BaseMemoryManager) -> Response:
+async def import_memories(request: Request, memory: LongTermMemory) -> Response:
+    manager = memory.manager
     data = await read_json_object(request, transfer.IMPORT_FIELDS)
     items = transfer.parse_import(data)
     origin_user, exported_at = str(data.get("user_id", "?"))[:64], str(data.get("exported_at", "?"))
@@ -298,17 +313,18 @@ async def import_memories(request: Request, manager: BaseMemoryManager) -> Respo
 
 
 @api
-async def stream_events(request: Request, manager: BaseMemoryManager) -> Response:
+async def stream_events(request: Request, memory: LongTermMemory) -> Response:
     since = request.query_params.get("since", "")
     return StreamingResponse(
-        events.change_stream(manager, since, request.is_disconnected),
+        events.change_stream(memory, since, request.is_disconnected),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
 
 
 @api
-async def whoami(request: Request, manager: BaseMemoryManager) -> Response:
+async def whoami(request: Request, memory: LongTermMemory) -> Response:
+    manager = memory.manager
     caller = resolve_caller(request)
     return JSONResponse(
         {"user_id": caller.user_id, "auth_mode": caller.mode, "backend": manager.backend}

@@ -115,7 +115,7 @@ def import_items(
     tombstones = list(manager.deleted_items().values())  # a version kept by an earlier import
     # The manager has no public "put an item with its history"; its transaction keeps this
     # all-or-nothing, under the same lock and revision bump as every other write.
-    with manager._transaction() as tx:
+    with manager.transaction() as tx:
         for memory_id, item in items.items():
             existing = tx.get(memory_id)
             if existing is not None and (
@@ -138,9 +138,9 @@ def import_items(
                 tx.put(memory_id, item)
                 outcome.added.append(memory_id)
                 continue
-            target = manager._generate_id()
+            target = manager.new_id()
             while tx.get(target) is not None:
-                target = manager._generate_id()
+                target = manager.new_id()
             reason = f"memory {memory_id} already holds another version; this one is kept deleted"
             item.mark_deleted(reason)
             tx.put(target, item)

@@ -7,9 +7,8 @@ from typing import Any
 
 from memory.errors import CorruptStoreError
 from memory.item import MemoryItem, time_sort_key
+from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
-from memory.retrieval import MechanicalRetriever
-from memory.retrieval.dispatch import shared_retrievers
 
 logger = logging.getLogger(__name__)
 MAX_SEARCH_RESULTS = 50
@@ -47,37 +46,16 @@ def superseded_by(items: dict[str, MemoryItem]) -> dict[str, list[str]]:
     return replacements
 
 
-def search_ids(manager: BaseMemoryManager, query: str, limit: int) -> list[str]:
-    """Literal (case-insensitive) matches first, then the mechanical retriever's BM25 ranking."""
-    needle = query.casefold()
-    ids = [
-        memory_id
-        for memory_id, item in manager.list_items().items()
-        if needle in item.description.casefold() or needle in item.theme.casefold()
-    ]
-    try:
-        ranked = [entry["id"] for entry in _retriever_for(manager).retrieve(query, limit)]
-    except Exception:  # a retriever bug must not break the editor's search
-        logger.exception("MechanicalRetriever failed; showing literal matches only")
-        ranked = []
-    ids += [memory_id for memory_id in ranked if memory_id not in ids]
-    return ids[:limit]
-
-
-def _retriever_for(manager: BaseMemoryManager) -> MechanicalRetriever:
-    """The manager's shared BM25 retriever: the same index the chat uses, rebuilt only on change."""
-    return shared_retrievers(manager).mechanical
-
-
-def waterfall(manager: BaseMemoryManager, query: str = "", theme: str = "") -> dict[str, Any]:
+def waterfall(memory: LongTermMemory, query: str = "", theme: str = "") -> dict[str, Any]:
     """Cards grouped by theme (newest first), optionally searched and filtered, with counts."""
+    manager = memory.manager
     revision = manager.revision
     items = manager.list_items()
     all_themes: dict[str, int] = {}
     for item in items.values():
         all_themes[item.theme] = all_themes.get(item.theme, 0) + 1
     if query.strip():
-        ranked = [i for i in search_ids(manager, query.strip(), MAX_SEARCH_RESULTS) if i in items]
+        ranked = [i for i in memory.search(query.strip(), MAX_SEARCH_RESULTS) if i in items]
         selected = {i: items[i] for i in ranked}
     else:
         ordered = sorted(
@@ -124,9 +102,11 @@ def deleted_cards(manager: BaseMemoryManager) -> list[dict[str, Any]]:
     return sorted(cards, key=lambda c: time_sort_key(c["latest_update_time"]), reverse=True)
 
 
-def status(manager: BaseMemoryManager) -> dict[str, Any]:
-    """The last self_check report (running one if none was kept)."""
-    report = manager.last_report or manager.self_check()
+def status(memory: LongTermMemory) -> dict[str, Any]:
+    """The last self-check of the store with the write pipeline's (dead letters, a damaged
+    journal), running the store's check if none was kept."""
+    manager = memory.manager
+    report = memory.self_check()
     try:
         live_count: int | None = len(manager.list_items())
     except CorruptStoreError:  # the report already says why; the status must still load

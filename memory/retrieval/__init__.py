@@ -1,12 +1,36 @@
-"""Memory retrieval (the uplink): BM25, LLM and hybrid retrievers behind one mode switch."""
+"""Memory retrieval: BM25 without a model, and the LLM and hybrid retrievers built on it.
+
+The LLM retrievers need langchain-core; they are imported on first use, so BM25 works without it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from memory.retrieval.bm25_index import Bm25Index, IndexedMemory
-from memory.retrieval.dispatch import Retrievers, get_related_memories, shared_retrievers
-from memory.retrieval.hybrid import HybridRetriever
-from memory.retrieval.llm import LLMRetriever, format_memory_lines
 from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.modes import RetrievalMode
 from memory.retrieval.parsing import parse_indices
+from memory.retrieval.retrievers import Retrievers
+
+if TYPE_CHECKING:
+    from memory.retrieval.hybrid import HybridRetriever
+    from memory.retrieval.llm import LLMRetriever, format_memory_lines
+
+_LAZY = {
+    "HybridRetriever": "memory.retrieval.hybrid",
+    "LLMRetriever": "memory.retrieval.llm",
+    "format_memory_lines": "memory.retrieval.llm",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'memory.retrieval' has no attribute {name!r}")
+
 
 __all__ = [
     "Bm25Index",
@@ -17,7 +41,5 @@ __all__ = [
     "RetrievalMode",
     "Retrievers",
     "format_memory_lines",
-    "get_related_memories",
     "parse_indices",
-    "shared_retrievers",
 ]

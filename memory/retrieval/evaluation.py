@@ -55,7 +55,7 @@ def load_labelled_set(path: str | Path, now: datetime | None = None) -> Labelled
 
 def write_items(manager: BaseMemoryManager, items: dict[str, MemoryItem]) -> None:
     """Store prepared items (times and hit counts kept) in one transaction of any backend."""
-    with manager._transaction() as transaction:
+    with manager.transaction() as transaction:
         for memory_id, item in items.items():
             transaction.put(memory_id, item)
 

@@ -7,8 +7,9 @@ from typing import Any
 
 from memory.branch import Lineage
 from memory.manager import BaseMemoryManager
-from memory.retrieval.llm import LLMRetriever, OnFailure
+from memory.retrieval.llm import LLMRetriever
 from memory.retrieval.mechanical import MechanicalRetriever
+from memory.retrieval.retrievers import OnFailure
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ class HybridRetriever:
         on_failure: OnFailure = "mechanical",
     ) -> None:
         self.manager = manager
+        self.llm = llm
         self.mechanical = mechanical or MechanicalRetriever(manager)
         self.llm_retriever = LLMRetriever(
             manager, llm, fallback=self.mechanical, language=language, on_failure=on_failure

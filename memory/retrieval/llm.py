@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import date
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -13,16 +13,17 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from memory.branch import Lineage, visible_ids
 from memory.fencing import escape_data
 from memory.item import MemoryItem, local_date
+from memory.language import resolve_language
 from memory.manager import BaseMemoryManager
+from memory.messages import text_of
+from memory.prompts.retrieval import find_related_memory_prompts
 from memory.retrieval.bm25_index import IndexedMemory
 from memory.retrieval.mechanical import MechanicalRetriever
-from memory.retrieval.parsing import message_text, parse_indices
-from memory.tokenize import has_cjk
-from prompts.retrieval import find_related_memory_prompts
+from memory.retrieval.parsing import parse_indices
+from memory.retrieval.retrievers import OnFailure
 
 logger = logging.getLogger(__name__)
 
-OnFailure = Literal["mechanical", "empty"]
 _QUIET_RUN: RunnableConfig = {
     "tags": ["nostream", "memory_retrieval"],
     "run_name": "memory_retrieval",
@@ -112,21 +113,19 @@ class LLMRetriever:
                 answer = self.llm.invoke(messages, config=_QUIET_RUN)
             else:  # any object with invoke(messages) will do
                 answer = self.llm.invoke(messages)
-            indices = parse_indices(message_text(getattr(answer, "content", answer)), len(entries))
+            indices = parse_indices(text_of(getattr(answer, "content", answer)), len(entries))
         except Exception as exc:
             reason = f"the model raised {type(exc).__name__}: {exc}"
             return self._fail(query, limit, reason, lineage)
         if indices is None:
-            text = message_text(getattr(answer, "content", answer))
+            text = text_of(getattr(answer, "content", answer))
             return self._fail(query, limit, f"unusable answer {text[:200]!r}", lineage)
         return [entries[i].as_result() for i in indices[:limit]]
 
     def messages(self, query: str, entries: Sequence[IndexedMemory]) -> list[Any]:
         """System prompt and the user message with the fenced memory list and the query."""
-        language = self.language
-        if language == "auto":  # the prompt in the language the user writes in
-            language = "zh" if has_cjk(query) else "en"
-        system, template = find_related_memory_prompts(language)
+        # The prompt in the language the user writes in, unless one is pinned.
+        system, template = find_related_memory_prompts(resolve_language(self.language, query))
         user = template.format(
             today=date.today().isoformat(),
             memories=format_memory_lines(entries),

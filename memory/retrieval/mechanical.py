@@ -13,17 +13,6 @@ from memory.retrieval.query import read_query
 logger = logging.getLogger(__name__)
 
 
-def store_version(manager: BaseMemoryManager) -> str:
-    """The manager's revision, plus the file's identity for file backends.
-
-    A person editing the YAML file by hand changes the file but not the revision inside it; the
-    file key (inode, mtime, size) makes that edit rebuild the index too.
-    """
-    revision = manager.revision
-    file_key = getattr(manager, "_file_key", None)
-    return f"{revision}:{file_key()}" if callable(file_key) else revision
-
-
 class MechanicalRetriever:
     """BM25 retrieval with a Chinese/English tokenizer; broad queries get recent and high-hit items.
 
@@ -42,7 +31,7 @@ class MechanicalRetriever:
 
     def index(self) -> Bm25Index:
         """The index for the store's current revision; built at most once per revision."""
-        revision = store_version(self.manager)
+        revision = self.manager.change_token()
         index = self._index
         if index is not None and index.revision == revision:
             return index
@@ -61,7 +50,7 @@ class MechanicalRetriever:
 
     def visible(self, lineage: Lineage) -> set[str]:
         """Ids a run with `lineage` may read, computed once per store revision and lineage."""
-        key = (store_version(self.manager), lineage)
+        key = (self.manager.change_token(), lineage)
         cached = self._visible
         if cached is not None and cached[0] == key:
             return cached[1]
@@ -101,9 +90,28 @@ class MechanicalRetriever:
                 return [by_id[memory_id] for memory_id in kept]
             window *= 4
 
-    def rank(self, index: Bm25Index, query: str, limit: int) -> list[int]:
-        """Positions in `index`, best first: BM25, or the broad-query rule for broad queries."""
+    def search(self, query: str, limit: int = 50) -> list[str]:
+        """Ids of the memories that contain `query` (case-insensitive), then those BM25 ranks for
+        it; never the recent and much-used ones that a broad question gets (a search box shows
+        what matches, or nothing)."""
+        if not isinstance(query, str) or not query.strip() or limit <= 0:
+            return []
+        index = self.index()
+        needle = query.strip().casefold()
+        literal = [
+            entry.id
+            for entry in index.live_entries()
+            if needle in entry.description.casefold() or needle in entry.theme.casefold()
+        ]
+        ranked = [index.entries[i].id for i in self.rank(index, query, limit, broad=False)]
+        return list(dict.fromkeys(literal + ranked))[:limit]
+
+    def rank(self, index: Bm25Index, query: str, limit: int, broad: bool = True) -> list[int]:
+        """Positions in `index`, best first: BM25, or (unless `broad` is False) the broad-query
+        rule for broad queries and bare theme names."""
         reading = read_query(query, index.theme_keys)
+        if not broad:
+            return index.search(reading.tokens, limit, favour_recent=reading.time_cue)
         if reading.theme_key is not None:
             return index.themes[reading.theme_key][:limit]
         if reading.broad:

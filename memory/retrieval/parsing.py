@@ -10,21 +10,6 @@ _FENCED = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _ARRAY = re.compile(r"\[[^\[\]]*\]")
 
 
-def message_text(content: Any) -> str:
-    """The text of a chat message's content, which may be a string or a list of content blocks."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, dict) and isinstance(block.get("text"), str):
-                parts.append(block["text"])
-        return "".join(parts)
-    return ""
-
-
 def _find_array(text: str) -> list[Any] | None:
     """The answer's JSON array: the whole text, else a fenced block, else the last array found."""
     stripped = text.strip()

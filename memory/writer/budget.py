@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from memory.retrieval.dispatch import shared_retrievers
 from memory.writer.staging import StagedMemory, StagedView
 
 logger = logging.getLogger(__name__)
@@ -44,14 +43,14 @@ def fits(view: StagedView, max_items: int, max_chars: int) -> bool:
 def warm_index(view: StagedView, max_items: int = MAX_SHOWN_ITEMS) -> None:
     """Build the BM25 index outside the event loop when the view will need it (a large store)."""
     if len(view.live) > max_items:
-        shared_retrievers(view.manager).mechanical.index()
+        view.ranking().index()
 
 
 def select(
     view: StagedView,
     query: str,
-    *,
     explicit: bool = False,
+    *,
     max_items: int = MAX_SHOWN_ITEMS,
     max_chars: int = MAX_SHOWN_CHARS,
 ) -> Selection:
@@ -78,7 +77,7 @@ def select(
     for memory in memories:
         if memory.new:
             take(memory)
-    retriever = shared_retrievers(view.manager).mechanical
+    retriever = view.ranking()
     related_budget = max_items if explicit else int(max_items * RELATED_SHARE)
     if query.strip():
         try:

@@ -1,42 +1,53 @@
-"""MemoryConsumer: one turn → the ReAct memory agent on staged tools → one all-or-nothing commit."""
+"""MemoryConsumer: one Turn → the ReAct memory agent on staged tools → one all-or-nothing commit."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain.agents import create_agent
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage
-from langgraph.errors import GraphRecursionError
-
-from memory.branch import Lineage, Provenance
 from memory.core_context import GOAL_SEED_CHARS, HUMAN_SEED_CHARS, truncate
 from memory.errors import MemoryNotFound, StaleWrite
+from memory.fencing import format_messages
+from memory.language import resolve_language
 from memory.manager import BaseMemoryManager, Change
+from memory.prompts.writer import WriterPrompts, default_persona, format_sections, writer_prompts
+from memory.turn import Turn
 from memory.writer import budget
-from memory.writer.guards import detect_forget_request
-from memory.writer.staging import EventCallback, ToolEvent
-from memory.writer.tools import MemoryToolkit, make_memory_tools
-from memory.writer.trace import WriteTrace
-from memory.writer.turns import check_turn_messages, contains_cjk, format_turn
-from prompts.writer import WriterPrompts, default_persona, format_sections, writer_prompts
+from memory.writer.breaker import CircuitBreaker, breaker_for
+from memory.writer.staging import ToolEvent
+from memory.writer.tools import TOOL_NAMES, MemoryToolkit
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from memory.long_term import LongTermMemory
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_STEP_LIMIT = 12  # tool rounds; a turn rarely needs more than read + a few writes
-DEFAULT_TIMEOUT_SECONDS = 180.0
+DEFAULT_TIMEOUT_SECONDS = 120.0  # the whole turn; each model call has its own timeout
+SLOW_CALL_SECONDS = 15.0  # log while the agent waits this long, and again each period
 IDENTITY_SECTIONS = ("identity", "身份")
 STALE_RERUNS = 1  # runs of a turn again after a stale write (a user edit raced the agent)
+REPAIR_ROUNDS = 1  # a tool call the model got wrong is sent back once with the error
+_TOOL_CALL_AS_TEXT = re.compile(
+    rf"\b(?:{'|'.join(TOOL_NAMES)})\s*\(\s*(?:[a-z_]+\s*=|[\"'{{\d])"
+    rf"|\"(?:name|tool|function)\"\s*:\s*\"(?:{'|'.join(TOOL_NAMES)})\""
+)
+REPAIR_NOTE = (
+    "Your last tool call could not be used: {problem}. Call the tool again with valid JSON "
+    "arguments, or answer 'no changes' if nothing needs to change."
+)
 
 
 class MemoryWriteFailed(Exception):
-    """The memory agent did not finish (model error, step limit, timeout) or the commit was
-    refused; nothing of the turn was written, so it can be retried as a whole."""
+    """The memory agent did not finish (model error, unusable tool calls, step limit, timeout)
+    or the commit was refused; nothing of the turn was written, so it can be retried whole."""
 
 
 @dataclass(frozen=True)
@@ -58,51 +69,71 @@ def user_facts(manager: BaseMemoryManager) -> list[str]:
     return [item.description for item in items]
 
 
+def unusable_call(message: Any) -> str | None:
+    """Why the agent's last message is a tool call that cannot run (arguments that are not
+    JSON, or a call written out as text), or None."""
+    invalid = getattr(message, "invalid_tool_calls", None) or []
+    if invalid:
+        call = invalid[0]
+        name = call.get("name") or "tool"
+        return f"the arguments of your {name} call are not valid JSON ({call.get('error') or ''})"
+    text = getattr(message, "text", "")
+    if isinstance(text, str) and _TOOL_CALL_AS_TEXT.search(text):
+        return "you wrote a tool call as text instead of calling the tool"
+    return None
+
+
 def _local_now() -> datetime:
     return datetime.now().astimezone()
 
 
 class MemoryConsumer:
-    """The background memory agent of seed 002, without module globals: the manager is an argument.
+    """The background memory agent: a ReAct agent over the six memory tools, one turn at a time.
 
-    `language` is "en", "zh" or "auto" (Chinese when the user wrote Chinese). `sections` replaces
-    the default sections (a list of names or a name → hint mapping).
+    The model is `llm`, or `model_factory(turn.writer_model)` per turn (loaded lazily: a model
+    that cannot be built fails that turn, never the chat that queued it). `language` applies
+    when the turn's own is "auto" ("auto" here too: the user's language). `sections` replaces the
+    default sections (names, or name → hint). A model that keeps failing is paused by a circuit
+    breaker per model (see `memory.writer.breaker`).
     """
 
     def __init__(
         self,
-        llm: BaseChatModel,
+        llm: BaseChatModel | None = None,
         *,
-        language: str = "en",
+        model_factory: Callable[[str], BaseChatModel] | None = None,
+        language: str = "auto",
         step_limit: int = DEFAULT_STEP_LIMIT,
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
         sections: Mapping[str, str] | Sequence[str] | None = None,
         max_deletes: int = 3,
-        trace: WriteTrace | None = None,
+        persona: str | None = None,
         clock: Callable[[], datetime] = _local_now,
+        slow_call_seconds: float = SLOW_CALL_SECONDS,
     ) -> None:
-        if llm is None:
-            raise ValueError("MemoryConsumer needs a chat model (llm) to run the memory agent")
+        if llm is None and model_factory is None:
+            raise ValueError("MemoryConsumer needs a chat model (llm) or a model_factory")
         if step_limit < 1 or timeout_seconds <= 0:
             raise ValueError("step_limit must be >= 1 and timeout_seconds > 0")
-        if language != "auto":
-            writer_prompts(language)  # fail early on an unsupported language
+        resolve_language(language)  # fail early on an unsupported language
         self.llm = llm
+        self.model_factory = model_factory
         self.language = language
         self.step_limit = step_limit
         self.timeout_seconds = timeout_seconds
         self.sections = sections
         self.max_deletes = max_deletes
-        self.trace = trace
+        self.persona = persona
         self.clock = clock
+        self.slow_call_seconds = slow_call_seconds
 
-    def _prompts_for(self, turn: list[dict[str, str]]) -> WriterPrompts:
-        if self.language != "auto":
-            return writer_prompts(self.language)
-        user_text = " ".join(m["content"] for m in turn if m["role"] == "user")
-        return writer_prompts("zh" if contains_cjk(user_text) else "en")
+    # ── per turn ────────────────────────────────────────────────────────
 
-    def build_user_prompt(self, turn: list[dict[str, str]], prompts: WriterPrompts) -> str:
+    def prompts_for(self, turn: Turn) -> WriterPrompts:
+        policy = turn.language if turn.language != "auto" else self.language
+        return writer_prompts(resolve_language(policy, turn.user_text))
+
+    def build_user_prompt(self, turn: Turn, prompts: WriterPrompts) -> str:
         """The turn as fenced data, then the current time with its weekday."""
         now = self.clock()
         now_line = prompts.now_line.format(
@@ -111,58 +142,53 @@ class MemoryConsumer:
             weekday=prompts.weekdays[now.weekday()],
             tz=now.tzname() or "local",
         )
-        return prompts.turn_prompt.format(
-            conversation=format_turn(turn, prompts.role_labels), now_line=now_line
-        )
+        conversation = format_messages(turn.messages, prompts.role_labels)
+        return prompts.turn_prompt.format(conversation=conversation, now_line=now_line)
 
-    async def consume(
-        self,
-        session_id: str | None,
-        turn_id: str,
-        turn_messages: list[dict[str, str]],
-        manager: BaseMemoryManager,
-        on_event: EventCallback | None = None,
-        *,
-        trace: WriteTrace | None = None,
-        provenance: Provenance | None = None,
-        lineage: Lineage | None = None,
-        scope_policy: str = "auto",
-        persona: str | None = None,
-    ) -> ConsumeResult:
-        """Run the memory agent on one turn and apply its changes exactly once.
+    def breaker(self, turn: Turn) -> CircuitBreaker:
+        """The breaker of the model this turn is written with."""
+        return breaker_for(turn.writer_model if self.llm is None else f"llm:{id(self.llm)}")
 
-        `provenance` and `lineage` make the turn branch-aware (see `memory.branch`);
-        `scope_policy` forces the scope of new memories ("user" / "branch") or lets the agent
-        choose ("auto"). After each applied turn the core context is seeded: `persona` once, the
-        user's facts as `human`, the thread's first request as its goal.
-        Raises ValueError for bad input and MemoryWriteFailed when nothing could be written.
+    def model_for(self, turn: Turn) -> BaseChatModel:
+        if self.llm is not None:
+            return self.llm
+        assert self.model_factory is not None
+        try:
+            return self.model_factory(turn.writer_model)
+        except Exception as exc:
+            raise MemoryWriteFailed(
+                f"the writer model {turn.writer_model!r} cannot be loaded: {exc}"
+            ) from exc
+
+    async def consume(self, turn: Turn, memory: LongTermMemory) -> ConsumeResult:
+        """Run the memory agent on one turn and apply its changes exactly once (key: turn id).
+
+        Raises MemoryWriteFailed when nothing could be written (the queue retries or
+        dead-letters the turn) and WriterPaused while the model's breaker is open.
         """
-        turn = check_turn_messages(turn_messages)
-        if not isinstance(turn_id, str) or not turn_id.strip():
-            raise ValueError("turn_id must be a non-empty string")
-        trace = trace if trace is not None else self.trace
-        user_id = manager.user_id
+        manager, trace = memory.manager, memory.trace
+        user_id, turn_id = manager.user_id, turn.turn_id
         if await asyncio.to_thread(manager.has_applied, turn_id):
             if trace is not None:  # a crash after the commit left the trace rows staged
                 await asyncio.to_thread(trace.mark_applied, user_id, turn_id)
-            logger.info(
-                "memory turn %s was already applied for %s; nothing to do", turn_id, user_id
-            )
-            return ConsumeResult(
-                turn_id, applied=False, summary="turn already applied; nothing to do"
-            )
-
-        branch = {"provenance": provenance, "lineage": lineage, "scope_policy": scope_policy}
+            logger.info("memory turn %s was already applied for %s", turn_id, user_id)
+            return ConsumeResult(turn_id, applied=False, summary="turn already applied")
+        breaker = self.breaker(turn)
+        breaker.check()
+        model = self.model_for(turn)
         for attempt in range(1, STALE_RERUNS + 2):
-            toolkit, prompts, summary = await self._run_turn(
-                turn, turn_id, manager, on_event, branch
-            )
-            if trace is not None:
-                await asyncio.to_thread(trace.stage, user_id, turn_id, session_id, toolkit.staged)
             try:
-                # Managers that override apply() without branch support still work without one.
-                extra = {"provenance": provenance} if provenance is not None else {}
-                outcome = await asyncio.to_thread(manager.apply, toolkit.changes, turn_id, **extra)
+                toolkit, prompts, summary = await self._run_turn(turn, memory, model, breaker)
+            except MemoryWriteFailed as exc:
+                if trace is not None:
+                    await asyncio.to_thread(trace.record_failure, turn, str(exc))
+                raise
+            if trace is not None:
+                await asyncio.to_thread(trace.stage, turn, toolkit.staged)
+            try:
+                outcome = await asyncio.to_thread(
+                    manager.apply, toolkit.changes, turn_id, turn.provenance
+                )
             except Exception as exc:
                 if trace is not None:
                     await asyncio.to_thread(trace.discard_staged, user_id, turn_id)
@@ -170,97 +196,70 @@ class MemoryConsumer:
                 # made against an old read. Run the turn again on a fresh read, a bounded number
                 # of times; then fail so that the queue retries later or dead-letters the turn.
                 if isinstance(exc, StaleWrite | MemoryNotFound) and attempt <= STALE_RERUNS:
-                    logger.warning(
-                        "memory turn %s: %s; running it again on a fresh read", turn_id, exc
-                    )
+                    logger.warning("memory turn %s: %s; running it again", turn_id, exc)
                     continue
                 raise MemoryWriteFailed(f"commit of turn {turn_id} refused: {exc}") from exc
             break
         if trace is not None:
-            if outcome.applied:
-                await asyncio.to_thread(trace.mark_applied, user_id, turn_id)
-            else:
-                await asyncio.to_thread(trace.discard_staged, user_id, turn_id)
+            mark = trace.mark_applied if outcome.applied else trace.discard_staged
+            await asyncio.to_thread(mark, user_id, turn_id)
         if outcome.applied:
             language = "zh" if prompts is writer_prompts("zh") else "en"
-            thread_id = (provenance.thread_id if provenance is not None else "") or (
-                session_id or ""
-            )
-            await asyncio.to_thread(
-                self._seed_core_context, manager, turn, persona, language, thread_id
-            )
+            await asyncio.to_thread(self._seed_core_context, manager, turn, language)
+        changes = toolkit.changes if outcome.applied else []
         return ConsumeResult(
-            turn_id,
-            outcome.applied,
-            toolkit.changes if outcome.applied else [],
-            toolkit.events,
-            outcome.results,
-            summary,
+            turn_id, outcome.applied, changes, toolkit.events, outcome.results, summary
         )
 
     async def _run_turn(
-        self,
-        turn: list[dict[str, str]],
-        turn_id: str,
-        manager: BaseMemoryManager,
-        on_event: EventCallback | None,
-        branch: dict[str, Any],
+        self, turn: Turn, memory: LongTermMemory, model: BaseChatModel, breaker: CircuitBreaker
     ) -> tuple[MemoryToolkit, WriterPrompts, str]:
         """One run of the memory agent on a fresh read of the store; nothing is written."""
-        user_words = " ".join(m["content"] for m in turn if m["role"] == "user")
-        toolkit = make_memory_tools(
-            manager,
-            max_deletes=self.max_deletes,
-            forget_requested=detect_forget_request(user_words),
-            on_event=on_event,
-            turn_id=turn_id,
-            turn_text=" ".join(m["content"] for m in turn),
-            **branch,
-        )
+        from langchain.agents import create_agent
+        from langchain_core.messages import HumanMessage
+
+        toolkit = MemoryToolkit.for_turn(
+            memory.manager, turn, retriever=memory.retrievers.mechanical,
+            on_event=memory.emit, max_deletes=self.max_deletes,
+        )  # fmt: skip
         await asyncio.to_thread(toolkit.view.load)  # the snapshot the agent works on
         await asyncio.to_thread(budget.warm_index, toolkit.view)  # the tools run in the loop
-        prompts = self._prompts_for(turn)
+        prompts = self.prompts_for(turn)
         template = prompts.update_system if toolkit.view.live else prompts.cold_start_system
         sections = self.sections if self.sections is not None else prompts.default_sections
         agent = create_agent(
-            self.llm,
+            model,
             toolkit.tools,
             system_prompt=template.format(sections=format_sections(sections)),
             name="memory_writer_agent",
         )
-        summary = await self._run_agent(agent, self.build_user_prompt(turn, prompts), turn_id)
-        return toolkit, prompts, summary
+        messages: list[Any] = [HumanMessage(self.build_user_prompt(turn, prompts))]
+        for repair in range(REPAIR_ROUNDS + 1):
+            messages = await self._run_agent(agent, messages, turn.turn_id, breaker)
+            problem = unusable_call(messages[-1])
+            if problem is None:
+                return toolkit, prompts, getattr(messages[-1], "text", "") or ""
+            toolkit.record_refused_call("(unusable tool call)", f"Error: {problem}")
+            logger.warning("memory turn %s: the model's tool call is unusable: %s", turn.turn_id,
+                           problem)  # fmt: skip
+            if repair < REPAIR_ROUNDS:
+                messages.append(HumanMessage(REPAIR_NOTE.format(problem=problem)))
+        raise MemoryWriteFailed(
+            f"memory agent for turn {turn.turn_id} made an unusable tool call twice: {problem}"
+        )
 
-    @staticmethod
-    def _seed_core_context(
-        manager: BaseMemoryManager,
-        turn: list[dict[str, str]],
-        persona: str | None,
-        language: str,
-        thread_id: str,
-    ) -> None:
-        """After an applied turn: the persona once, `human` refreshed from the user-scope facts
-        (unless edited by hand), this thread's goal from its first applied turn. The manager
-        decides under its write lock, so a concurrent edit in the editor is kept."""
-        try:
-            manager.seed_core_context(
-                persona=persona if persona is not None else default_persona(language),
-                human=truncate("; ".join(user_facts(manager)), HUMAN_SEED_CHARS),
-                thread_id=thread_id or None,
-                goal=truncate(next((m["content"] for m in turn if m["role"] == "user"), ""),
-                              GOAL_SEED_CHARS),
-            )  # fmt: skip
-        except Exception:  # the turn is applied; the block is seeded again next turn
-            logger.exception("seeding the core context of %s failed", manager.user_id)
+    async def _run_agent(
+        self, agent: Any, messages: list[Any], turn_id: str, breaker: CircuitBreaker
+    ) -> list[Any]:
+        from langgraph.errors import GraphRecursionError
 
-    async def _run_agent(self, agent: Any, user_prompt: str, turn_id: str) -> str:
         config = {"recursion_limit": 2 * self.step_limit + 1}
+        watchdog = asyncio.create_task(self._tell_while_slow(turn_id))
         try:
             async with asyncio.timeout(self.timeout_seconds):
-                state = await agent.ainvoke(
-                    {"messages": [HumanMessage(user_prompt)]}, config=config
-                )
+                state = await agent.ainvoke({"messages": messages}, config=config)
         except TimeoutError as exc:
+            breaker.record(ok=False)
             raise MemoryWriteFailed(
                 f"memory agent for turn {turn_id} timed out after {self.timeout_seconds:g} s"
             ) from exc
@@ -269,16 +268,47 @@ class MemoryConsumer:
                 f"memory agent for turn {turn_id} did not finish within {self.step_limit} steps"
             ) from exc
         except Exception as exc:
+            breaker.record(ok=False)
             raise MemoryWriteFailed(
                 f"memory agent for turn {turn_id} failed: {type(exc).__name__}: {exc}"
             ) from exc
-        last = state["messages"][-1] if state.get("messages") else None
-        return last.text if isinstance(last, AIMessage) else ""
+        finally:
+            watchdog.cancel()
+        if breaker.record(ok=True):
+            logger.info("the memory writer model answers again; writes resume")
+        return list(state.get("messages") or messages)
 
-    def consume_sync(self, *args: Any, **kwargs: Any) -> ConsumeResult:
-        """`consume` (same arguments) for callers without an event loop (sync nodes, scripts)."""
+    async def _tell_while_slow(self, turn_id: str) -> None:
+        waited = 0.0
+        while True:
+            await asyncio.sleep(self.slow_call_seconds)
+            waited += self.slow_call_seconds
+            logger.warning(
+                "memory turn %s: still waiting for the writer model after %.0f s (gives up at "
+                "%.0f s)",
+                turn_id,
+                waited,
+                self.timeout_seconds,
+            )
+
+    def _seed_core_context(self, manager: BaseMemoryManager, turn: Turn, language: str) -> None:
+        """After an applied turn: the persona once, `human` refreshed from the user-scope facts
+        (unless edited by hand), this thread's goal from its first applied turn. The manager
+        decides under its write lock, so a concurrent edit in the editor is kept."""
+        try:
+            manager.seed_core_context(
+                persona=self.persona if self.persona is not None else default_persona(language),
+                human=truncate("; ".join(user_facts(manager)), HUMAN_SEED_CHARS),
+                thread_id=turn.thread_id or None,
+                goal=truncate(turn.messages[0]["content"], GOAL_SEED_CHARS),
+            )
+        except Exception:  # the turn is applied; the block is seeded again next turn
+            logger.exception("seeding the core context of %s failed", manager.user_id)
+
+    def consume_sync(self, turn: Turn, memory: LongTermMemory) -> ConsumeResult:
+        """`consume` for callers without an event loop (sync nodes, scripts)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.consume(*args, **kwargs))
+            return asyncio.run(self.consume(turn, memory))
         raise RuntimeError("consume_sync was called inside a running event loop; await consume()")

@@ -1,39 +1,29 @@
-"""DurableWriteQueue: the seed's asyncio queue, consumer task and `None` pill, over a journal."""
+"""DurableWriteQueue: one user's turns, journaled, then written one at a time by a consumer task."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from memory.branch import Lineage, Provenance, check_scope_policy
-from memory.manager import BaseMemoryManager
-from memory.writer.journal import QueuedTurn, TurnJournal
-from memory.writer.staging import EventCallback
-from memory.writer.trace import WriteTrace
-from memory.writer.turns import check_turn_messages
+from memory.turn import Turn
+from memory.writer.journal import JournalEntry, TurnJournal
+
+if TYPE_CHECKING:
+    from memory.long_term import LongTermMemory
 
 logger = logging.getLogger(__name__)
 
+DEFAULT_LEASE_SECONDS = 300.0
+
 
 class TurnConsumer(Protocol):
-    """What the queue runs per turn; `MemoryConsumer` is the real one."""
+    """What the queue runs per turn; `MemoryConsumer` is the real one. It raises to fail the
+    attempt; an exception with `dead_letter = True` dead-letters the turn at once."""
 
-    async def consume(
-        self,
-        session_id: str | None,
-        turn_id: str,
-        turn_messages: list[dict[str, str]],
-        manager: BaseMemoryManager,
-        on_event: EventCallback | None = None,
-        *,
-        trace: WriteTrace | None = None,
-        provenance: Provenance | None = None,
-        lineage: Lineage | None = None,
-        scope_policy: str = "auto",
-    ) -> Any: ...
+    async def consume(self, turn: Turn, memory: LongTermMemory) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -51,59 +41,58 @@ class RetryPolicy:
 
 @dataclass(frozen=True)
 class WriteStatus:
-    """The write pipeline as `self_check` reports it: WARN while any turn is dead-lettered."""
+    """The write pipeline as self-checks report it: WARN while a turn is dead-lettered, FAIL
+    while a damaged journal waits to be looked at."""
 
-    status: Literal["OK", "WARN"]
+    status: Literal["OK", "WARN", "FAIL"]
     running: bool
     pending: int
     done: int
     dead: int
-    dead_letters: list[QueuedTurn] = field(default_factory=list)
+    dead_letters: list[JournalEntry] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
 
     @property
     def issues(self) -> list[str]:
-        return [
-            f"turn {t.turn_id} failed {t.attempts} times and waits in the dead-letter list: "
-            f"{t.last_error}"
-            for t in self.dead_letters
+        dead = [
+            f"turn {e.turn_id} failed {e.attempts} times and waits in the dead-letter list: "
+            f"{e.last_error}"
+            for e in self.dead_letters
         ]
+        return [*self.problems, *dead]
 
     @classmethod
     def read(cls, journal: TurnJournal, user_id: str, running: bool = False) -> WriteStatus:
         """The status of `user_id`'s turns in `journal`."""
         counts = journal.counts(user_id)
         dead = journal.dead_letters(user_id) if counts["dead"] else []
+        problems = [journal.recovery.describe()] if journal.recovery is not None else []
+        status: Literal["OK", "WARN", "FAIL"] = "FAIL" if problems else "WARN" if dead else "OK"
         return cls(
-            "WARN" if dead else "OK",
-            running,
-            counts["pending"],
-            counts["done"],
-            counts["dead"],
-            dead,
+            status, running, counts["pending"], counts["done"], counts["dead"], dead, problems
         )
 
 
 class DurableWriteQueue:
-    """One user's write pipeline. `send` journals then enqueues and returns at once; one consumer
-    task applies turns in arrival order; `stop` drains. Unfinished turns are replayed by `start`."""
+    """`send` journals a turn, then queues it, and returns at once; one task writes the turns in
+    arrival order; `stop` drains. Unfinished turns are replayed by `start`."""
 
     def __init__(
         self,
-        manager: BaseMemoryManager,
+        memory: LongTermMemory,
         consumer: TurnConsumer,
         journal: TurnJournal,
         *,
-        trace: WriteTrace | None = None,
         retry: RetryPolicy | None = None,
-        on_event: EventCallback | None = None,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
     ) -> None:
-        self.manager = manager
+        self.memory = memory
+        self.user_id = memory.manager.user_id
         self.consumer = consumer
         self.journal = journal
-        self.trace = trace
         self.retry = retry or RetryPolicy()
-        self.on_event = on_event
-        self._queue: asyncio.Queue[QueuedTurn | None] | None = None
+        self.lease_seconds = lease_seconds
+        self._queue: asyncio.Queue[Turn | None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._queued: set[str] = set()
 
@@ -112,76 +101,68 @@ class DurableWriteQueue:
         return self._task is not None and not self._task.done()
 
     def start(self) -> int:
-        """Create the queue and the consumer task in the running loop; replay unfinished turns.
-
-        Returns how many turns were replayed. Calling it again while running does nothing.
-        """
+        """Create the queue and its task in the running loop and replay unfinished turns;
+        returns how many. Calling it again while running does nothing."""
         asyncio.get_running_loop()  # RuntimeError outside a loop, as the seed requires
         if self.running:
             return 0
         self._queue = asyncio.Queue()
         self._queued.clear()
-        replayed = self.journal.pending(self.manager.user_id)
-        for turn in replayed:
-            self._enqueue(turn)
+        replayed = self.journal.pending(self.user_id)
+        for entry in replayed:
+            self._enqueue(entry.turn)
         if replayed:
-            logger.info(
-                "replaying %d unfinished memory turns for %s", len(replayed), self.manager.user_id
-            )
+            logger.info("replaying %d unfinished memory turns of %r", len(replayed), self.user_id)
         self._task = asyncio.create_task(self._consumer_loop(), name="memory-writer")
         return len(replayed)
 
-    def _enqueue(self, turn: QueuedTurn) -> None:
-        assert self._queue is not None
-        if turn.turn_id not in self._queued:
+    def _enqueue(self, turn: Turn) -> None:
+        if self._queue is not None and turn.turn_id not in self._queued:
             self._queued.add(turn.turn_id)
             self._queue.put_nowait(turn)
 
-    async def send(
-        self,
-        turn_messages: list[dict[str, str]],
-        session_id: str | None = None,
-        turn_id: str | None = None,
-        *,
-        provenance: Provenance | None = None,
-        lineage: Lineage | None = None,
-        scope_policy: str = "auto",
-    ) -> str:
-        """Journal the turn (durable on return), queue it, and return its turn id at once.
-
-        The branch fields are journaled with it, so a replayed turn writes to the same branch.
-        """
+    async def send(self, turn: Turn) -> str:
+        """Journal the turn (durable when this returns: JournalError if it could not be), queue
+        it, and return its id."""
         if not self.running:
-            raise RuntimeError(
-                "the memory writer is not running: call start() inside the event loop"
-            )
-        messages = check_turn_messages(turn_messages)
-        if turn_id is not None and (not isinstance(turn_id, str) or not turn_id.strip()):
-            raise ValueError("turn_id must be a non-empty string when given")
-        turn = QueuedTurn(
-            self.manager.user_id,
-            turn_id or uuid.uuid4().hex,
-            session_id,
-            messages,
-            provenance=provenance,
-            lineage=lineage,
-            scope_policy=check_scope_policy(scope_policy),
-        )
+            raise RuntimeError("the memory writer is not running: call start() in the event loop")
+        if turn.user_id != self.user_id:
+            raise ValueError(f"turn of user {turn.user_id!r} sent to {self.user_id!r}'s queue")
         # One SQLite commit, in the loop: a hop to a worker thread costs more than the write
-        # itself when the machine is busy (see bench/write_path.py). The local queue serves the
-        # CLI and notebooks; under the LangGraph server, turns go to the memory_writer graph.
-        journaled = self.journal.append(turn)
-        if journaled.state == "pending":
-            self._enqueue(journaled)
-        return journaled.turn_id
+        # itself when the machine is busy (see bench/write_path.py).
+        entry = self.journal.append(turn)
+        if entry.state == "pending":
+            self._enqueue(entry.turn)
+        return entry.turn_id
 
-    async def stop(self) -> None:
-        """Put the `None` pill and wait until every queued turn is processed."""
+    async def join(self) -> None:
+        """Wait until every turn queued so far was processed."""
+        if self._queue is not None:
+            await self._queue.join()
+
+    async def stop(self, timeout: float | None = None) -> bool:
+        """Put the `None` pill and wait (at most `timeout` seconds) until every queued turn is
+        processed. Returns False when time ran out: the task is stopped and what was left stays
+        pending in the journal, replayed by the next start."""
         if self._queue is None or self._task is None:
-            return
+            return True
+        task = self._task
         await self._queue.put(None)
         try:
-            await self._task
+            await asyncio.wait_for(asyncio.shield(task), timeout)
+            return True
+        except TimeoutError:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            left = self.journal.counts(self.user_id)["pending"]
+            logger.warning(
+                "stopped the memory writer of %r after %g s; %d turns stay journaled for the "
+                "next start",
+                self.user_id,
+                timeout,
+                left,
+            )
+            return False
         finally:
             self._queue, self._task = None, None
 
@@ -190,44 +171,38 @@ class DurableWriteQueue:
         queue = self._queue
         while True:
             turn = await queue.get()
-            if turn is None:
-                break
             try:
+                if turn is None:
+                    break
                 await self._process(turn)
             except asyncio.CancelledError:
-                raise  # the turn stays pending in the journal and is replayed by the next start()
+                raise  # the turn stays pending in the journal and is replayed by the next start
             except Exception:  # journal trouble: keep the loop alive; the turn stays pending
-                logger.exception("memory writer could not process turn %s", turn.turn_id)
+                logger.exception("memory writer could not process turn %s", turn and turn.turn_id)
             finally:
-                self._queued.discard(turn.turn_id)
+                queue.task_done()
+                if turn is not None:
+                    self._queued.discard(turn.turn_id)
 
-    async def _process(self, turn: QueuedTurn) -> None:
-        user_id = turn.user_id
+    async def _process(self, turn: Turn) -> None:
+        journal, user = self.journal, self.user_id
+        delay = 0.0
         while True:
-            # Consumers written before branch scope take no branch arguments: pass them only
-            # when the turn has any.
-            branch: dict[str, Any] = {}
-            if turn.provenance is not None or turn.lineage is not None:
-                branch = {"provenance": turn.provenance, "lineage": turn.lineage}
-            if turn.scope_policy != "auto":
-                branch["scope_policy"] = turn.scope_policy
+            lease = delay + self.lease_seconds
+            if not await asyncio.to_thread(journal.claim, user, turn.turn_id, lease):
+                self._look_again_later(turn)
+                return
+            if delay:
+                await asyncio.sleep(delay)
             try:
-                await self.consumer.consume(
-                    turn.session_id,
-                    turn.turn_id,
-                    turn.messages,
-                    self.manager,
-                    self.on_event,
-                    trace=self.trace,
-                    **branch,
-                )
+                await self.consumer.consume(turn, self.memory)
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
                 attempts = await asyncio.to_thread(
-                    self.journal.record_failure, user_id, turn.turn_id, error
+                    journal.record_failure, user, turn.turn_id, error
                 )
-                if attempts >= self.retry.max_attempts:
-                    await asyncio.to_thread(self.journal.mark_dead, user_id, turn.turn_id)
+                if attempts >= self.retry.max_attempts or getattr(exc, "dead_letter", False):
+                    await asyncio.to_thread(journal.mark_dead, user, turn.turn_id)
                     logger.error(
                         "memory turn %s dead-lettered after %d attempts: %s",
                         turn.turn_id,
@@ -243,23 +218,29 @@ class DurableWriteQueue:
                     delay,
                     error,
                 )
-                await asyncio.sleep(delay)
             else:
-                await asyncio.to_thread(self.journal.mark_done, user_id, turn.turn_id)
+                await asyncio.to_thread(journal.mark_done, user, turn.turn_id)
                 return
 
-    def retry_dead_letters(self) -> int:
-        """Give every dead letter another round of attempts (once its cause is fixed).
+    def _look_again_later(self, turn: Turn) -> None:
+        """Another process holds the turn's lease: if that process dies, its lease runs out and
+        this queue takes the turn then (unless it is done by then)."""
+        entry = self.journal.get(self.user_id, turn.turn_id)
+        if entry is None or entry.state != "pending":
+            return
+        wait = max(0.0, self.journal.lease_until(self.user_id, turn.turn_id) - time.time()) + 0.5
+        logger.info("memory turn %s is being written by another process", turn.turn_id)
+        asyncio.get_running_loop().call_later(wait, self._enqueue, turn)
 
-        Running queues take them at once; otherwise the next `start()` replays them.
-        """
-        dead = self.journal.dead_letters(self.manager.user_id)
-        for turn in dead:
-            self.journal.requeue(turn.user_id, turn.turn_id)
-            if self.running:
-                self._enqueue(replace(turn, state="pending", attempts=0))
+    def retry_dead_letters(self) -> int:
+        """Give every dead letter another round of attempts (once its cause is fixed). A running
+        queue takes them at once; otherwise the next `start()` replays them."""
+        dead = self.journal.dead_letters(self.user_id)
+        for entry in dead:
+            self.journal.requeue(self.user_id, entry.turn_id)
+            self._enqueue(entry.turn)
         return len(dead)
 
     def status(self) -> WriteStatus:
         """Pending, done and dead counts with the dead letters and their errors."""
-        return WriteStatus.read(self.journal, self.manager.user_id, self.running)
+        return WriteStatus.read(self.journal, self.user_id, self.running)

@@ -1,15 +1,20 @@
-"""The small SQLite files of the write pipeline (journal, trace): WAL, one writer at a time."""
+"""The small SQLite files of the write pipeline (journal, trace): WAL, one writer at a time, and
+a check that a WAL left by a crash was not damaged (SQLite would silently drop what follows)."""
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import struct
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 BUSY_TIMEOUT_MS = 10_000
+_WAL_MAGIC = (0x377F0682, 0x377F0683)  # checksums little- or big-endian
+_WAL_HEADER = 32
+_FRAME_HEADER = 24
 
 
 def open_wal(
@@ -18,11 +23,15 @@ def open_wal(
     """A connection usable from any thread (callers hold their own lock), WAL, schema applied."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-    connection.execute("PRAGMA journal_mode=WAL")
-    if synchronous:
-        connection.execute(f"PRAGMA synchronous={synchronous}")
-    connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    connection.executescript(schema)
+    try:
+        connection.execute("PRAGMA journal_mode=WAL")
+        if synchronous:
+            connection.execute(f"PRAGMA synchronous={synchronous}")
+        connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        connection.executescript(schema)
+    except BaseException:
+        connection.close()
+        raise
     return connection
 
 
@@ -39,3 +48,56 @@ def write_transaction(
             connection.execute("ROLLBACK")
             raise
         connection.execute("COMMIT")
+
+
+def _checksum(data: bytes, sums: tuple[int, int], big_endian: bool) -> tuple[int, int]:
+    words = struct.unpack(f"{'>' if big_endian else '<'}{len(data) // 4}I", data)
+    s0, s1 = sums
+    for i in range(0, len(words), 2):
+        s0 = (s0 + words[i] + s1) & 0xFFFFFFFF
+        s1 = (s1 + words[i + 1] + s0) & 0xFFFFFFFF
+    return s0, s1
+
+
+def wal_damage(db_path: str | os.PathLike[str]) -> str | None:
+    """Why the WAL beside `db_path` has committed frames SQLite would drop, or None.
+
+    SQLite reads a WAL up to the first frame whose checksum fails and ignores the rest without
+    a word. A frame that fails with frames of the same generation after it is damage (a torn
+    last frame after a crash is not: nothing follows it).
+    """
+    wal = Path(f"{db_path}-wal")
+    try:
+        data = wal.read_bytes()
+    except FileNotFoundError:
+        return None
+    if len(data) <= _WAL_HEADER:
+        return None  # empty, or a header that was being written: no frames to lose
+    magic, _, page_size, _, salt1, salt2, sum1, sum2 = struct.unpack(">8I", data[:_WAL_HEADER])
+    if magic not in _WAL_MAGIC:
+        return f"{wal} does not start with a WAL header"
+    big_endian = bool(magic & 1)
+    if _checksum(data[:24], (0, 0), big_endian) != (sum1, sum2):
+        return f"the header of {wal} is damaged: every frame in it would be ignored"
+    frame_size = _FRAME_HEADER + page_size
+    frames = (len(data) - _WAL_HEADER) // frame_size
+    sums = (sum1, sum2)
+    for index in range(frames):
+        start = _WAL_HEADER + index * frame_size
+        header = data[start : start + _FRAME_HEADER]
+        fields = struct.unpack(">6I", header)
+        if fields[2:4] != (salt1, salt2):
+            return None  # an older generation's frame: the log ends here
+        page = data[start + _FRAME_HEADER : start + frame_size]
+        sums = _checksum(header[:8] + page, sums, big_endian)
+        if sums != fields[4:6]:
+            later = sum(
+                1
+                for rest in range(index + 1, frames)
+                if struct.unpack_from(">2I", data, _WAL_HEADER + rest * frame_size + 8)
+                == (salt1, salt2)
+            )
+            if later:
+                return f"frame {index + 1} of {wal} is damaged; {later} later frames would be lost"
+            return None
+    return None

@@ -10,6 +10,7 @@ from typing import Any
 from memory.branch import Lineage, origin_checkpoint, visible_ids
 from memory.item import now_iso
 from memory.manager import BaseMemoryManager, Change
+from memory.retrieval.mechanical import MechanicalRetriever
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +69,8 @@ class StagedView:
     on_event: EventCallback | None = None
     turn_id: str = ""
     lineage: Lineage | None = None  # with one, only what this branch may read is shown
+    # The BM25 retriever of the store (the facade's), used to rank a large store for the model.
+    retriever: MechanicalRetriever | None = None
     tombstone_ids: set[str] = field(default_factory=set)  # every stored id not shown (taken)
     _next_short_id: int = 1
     _loaded: bool = False
@@ -127,9 +130,9 @@ class StagedView:
         """
         taken = {memory.real_id for memory in self.live.values()} | self.tombstone_ids
         taken.update(s.change.id for s in self.staged if s.change.id)
-        candidate = self.manager._generate_id()
+        candidate = self.manager.new_id()
         while candidate in taken:
-            candidate = self.manager._generate_id()
+            candidate = self.manager.new_id()
         return candidate
 
     def stage_new(
@@ -164,6 +167,12 @@ class StagedView:
             except Exception:  # the live view is optional; the write is not
                 logger.exception("memory on_event listener failed for %s", tool)
         return event
+
+    def ranking(self) -> MechanicalRetriever:
+        """The store's BM25 retriever (made here when none was given)."""
+        if self.retriever is None:
+            self.retriever = MechanicalRetriever(self.manager)
+        return self.retriever
 
     def render(self, shown: list[StagedMemory] | None = None, note: str = "") -> str:
         """The staged view as the model reads it: `[id] (section) text`, grouped by section.

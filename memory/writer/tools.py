@@ -1,70 +1,125 @@
-"""The memory agent's six LangChain tools: their docstrings are the spec the model reads."""
+"""MemoryToolkit: the memory agent's six tools over a staged view; the docstrings are the spec
+the model reads, and a bad call becomes an error the model can act on, never an exception."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+import functools
+import inspect
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
-from langchain_core.tools import StructuredTool
-from pydantic import ValidationError
+from pydantic import StrictInt
 
-from memory.branch import Lineage, Provenance, check_scope_policy
-from memory.manager import BaseMemoryManager
-from memory.writer.staging import EventCallback, StagedView
-from memory.writer.toolkit import READ_HINT, MemoryToolkit, ToolCallError
+from memory.branch import Provenance, check_scope_policy
+from memory.item import MemoryItem, check_description, check_reason, check_theme
+from memory.manager import BaseMemoryManager, Change
+from memory.operations import copy_on_write_version
+from memory.turn import Turn
+from memory.writer import budget
+from memory.writer.guards import detect_forget_request, find_secret
+from memory.writer.staging import EventCallback, StagedChange, StagedMemory, StagedView, ToolEvent
 
-__all__ = ["MemoryToolkit", "ToolCallError", "make_memory_tools"]
-
-
-def _validation_handler(kit: MemoryToolkit, signature: str) -> Callable[[ValidationError], str]:
-    """Arguments the schema refuses (missing, not a number) become an error the model can fix;
-    the call is logged like any other so the live view shows it."""
-    tool = signature.split("(")[0]
-
-    def explain(error: ValidationError) -> str:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-            for e in error.errors()
-        )
-        message = (
-            f"Error: bad arguments ({problems}). Call {signature} with every argument. {READ_HINT}"
-        )
-        with kit.lock:
-            kit.view.record(tool, {}, message, False)
-        return message
-
-    return explain
+READ_HINT = "Call read_memories to see the valid ids."
+TOOL_NAMES = (
+    "create_memory",
+    "read_memories",
+    "update_memory",
+    "delete_memory",
+    "merge_memories",
+    "hit_memory",
+)
+Tool = TypeVar("Tool", bound=Callable[..., str])
 
 
-def make_memory_tools(
-    manager: BaseMemoryManager,
-    *,
-    max_deletes: int = 3,
-    forget_requested: bool = False,
-    on_event: EventCallback | None = None,
-    turn_id: str = "",
-    provenance: Provenance | None = None,
-    lineage: Lineage | None = None,
-    scope_policy: str = "auto",
-    turn_text: str = "",
-) -> MemoryToolkit:
-    """Build the six tools over `manager` for one turn. Calls are staged; nothing is written.
+class ToolCallError(Exception):
+    """A bad call; its message goes back to the model and says how to recover."""
 
-    With a `lineage`, read_memories shows only what this branch may read; with a `provenance`
-    (its checkpoint), changing an ancestor's branch memory stages this branch's own version
+
+def _tool(method: Tool) -> Tool:
+    """Run a tool under the toolkit's lock, log the call as a ToolEvent, stage its changes only
+    when it succeeds, and turn any failure into an "Error: ..." answer."""
+
+    @functools.wraps(method)
+    def run(self: MemoryToolkit, **arguments: Any) -> str:
+        with self.lock:  # parallel tool calls of one model step may arrive from threads
+            return self._call(method.__name__, arguments, lambda: method(self, **arguments))
+
+    return run  # type: ignore[return-value]
+
+
+@dataclass
+class MemoryToolkit:
+    """The tools for one turn over one store. `.changes` is what commit will apply.
+
+    With a lineage (in the view), read_memories shows only what this branch may read; with a
+    provenance checkpoint, changing an ancestor's branch memory stages this branch's own version
     (copy-on-write). `scope_policy` "user" or "branch" overrides the scope the model picks.
+    Merges and deletes together may remove at most `max_deletes` memories unless the user
+    asked to forget something.
     """
-    view = StagedView(manager, on_event=on_event, turn_id=turn_id, lineage=lineage)
-    kit = MemoryToolkit(
-        view,
-        max_deletes,
-        forget_requested,
-        provenance=provenance,
-        scope_policy=check_scope_policy(scope_policy),
-        turn_text=turn_text,
-    )
 
-    def create_memory(content: str, section: str, scope: str = "user") -> str:
+    view: StagedView
+    max_deletes: int = 3
+    forget_requested: bool = False
+    provenance: Provenance | None = None
+    scope_policy: str = "auto"
+    turn_text: str = ""  # the conversation: what read_memories ranks by in a large store
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    _hit_this_turn: set[int] = field(default_factory=set)
+    _pending: list[tuple[Change, dict[str, str]]] = field(default_factory=list)
+    _tools: list[Any] = field(default_factory=list)
+
+    @classmethod
+    def for_turn(
+        cls,
+        manager: BaseMemoryManager,
+        turn: Turn,
+        *,
+        retriever: Any = None,
+        on_event: EventCallback | None = None,
+        max_deletes: int = 3,
+    ) -> MemoryToolkit:
+        """The toolkit for `turn`: its lineage, provenance, scope policy and forget request."""
+        view = StagedView(
+            manager, on_event=on_event, turn_id=turn.turn_id, lineage=turn.lineage,
+            retriever=retriever,
+        )  # fmt: skip
+        return cls(
+            view,
+            max_deletes,
+            detect_forget_request(turn.user_text),
+            turn.provenance,
+            check_scope_policy(turn.scope_policy),
+            turn.text,
+        )
+
+    @property
+    def changes(self) -> list[Change]:
+        """The staged changes in call order, ready for `manager.apply(changes, turn_id)`."""
+        return [staged.change for staged in self.view.staged]
+
+    @property
+    def staged(self) -> list[StagedChange]:
+        return list(self.view.staged)
+
+    @property
+    def events(self) -> list[ToolEvent]:
+        """Every tool call of this turn, failed ones included."""
+        return list(self.view.events)
+
+    @property
+    def tools(self) -> list[Any]:
+        """The six tools as LangChain tools (built once; needs langchain-core)."""
+        if not self._tools:
+            self._tools = [_as_langchain_tool(self, name) for name in TOOL_NAMES]
+        return self._tools
+
+    # ── the tools ───────────────────────────────────────────────────────
+
+    @_tool
+    def create_memory(self, content: str, section: str, scope: str = "user") -> str:
         """Add one new memory to a section. Returns its id.
 
         Args:
@@ -76,13 +131,24 @@ def make_memory_tools(
                 conversation's task or plan ("we are drafting the intro", "this version uses
                 PostgreSQL"): only this conversation, and forks from it, see it.
         """
-        return kit.call(
-            "create_memory",
-            {"content": content, "section": section, "scope": scope},
-            lambda: kit.create(content, section, scope),
-        )
+        self.view.load()
+        text, theme = self._text(content, "content"), self._section(section)
+        chosen = self._scope(scope)
+        for memory in self.view.live.values():
+            if memory.description == text:
+                raise ToolCallError(
+                    f"memory {memory.short_id} already says exactly this; use hit_memory or "
+                    "update_memory instead of creating a duplicate."
+                )
+        memory = self.view.stage_new(text, theme, chosen, self.checkpoint)
+        scope_field = "branch" if chosen == "branch" else None
+        change = Change("add", memory.real_id, text, theme, scope=scope_field)
+        self._stage(change, {"memory_id": memory.real_id})
+        where = " (this conversation only)" if chosen == "branch" else ""
+        return f"Created memory {memory.short_id} in section {theme!r}{where}."
 
-    def read_memories(query: str = "") -> str:
+    @_tool
+    def read_memories(self, query: str = "") -> str:
         """List the memories with their ids and sections, including the changes made in this
         turn. Call this before creating, updating, merging or deleting anything. In a large
         store it shows the memories most related to this conversation and says so; pass words
@@ -92,9 +158,29 @@ def make_memory_tools(
             query: Optional words to search for (a topic, a name); empty shows everything, or
                 in a large store what relates to this conversation.
         """
-        return kit.call("read_memories", {"query": query} if query else {}, lambda: kit.read(query))
+        self.view.load()
+        if not isinstance(query, str):
+            raise ToolCallError("query must be text: words to search the memories for.")
+        explicit = bool(query.strip())
+        selection = budget.select(self.view, query if explicit else self.turn_text, explicit)
+        if not selection.partial:
+            return self.view.render()
+        if explicit:
+            what = f"the {len(selection.shown)} most related to {' '.join(query.split())!r}"
+        else:
+            what = (
+                f"{len(selection.shown)}: those most related to this conversation, the newest "
+                "and the most used"
+            )
+        note = (
+            f"{selection.total} memories exist; shown here are {what} (ids are the numbers in "
+            'brackets). More exist: call read_memories(query="some words") to search the rest '
+            "before creating a memory that may already be there."
+        )
+        return self.view.render(selection.shown, note)
 
-    def update_memory(id: int, content: str, reason: str) -> str:
+    @_tool
+    def update_memory(self, id: StrictInt, content: str, reason: str) -> str:
         """Replace the text of an existing memory. Also counts as one use of it (hit).
 
         Args:
@@ -102,13 +188,24 @@ def make_memory_tools(
             content: The complete new text of the memory (not just the difference).
             reason: Why it changes, in one sentence.
         """
-        return kit.call(
-            "update_memory",
-            {"id": id, "content": content, "reason": reason},
-            lambda: kit.update(id, content, reason),
-        )
+        memory = self._memory(id)
+        text, why = self._text(content, "content"), self._reason(reason)
+        if text == memory.description:
+            raise ToolCallError(
+                f"memory {memory.short_id} already says this; call hit_memory if it was used."
+            )
+        memory = self._writable(memory)
+        expected = memory.expected_time()
+        change = Change("update", memory.real_id, text, reason=why, expected_update_time=expected)
+        self._stage(change, {"memory_id": memory.real_id})
+        if not memory.new:  # the seed: an update counts as a use of the memory
+            self._stage(Change("hit", id=memory.real_id), {"memory_id": memory.real_id})
+            self._hit_this_turn.add(memory.short_id)
+        memory.description = text
+        return f"Updated memory {memory.short_id}."
 
-    def delete_memory(id: int, reason: str) -> str:
+    @_tool
+    def delete_memory(self, id: StrictInt, reason: str) -> str:
         """Delete a memory. Only for what the user asked to forget or what is clearly obsolete
         (a to-do whose date has passed). Deleted memories can be restored by the user.
 
@@ -116,11 +213,19 @@ def make_memory_tools(
             id: The memory's id, a number shown by read_memories.
             reason: Why it is deleted, in one sentence.
         """
-        return kit.call(
-            "delete_memory", {"id": id, "reason": reason}, lambda: kit.delete(id, reason)
-        )
+        memory, why = self._memory(id), self._reason(reason)
+        self._check_removal_limit("deletes")
+        memory = self._writable(memory)  # a branch "deletes" an ancestor's item by a tombstone
+        expected = memory.expected_time()
+        change = Change("delete", memory.real_id, reason=why, expected_update_time=expected)
+        self._stage(change, {"memory_id": memory.real_id})
+        del self.view.live[memory.short_id]
+        return f"Deleted memory {memory.short_id}."
 
-    def merge_memories(id1: int, id2: int, content: str, section: str, reason: str) -> str:
+    @_tool
+    def merge_memories(
+        self, id1: StrictInt, id2: StrictInt, content: str, section: str, reason: str
+    ) -> str:
         """Merge two memories that describe the same thing into one: id1 is kept with the new
         text, id2 is removed; both histories are kept. Use it against fragmented or duplicate
         memories (the same song in two sections, identity facts spread over several items).
@@ -132,44 +237,191 @@ def make_memory_tools(
             section: The section of the merged memory.
             reason: Why they are merged, in one sentence.
         """
-        args = {"id1": id1, "id2": id2, "content": content, "section": section, "reason": reason}
-        return kit.call(
-            "merge_memories", args, lambda: kit.merge(id1, id2, content, section, reason)
-        )
+        keep, absorbed = self._memory(id1, "id1"), self._memory(id2, "id2")
+        if keep.short_id == absorbed.short_id:
+            raise ToolCallError("id1 and id2 are the same memory; merge needs two different ids.")
+        text, theme = self._text(content, "content"), self._section(section)
+        why = self._reason(reason)
+        if self.checkpoint and keep.scope != absorbed.scope:
+            user, branch = (keep, absorbed) if keep.scope == "user" else (absorbed, keep)
+            raise ToolCallError(
+                f"memory {user.short_id} is about the user (every conversation sees it) and "
+                f"memory {branch.short_id} belongs to this conversation only; they cannot be "
+                f"merged. Use update_memory on memory {user.short_id} for the user's fact and "
+                f"on memory {branch.short_id} for this conversation's task instead."
+            )
+        self._check_removal_limit("merges")
+        keep, absorbed = self._writable(keep), self._writable(absorbed)
+        change = Change(
+            "merge", keep.real_id, text, theme, why, other_id=absorbed.real_id,
+            expected_update_time=keep.expected_time(),
+            expected_other_update_time=absorbed.expected_time(),
+        )  # fmt: skip
+        self._stage(change, {"memory_id": keep.real_id, "other_memory_id": absorbed.real_id})
+        keep.description, keep.theme = text, theme
+        del self.view.live[absorbed.short_id]
+        return f"Merged memory {absorbed.short_id} into memory {keep.short_id}."
 
-    def hit_memory(id: int) -> str:
+    @_tool
+    def hit_memory(self, id: StrictInt) -> str:
         """Mark a memory as used once: call it when the conversation relied on or mentioned a
         memory and you did not update it.
 
         Args:
             id: The memory's id, a number shown by read_memories.
         """
-        return kit.call("hit_memory", {"id": id}, lambda: kit.hit(id))
+        memory = self._memory(id)
+        if memory.short_id in self._hit_this_turn:
+            return f"Memory {memory.short_id} is already marked as used in this turn."
+        self._hit_this_turn.add(memory.short_id)
+        if not self._inherited(memory):  # an ancestor's item is not touched, not even its count
+            # No expectation on a hit: one more use commutes with any edit made meanwhile.
+            self._stage(Change("hit", id=memory.real_id), {"memory_id": memory.real_id})
+        return f"Marked memory {memory.short_id} as used."
 
-    signatures: dict[Callable[..., str], str] = {
-        create_memory: "create_memory(content, section, scope)",
-        read_memories: "read_memories(query)",
-        update_memory: "update_memory(id, content, reason)",
-        delete_memory: "delete_memory(id, reason)",
-        merge_memories: "merge_memories(id1, id2, content, section, reason)",
-        hit_memory: "hit_memory(id)",
-    }
-    # Each tool also gets a coroutine: the staged view does no I/O, so running in the event loop
-    # keeps parallel calls of one step in the order the model wrote them.
-    kit.tools = [
-        StructuredTool.from_function(
-            func=function,
-            coroutine=_as_coroutine(function),
-            parse_docstring=True,
-            handle_validation_error=_validation_handler(kit, signature),
+    # ── shared checks ───────────────────────────────────────────────────
+
+    @property
+    def checkpoint(self) -> str:
+        """The checkpoint this turn writes at ("" without branch information)."""
+        return self.provenance.checkpoint_id if self.provenance is not None else ""
+
+    def _memory(self, short_id: Any, argument: str = "id") -> StagedMemory:
+        self.view.load()
+        if isinstance(short_id, bool) or not isinstance(short_id, int):
+            raise ToolCallError(f"{argument} must be a number such as 3. {READ_HINT}")
+        memory = self.view.live.get(short_id)
+        if memory is None:
+            valid = ", ".join(str(i) for i in self.view.live) or "none (the store is empty)"
+            raise ToolCallError(
+                f"there is no memory with {argument} {short_id}. Valid ids: {valid}. {READ_HINT}"
+            )
+        return memory
+
+    def _check_removal_limit(self, what: str) -> None:
+        """Deletes and merges each remove one memory: together at most `max_deletes` per turn
+        unless the user asked to forget something."""
+        removed = sum(1 for s in self.view.staged if s.change.op in ("delete", "merge"))
+        if removed >= self.max_deletes and not self.forget_requested:
+            raise ToolCallError(
+                f"this turn already removes {removed} memories by deleting or merging, the "
+                f"limit when the user did not ask to forget anything; no more {what}. Keep "
+                "these memories (or update them) and finish."
+            )
+
+    @staticmethod
+    def _text(value: Any, name: str) -> str:
+        try:
+            text = check_description(value, name)
+        except ValueError as exc:
+            raise ToolCallError(f"{exc}. Write the complete fact as {name}.") from exc
+        secret = find_secret(text)
+        if secret:
+            raise ToolCallError(
+                f"{name} seems to contain {secret}; secrets are never stored. Leave it out, or "
+                "store only that the user has one, without its value."
+            )
+        return text
+
+    @staticmethod
+    def _section(value: Any) -> str:
+        try:
+            return check_theme(value, "section")
+        except ValueError as exc:
+            raise ToolCallError(f"{exc}. Use one of the sections in your instructions.") from exc
+
+    @staticmethod
+    def _reason(value: Any) -> str:
+        try:
+            return check_reason(value)
+        except ValueError as exc:
+            raise ToolCallError(f"{exc}. Give a one-sentence reason.") from exc
+
+    def _scope(self, requested: Any) -> str:
+        if requested not in ("user", "branch"):
+            raise ToolCallError(
+                "scope must be 'user' (facts about the user) or 'branch' (this conversation's "
+                "task or plan)."
+            )
+        scope = str(requested) if self.scope_policy == "auto" else self.scope_policy
+        # Without a checkpoint there are no branches to keep apart: everything is the user's.
+        return scope if self.checkpoint else "user"
+
+    def _inherited(self, memory: StagedMemory) -> bool:
+        """A branch memory an ancestor wrote: this branch may not change it in place."""
+        return (
+            bool(self.checkpoint)
+            and memory.scope == "branch"
+            and not memory.new
+            and memory.origin_checkpoint != self.checkpoint
         )
-        for function, signature in signatures.items()
-    ]
-    return kit
+
+    def _writable(self, memory: StagedMemory) -> StagedMemory:
+        """Copy-on-write: stage this branch's own version of an inherited memory and aim the
+        short id at it, so the ancestor's item stays byte-stable. Call after validation."""
+        if not self._inherited(memory):
+            return memory
+        new_id = self.view.next_real_id()
+        seen = memory.seen_update_time
+        as_read = MemoryItem(memory.description, memory.theme, latest_update_time=seen)
+        version = copy_on_write_version(memory.real_id, as_read, new_id)
+        self._stage(version, {"memory_id": new_id, "supersedes": memory.real_id})
+        memory.real_id, memory.new, memory.origin_checkpoint = new_id, True, self.checkpoint
+        return memory
+
+    def _stage(self, change: Change, real_ids: dict[str, str]) -> None:
+        # Held until `_call` has the finished event; then staged with it (for the trace).
+        self._pending.append((change, real_ids))
+
+    def _call(self, tool: str, arguments: dict[str, Any], operation: Callable[[], str]) -> str:
+        self._pending.clear()
+        try:
+            result, ok = operation(), True
+        except ToolCallError as exc:
+            result, ok = f"Error: {exc}", False
+        except Exception as exc:  # the agent must go on; the error says what happened
+            result, ok = f"Error: {type(exc).__name__}: {exc}. Try again or finish.", False
+        event = self.view.record(tool, arguments, result, ok)
+        for change, real_ids in self._pending if ok else []:
+            details = replace(event, arguments={**arguments, **real_ids})
+            self.view.staged.append(StagedChange(change, details))
+        self._pending.clear()
+        return result
+
+    def record_refused_call(self, tool: str, message: str) -> str:
+        """Log a call the schema refused (missing argument, not a number) like any other, so
+        the live view and the trace show it; returns the message for the model."""
+        with self.lock:
+            self.view.record(tool, {}, message, False)
+        return message
 
 
-def _as_coroutine(function: Callable[..., str]) -> Callable[..., Awaitable[str]]:
-    async def run(**kwargs: Any) -> str:
-        return function(**kwargs)
+def _as_langchain_tool(kit: MemoryToolkit, name: str) -> Any:
+    """One tool for a LangChain agent: its schema and description come from the method's
+    signature and docstring. Arguments the schema refuses (missing, not a number) become an
+    error the model can fix; it also gets a coroutine: the staged view does no I/O, so running
+    in the event loop keeps parallel calls of one step in the order the model wrote them."""
+    from langchain_core.tools import StructuredTool
+    from pydantic import ValidationError
 
-    return run
+    method = getattr(kit, name)
+    signature = f"{name}({', '.join(inspect.signature(method).parameters)})"
+
+    def explain(error: ValidationError) -> str:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+            for e in error.errors()
+        )
+        message = f"Error: bad arguments ({problems}). Call {signature} with every argument."
+        return kit.record_refused_call(name, f"{message} {READ_HINT}")
+
+    async def run(**arguments: Any) -> str:
+        return str(method(**arguments))
+
+    return StructuredTool.from_function(
+        func=method,
+        coroutine=run,
+        name=name,
+        parse_docstring=True,
+        handle_validation_error=explain,
+    )

@@ -1,4 +1,4 @@
-"""WriteTrace: the flat trace of the memory agent's writes (seed 000), one SQLite row per change."""
+"""WriteTrace: the flat trace of the memory agent's writes, one SQLite row per change."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory.item import now_iso
+from memory.turn import Turn
 from memory.writer.sqlite_file import open_wal, write_transaction
 from memory.writer.staging import StagedChange
 
@@ -26,11 +28,18 @@ CREATE TABLE IF NOT EXISTS write_trace (
     arguments  TEXT NOT NULL,             -- JSON
     result     TEXT NOT NULL,
     time       TEXT NOT NULL,
-    state      TEXT NOT NULL CHECK (state IN ('staged', 'applied')),
+    state      TEXT NOT NULL CHECK (state IN ('staged', 'applied', 'failed')),
     PRIMARY KEY (user_id, turn_id, step)
 );
 CREATE INDEX IF NOT EXISTS write_trace_by_user ON write_trace (user_id, time);
 """
+# Traces written before failed attempts were recorded allow only staged and applied rows.
+_WITH_FAILED = (
+    "DROP INDEX IF EXISTS write_trace_by_user; ALTER TABLE write_trace RENAME TO write_trace_old;"
+    + _SCHEMA
+    + "INSERT INTO write_trace SELECT * FROM write_trace_old; DROP TABLE write_trace_old;"
+)
+FAILED_STEP = -1  # the row of a failed attempt (one per turn: the latest failure)
 
 
 @dataclass(frozen=True)
@@ -54,21 +63,26 @@ class WriteTrace:
 
     A crash between the two leaves `staged` rows; the replay of that turn either finds the turn
     applied and marks them (`mark_applied`) or reruns the agent and replaces them (`stage`), so a
-    replayed turn never duplicates rows.
+    replayed turn never duplicates rows. An attempt that failed leaves one `failed` row with the
+    error (the latest failure of that turn).
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._connection = open_wal(self.path, _SCHEMA)
+        table = self._connection.execute(
+            "SELECT sql FROM sqlite_master WHERE name = 'write_trace'"
+        ).fetchone()
+        if table is not None and "'failed'" not in table[0]:
+            self._connection.executescript(f"BEGIN IMMEDIATE;{_WITH_FAILED}COMMIT;")
 
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         return write_transaction(self._lock, self._connection)
 
-    def stage(
-        self, user_id: str, turn_id: str, session_id: str | None, changes: Sequence[StagedChange]
-    ) -> None:
+    def stage(self, turn: Turn, changes: Sequence[StagedChange]) -> None:
         """Record a turn's changes as staged, replacing staged rows of an earlier attempt."""
+        user_id, turn_id, session_id = turn.user_id, turn.turn_id, turn.thread_id or None
         with self._write() as db:
             db.execute(
                 "DELETE FROM write_trace WHERE user_id = ? AND turn_id = ? AND state = 'staged'",
@@ -91,6 +105,15 @@ class WriteTrace:
                     for step, s in enumerate(changes)
                 ],
             )
+
+    def record_failure(self, turn: Turn, error: str) -> None:
+        """Record that an attempt at `turn` failed, and why (replacing an earlier failure)."""
+        with self._write() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO write_trace VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'failed')",
+                (turn.user_id, turn.turn_id, FAILED_STEP, turn.thread_id or None, "memory_writer",
+                 "failed", "{}", error, now_iso()),
+            )  # fmt: skip
 
     def mark_applied(self, user_id: str, turn_id: str) -> int:
         """The store committed the turn: its staged rows become applied. Returns how many."""

@@ -10,8 +10,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from graph.cli.session import LocalSession
 from graph.context import Context
-from graph.session import LocalSession
+from graph.settings import use_settings
 from memory.writer.staging import ToolEvent
 
 SESSION_1 = ["Hi! My name is Ada and I live in Lisbon.", "I like green tea."]
@@ -27,8 +28,14 @@ def show_event(event: ToolEvent) -> None:
 
 
 async def run(data_dir: Path) -> bool:
-    # The demo always uses the offline model, so that it needs no key and gives the same result.
-    context = Context(user_id="demo-user", model="offline/rules", memory_backend=f"yaml:{data_dir}")
+    # The demo always uses the offline model, so that it needs no key and gives the same result,
+    # and its own folder, so that it never touches your memories.
+    context = Context(user_id="demo-user", model="offline/rules")
+    with use_settings(memory_backend=f"yaml:{data_dir}", write_mode="local"):
+        return await _run_sessions(context, data_dir)
+
+
+async def _run_sessions(context: Context, data_dir: Path) -> bool:
     async with LocalSession(context, data_dir, on_memory_event=show_event) as session:
         print("== Session 1 (thread session-1)")
         for text in SESSION_1:
@@ -64,7 +71,7 @@ def fresh_demo_dir(data_dir: Path) -> str:
             )
         shutil.rmtree(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    (data_dir / DEMO_MARKER).write_text("made by python -m graph.demo; wiped by its next run\n")
+    (data_dir / DEMO_MARKER).write_text("made by python -m graph.cli.demo; wiped by its next run\n")
     return ""
 
 

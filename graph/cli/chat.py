@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import logging
 import sys
 import uuid
 from pathlib import Path
 
+from graph.cli.session import LocalSession
 from graph.context import Context
-from graph.session import LocalSession
+from graph.settings import get_settings, load_dotenv
 from memory.branch import Lineage, Provenance, visible_ids
-from memory.factory import get_memory_manager
+from memory.errors import MemoryNotFound
 from memory.item import MemoryItem
 from memory.manager import BaseMemoryManager
-from memory.writer.staging import StagedView, ToolEvent
-from memory.writer.toolkit import MemoryToolkit
+from memory.registry import registry
+from memory.writer.staging import ToolEvent
 
 WRITE_WAIT_SECONDS = 120.0
 FORGET_REASON = "forgotten from the terminal chat"
@@ -70,7 +70,10 @@ def forget(
     if len(ids) > 1:
         listed = "\n".join(f"  {mid}  {items[mid].description}" for mid in ids)
         return f"  {len(ids)} memories match {target!r}; nothing forgotten. Say which id:\n{listed}"
-    tombstone = _delete(manager, ids[0], lineage, provenance)
+    try:
+        tombstone = manager.forget(ids[0], FORGET_REASON, lineage=lineage, provenance=provenance)
+    except (MemoryNotFound, ValueError) as exc:  # a concurrent edit, or a stale write
+        return f"  cannot forget {ids[0]}: {exc}"
     return f"  forgot {ids[0]}: {items[ids[0]].description}  (undo: /restore {tombstone})"
 
 
@@ -80,33 +83,6 @@ def _visible(manager: BaseMemoryManager, lineage: Lineage | None) -> dict[str, M
         return items
     visible = visible_ids(manager.all_items(), lineage)
     return {mid: item for mid, item in items.items() if mid in visible}
-
-
-def _delete(
-    manager: BaseMemoryManager,
-    memory_id: str,
-    lineage: Lineage | None,
-    provenance: Provenance | None,
-) -> str:
-    """Delete through `apply` with the memory writer's toolkit, which stages a branch
-    tombstone for an ancestor's branch memory (copy-on-write); the id to restore is returned."""
-    turn_id = f"chat-forget:{uuid.uuid4().hex}"
-    if provenance is not None:
-        provenance = dataclasses.replace(provenance, turn_id=turn_id)
-    view = StagedView(manager, turn_id=turn_id, lineage=lineage)
-    toolkit = MemoryToolkit(view, forget_requested=True, provenance=provenance)
-    view.load()
-    short_id = next(m.short_id for m in view.live.values() if m.real_id == memory_id)
-    outcome = toolkit.call(
-        "delete_memory",
-        {"id": short_id, "reason": FORGET_REASON},
-        lambda: toolkit.delete(short_id, FORGET_REASON),
-    )
-    if not toolkit.changes:
-        raise RuntimeError(f"cannot forget {memory_id}: {outcome}")
-    manager.apply(toolkit.changes, turn_id, provenance)
-    deleted = [change.id for change in toolkit.changes if change.op == "delete"]
-    return deleted[-1] or memory_id
 
 
 def restore(manager: BaseMemoryManager, memory_id: str) -> str:
@@ -191,13 +167,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--thread", default="main", help="the thread to continue (default: main)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    try:
+    load_dotenv()
+    try:  # a bad GULFSTREAM_* variable, or 'store' without a LangGraph server's store
         context = Context()
-    except ValueError as exc:  # a bad GULFSTREAM_* variable
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    try:  # fail before the first prompt, e.g. 'store' needs a LangGraph server's store
-        get_memory_manager(context.memory_backend, context.user_id)
+        registry.open(get_settings().memory_backend, context.user_id)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

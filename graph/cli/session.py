@@ -1,4 +1,4 @@
-"""LocalSession: the graph in one process — SQLite threads, the durable local write queue."""
+"""LocalSession: the chat graph in one process, threads in SQLite, turns to the local queue."""
 
 from __future__ import annotations
 
@@ -16,27 +16,30 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from graph.agent import compile_graph
 from graph.context import Context
 from graph.lineage import alineage_of
-from graph.memory_access import open_manager, register_local_writer, unregister_local_writer
-from graph.writer import writer_consumer
+from graph.run_memory import writer_consumer
+from graph.settings import get_settings
 from memory.branch import Lineage
 from memory.long_term import LongTermMemory
-from memory.manager import BaseMemoryManager
+from memory.registry import registry
+from memory.writer.local import local_writer
 from memory.writer.staging import ToolEvent
 
 
 @dataclasses.dataclass
 class TurnReply:
-    """What one turn produced: the assistant's text and the memories it was given."""
+    """What one turn produced: the reply, the memories it was given, and its memory write."""
 
     text: str
     related_memories: list[dict[str, Any]]
+    memory_write: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 class LocalSession:
     """The chat graph in this process: `async with LocalSession(ctx, dir) as s: await s.say(...)`.
 
-    Threads are kept in `<data_dir>/threads.sqlite`; finished turns go to the local write queue
-    (journal `<data_dir>/write-journal.sqlite`), which keeps them across a crash.
+    Threads are kept in `<data_dir>/threads.sqlite`. Finished turns go to this process's durable
+    queue (`memory.writer.local`), whose journal lives beside the memory store; leaving the
+    session waits until this user's queued turns are written.
     """
 
     def __init__(
@@ -45,13 +48,17 @@ class LocalSession:
         data_dir: str | Path,
         on_memory_event: Callable[[ToolEvent], Any] | None = None,
     ) -> None:
-        self.context = dataclasses.replace(context, write_mode="local")
+        self.context = context
         self.data_dir = Path(data_dir)
         self.on_memory_event = on_memory_event
-        self.manager: BaseMemoryManager | None = None
         self.memory: LongTermMemory | None = None
         self._stack = contextlib.AsyncExitStack()
         self._graph: Any = None
+
+    @property
+    def manager(self) -> Any:
+        assert self.memory is not None, "use LocalSession in `async with`"
+        return self.memory.manager
 
     async def __aenter__(self) -> LocalSession:
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -59,25 +66,34 @@ class LocalSession:
             AsyncSqliteSaver.from_conn_string(str(self.data_dir / "threads.sqlite"))
         )
         self._graph = compile_graph(checkpointer=saver)
-        self.manager = await asyncio.to_thread(
-            open_manager, self.context, self.context.user_id, None
+        settings = get_settings()
+        self.memory = await asyncio.to_thread(
+            registry.open,
+            settings.memory_backend,
+            self.context.user_id,
+            default_data_dir=settings.data_dir,
+            snapshot_delay=settings.snapshot_seconds,
+            consumer=writer_consumer(),
         )
-        self.memory = LongTermMemory(
-            self.manager,
-            # The same consumer (model, language policy) as the server and inline modes.
-            consumer=writer_consumer(self.context),
-            journal_path=self.data_dir / "write-journal.sqlite",
-            on_event=self.on_memory_event,
-        )
-        self.memory.start()
-        register_local_writer(self.context.user_id, self.memory)
+        if self.on_memory_event is not None:
+            self.memory.add_listener(self.on_memory_event)
+        # Start the queue now: turns an earlier session left in the journal are written first.
+        await asyncio.wrap_future(local_writer.run(self._start(self.memory)))
         return self
 
+    @staticmethod
+    async def _start(memory: LongTermMemory) -> None:
+        if not memory.writing:
+            memory.start()
+
     async def __aexit__(self, *exc_info: object) -> None:
-        unregister_local_writer(self.context.user_id)
-        if self.memory is not None:
-            await self.memory.stop()  # drains: every queued turn is written before we exit
-        await self._stack.aclose()
+        try:
+            if self.memory is not None:
+                await self.wait_for_writes(timeout_seconds=None)
+        finally:
+            if self.memory is not None and self.on_memory_event is not None:
+                self.memory.remove_listener(self.on_memory_event)
+            await self._stack.aclose()
 
     async def say(self, thread_id: str, text: str, checkpoint_id: str | None = None) -> TurnReply:
         """One user message on `thread_id`; returns the reply (memory is written afterwards).
@@ -95,7 +111,8 @@ class LocalSession:
         )
         last = state["messages"][-1]
         reply = last.text if isinstance(last, AIMessage) else str(last.content)
-        return TurnReply(reply, list(state.get("related_memories", [])))
+        related = list(state.get("related_memories", []))
+        return TurnReply(reply, related, dict(state.get("memory_write") or {}))
 
     async def latest_checkpoint_id(self, thread_id: str) -> str:
         """The checkpoint the thread's last turn ended at (to fork from it later); "" for a
@@ -110,11 +127,13 @@ class LocalSession:
             return Lineage(thread_id, frozenset())
         return await alineage_of(self._graph.checkpointer, thread_id, checkpoint_id)
 
-    async def wait_for_writes(self, timeout_seconds: float = 60.0) -> None:
-        """Wait until the write queue has nothing pending (TimeoutError after the timeout)."""
+    async def wait_for_writes(self, timeout_seconds: float | None = 60.0) -> None:
+        """Wait until this user's queued turns are written (TimeoutError after the timeout)."""
         assert self.memory is not None
-        deadline = time.monotonic() + timeout_seconds
-        while (await asyncio.to_thread(self.memory.write_status)).pending:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"memory writes still pending after {timeout_seconds:g} s")
-            await asyncio.sleep(0.05)
+        started = time.monotonic()
+        drained = asyncio.wrap_future(local_writer.drain(self.memory))
+        try:
+            await asyncio.wait_for(drained, timeout_seconds)
+        except TimeoutError:
+            waited = time.monotonic() - started
+            raise TimeoutError(f"memory writes still pending after {waited:.0f} s") from None

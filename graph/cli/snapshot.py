@@ -1,0 +1,47 @@
+"""`make export` / `make import`: one user's memory to or from a `.jsonl.gz` snapshot."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from graph.settings import get_settings, load_dotenv
+from memory.errors import CorruptStoreError
+from memory.factory import open_memory_manager
+from memory.snapshot import default_snapshot_path, import_snapshot, write_snapshot
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m graph.cli.snapshot export|import [--backend SPEC] [--user ID] [--file PATH]`."""
+    load_dotenv()
+    parser = argparse.ArgumentParser(prog="python -m graph.cli.snapshot", description=__doc__)
+    parser.add_argument("command", choices=["export", "import"])
+    parser.add_argument("--backend", help="memory backend (default: GULFSTREAM_MEMORY_BACKEND)")
+    parser.add_argument("--user", default=os.environ.get("GULFSTREAM_USER_ID", "default"))
+    parser.add_argument(
+        "--file", help="snapshot path (default: memory_backup/<user>.jsonl.gz beside the store)"
+    )
+    args = parser.parse_args(argv)
+    try:
+        manager = open_memory_manager(args.backend or get_settings().memory_backend, args.user)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    path = Path(args.file) if args.file else default_snapshot_path(manager)
+    if path is None:
+        parser.error("this backend has no default snapshot location; pass --file")
+    try:
+        if args.command == "export":
+            print(f"wrote {write_snapshot(manager, path)} ({len(manager.all_items())} items)")
+        else:
+            print(f"imported {import_snapshot(manager, path)} items from {path}")
+    except (ValueError, CorruptStoreError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,151 @@
+"""ltm_write, the chat graph's last node: it hands the finished turn to one of two write sinks
+(a background run of `memory_writer` on the server, or this process's durable queue)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import logging
+import uuid
+from typing import Any
+
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+from langgraph.utils.runnable import RunnableCallable
+
+from graph.context import Context
+from graph.lineage import acurrent_lineage, current_lineage
+from graph.run_memory import (
+    RunMemory,
+    is_under_langgraph_server,
+    open_run_memory,
+    writer_consumer,
+)
+from graph.state import State
+from memory.turn import Turn
+from memory.writer.local import local_writer
+
+logger = logging.getLogger(__name__)
+
+WRITER_GRAPH_ID = "memory_writer"
+# uuid5 namespace of the per-user writer threads: one writer thread per user, same id everywhere.
+WRITER_THREAD_NAMESPACE = uuid.UUID("6f1c2b0e-6a4e-5d3c-9b7e-0a6f3e5d2c11")
+# What each sink reports when it has the turn (see State.memory_write).
+STATUS_OF_MODE = {"server": "scheduled", "local": "journaled", "inline": "written"}
+
+
+def writer_thread_id(user_id: str, secret: str) -> str:
+    """The user's background writer thread: the same in every process of a deployment, and
+    unguessable without the deployment's secret, so no other user can create it first and
+    block this user's writes."""
+    salt = hmac.new(secret.encode(), user_id.encode(), hashlib.sha256).hexdigest() if secret else ""
+    return str(uuid.uuid5(WRITER_THREAD_NAMESPACE, f"gulfstream-writer:{user_id}:{salt}"))
+
+
+def write_mode(run: RunMemory) -> str:
+    """The deployment's write mode; `auto` is `server` under the LangGraph server, else `local`."""
+    mode = run.settings.write_mode
+    if mode != "auto":
+        return mode
+    return "server" if is_under_langgraph_server(run.config) else "local"
+
+
+async def altm_write(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Hand the finished turn to the memory writer and return (`inline`: once it is written).
+    The outcome is in `memory_write`; a failure is logged and never fails the chat run."""
+    config = get_config()
+    turn: Turn | None = None
+    mode = ""
+    try:
+        run = await asyncio.to_thread(open_run_memory, runtime, config)
+        turn = run.finished_turn(state.messages, await acurrent_lineage(config))
+        if turn is None:
+            return _outcome(None, "", "skipped")
+        mode = write_mode(run)
+        if mode == "server":
+            await schedule_server_write(run, turn)
+        elif mode == "local":
+            await asyncio.wrap_future(local_writer.submit(run.memory, turn, writer_consumer()))
+        else:
+            await writer_consumer().consume(turn, run.memory)
+    except Exception as exc:
+        return _failed(turn, mode, exc)
+    return _outcome(turn, mode, STATUS_OF_MODE[mode])
+
+
+def ltm_write_sync(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """`ltm_write` for `graph.invoke`: the same sinks, waited for from this thread."""
+    config = get_config()
+    turn: Turn | None = None
+    mode = ""
+    try:
+        run = open_run_memory(runtime, config)
+        turn = run.finished_turn(state.messages, current_lineage(config))
+        if turn is None:
+            return _outcome(None, "", "skipped")
+        mode = write_mode(run)
+        if mode == "server":
+            local_writer.run(schedule_server_write(run, turn)).result()
+        elif mode == "local":
+            local_writer.submit(run.memory, turn, writer_consumer()).result()
+        else:
+            local_writer.run(writer_consumer().consume(turn, run.memory)).result()
+    except Exception as exc:
+        return _failed(turn, mode, exc)
+    return _outcome(turn, mode, STATUS_OF_MODE[mode])
+
+
+# The chat graph's last node, with a sync and an async body: both invoke and ainvoke work.
+ltm_write = RunnableCallable(ltm_write_sync, altm_write, name="ltm_write")
+
+
+def _outcome(turn: Turn | None, mode: str, status: str, error: str = "") -> dict[str, Any]:
+    turn_id = turn.turn_id if turn is not None else ""
+    if turn is not None and not error:
+        logger.debug("turn %s handed to the %s writer: %s", turn_id, mode, status)
+    return {"memory_write": {"turn_id": turn_id, "mode": mode, "status": status, "error": error}}
+
+
+def _failed(turn: Turn | None, mode: str, exc: Exception) -> dict[str, Any]:
+    user = turn.user_id if turn is not None else "?"
+    logger.error(
+        "the memory write of turn %s for user %r failed (%s mode); nothing of it was kept: %s",
+        turn.turn_id if turn is not None else "?",
+        user,
+        mode or "no",
+        exc,
+        exc_info=exc,
+    )
+    return _outcome(turn, mode, "failed", f"{type(exc).__name__}: {exc}")
+
+
+async def schedule_server_write(run: RunMemory, turn: Turn) -> None:
+    """Queue a `memory_writer` run on the user's writer thread; a thread that cannot be used
+    (another user's, or gone) raises with the user and turn id."""
+    from langgraph_sdk import get_client
+    from langgraph_sdk.errors import ConflictError, NotFoundError
+
+    client = get_client()  # in-process: reaches this server's API without a URL
+    writer_thread = writer_thread_id(turn.user_id, run.settings.writer_thread_secret)
+    try:
+        await client.threads.create(
+            thread_id=writer_thread,
+            if_exists="do_nothing",
+            metadata={"gulfstream": "memory_writer", "user_id": turn.user_id},
+        )
+        await client.runs.create(
+            writer_thread,
+            WRITER_GRAPH_ID,
+            input={"turn": turn.to_dict()},
+            context={"user_id": turn.user_id},
+            after_seconds=run.settings.write_delay_seconds,
+            # enqueue: a turn arriving while an earlier one waits or runs is queued behind it,
+            # never replaces it (the default strategy would reject or interrupt).
+            multitask_strategy="enqueue",
+        )
+    except (ConflictError, NotFoundError) as exc:
+        raise RuntimeError(
+            f"writer thread {writer_thread} of user {turn.user_id!r} is not usable ({exc}); set "
+            "GULFSTREAM_WRITER_THREAD_SECRET and re-stamp or delete that thread"
+        ) from exc

@@ -1,0 +1,119 @@
+"""The `memory_writer` graph: one finished turn in, written to the user's memory exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from langgraph.config import get_config
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import RetryPolicy
+
+from graph.context import Context
+from graph.models import check_model_allowed
+from graph.run_memory import DEAD_WRITES_NAMESPACE, open_run_memory, writer_consumer
+from graph.settings import custom_auth_configured
+from memory.store_manager import namespace_label
+from memory.turn import Turn
+
+logger = logging.getLogger(__name__)
+
+# A model or store hiccup is retried with backoff; input that can never work is not.
+WRITE_RETRY = RetryPolicy(
+    initial_interval=2.0,
+    backoff_factor=2.0,
+    max_interval=60.0,
+    max_attempts=4,
+    retry_on=lambda exc: not isinstance(exc, ValueError | TypeError | PermissionError),
+)
+
+
+@dataclass
+class WriterInput:
+    """One turn to write, as `memory.turn.Turn.to_dict()` gives it: `user_id`, `turn_id`,
+    `messages` (`[{"role": "user" | "assistant", "content": str}]`), and optionally
+    `thread_id`, `checkpoint_id`, `lineage` (`{thread_id, checkpoint_ids}`), `scope_policy`,
+    `language`, `writer_model`, `enqueued_at`."""
+
+    turn: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class WriterState(WriterInput):
+    """The input plus what the writer reports back."""
+
+    result: str = ""
+
+
+async def write_memory(state: WriterState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Apply the turn to the user's memory; after the last failed attempt the turn is recorded
+    under ("memories_dead", <user label>) in the store, to be listed and sent again."""
+    turn = Turn.from_dict(state.turn)  # ValueError for bad input: not retried
+    config = get_config()
+    # With custom auth, a client calling this graph directly writes only its own memory.
+    run = await asyncio.to_thread(open_run_memory, runtime, config, user_id=turn.user_id)
+    if run.user_id != turn.user_id:
+        turn = dataclasses.replace(turn, user_id=run.user_id)
+    check_model_allowed("writer_model", turn.writer_model, run.settings, custom_auth_configured())
+    attempt = _attempt_number(runtime)
+    try:
+        result = await writer_consumer().consume(turn, run.memory)
+    except Exception as exc:
+        retry_on = WRITE_RETRY.retry_on
+        will_retry = attempt < WRITE_RETRY.max_attempts and callable(retry_on) and retry_on(exc)
+        if not will_retry or getattr(exc, "dead_letter", False):
+            await _record_dead_write(runtime.store, turn, exc, attempt)
+        raise
+    if runtime.store is not None:  # a turn sent again after failing is no longer dead
+        await runtime.store.adelete(_dead_namespace(turn.user_id), turn.turn_id)
+    summary = result.summary or "applied"
+    logger.info("memory_writer turn %s for user %r: %s", turn.turn_id, turn.user_id, summary)
+    return {"result": summary}
+
+
+def _attempt_number(runtime: Runtime[Context]) -> int:
+    """This run's attempt (1, 2, ...) from LangGraph's retry machinery: it belongs to the run,
+    so a cancelled retry leaves nothing behind for a later resend of the same turn to count."""
+    info = getattr(runtime, "execution_info", None)
+    return int(getattr(info, "node_attempt", 1) or 1)
+
+
+def _dead_namespace(user_id: str) -> tuple[str, str]:
+    return (DEAD_WRITES_NAMESPACE, namespace_label(user_id))
+
+
+async def _record_dead_write(store: Any, turn: Turn, exc: Exception, attempts: int) -> None:
+    error = f"{type(exc).__name__}: {exc}"
+    logger.error(
+        "memory_writer gave up on turn %s of user %r after %d attempts: %s",
+        turn.turn_id,
+        turn.user_id,
+        attempts,
+        error,
+    )
+    if store is None:
+        return
+    record = {
+        "turn_id": turn.turn_id,
+        "error": error,
+        "failed_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "attempts": attempts,
+        "input": {"turn": turn.to_dict()},
+    }
+    try:
+        await store.aput(_dead_namespace(turn.user_id), turn.turn_id, record)
+    except Exception:
+        logger.exception("recording the failed turn %s of %r failed", turn.turn_id, turn.user_id)
+
+
+builder = StateGraph(WriterState, input_schema=WriterInput, context_schema=Context)
+builder.add_node("write_memory", write_memory, retry_policy=WRITE_RETRY)
+builder.add_edge(START, "write_memory")
+builder.add_edge("write_memory", END)
+
+graph = builder.compile(name="Gulfstream memory writer")

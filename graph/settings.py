@@ -1,0 +1,216 @@
+"""Settings: the deployment's choices (backend, paths, write mode, secrets, hosts), read once from
+the environment; no run's context can change them."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+ENV_PREFIX = "GULFSTREAM_"
+WRITE_MODES = ("auto", "server", "local", "inline")
+MAX_WRITE_DELAY_SECONDS = 3600
+DOTENV = ".env"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Each field is `GULFSTREAM_<FIELD>` in the environment (or `.env`). A bad value is a
+    ValueError naming the variable, raised when the settings are read (at start)."""
+
+    memory_backend: str = field(
+        default="yaml:data/memory",
+        metadata={
+            "help": "where memories live: yaml:<dir>, sqlite:<file>, store (the LangGraph "
+            "server's store), postgres:<dsn>, store:memory (in-process; tests)"
+        },
+    )
+    data_dir: str = field(
+        default="data",
+        metadata={
+            "help": "the write journal and trace of a backend without a folder of its own "
+            "(store, postgres); yaml and sqlite keep them beside their files"
+        },
+    )
+    write_mode: str = field(
+        default="auto",
+        metadata={
+            "help": "how a finished turn reaches the memory writer: server (a background run of "
+            "memory_writer), local (this process's durable queue), inline (written before the "
+            "run returns; debugging), auto (server under LangGraph, else local)"
+        },
+    )
+    write_delay_seconds: int = field(
+        default=0, metadata={"help": "server mode: the writer run starts this much later"}
+    )
+    writer_thread_secret: str = field(
+        default="",
+        metadata={"help": "salts each user's writer thread id (set it on a deployment)"},
+    )
+    writer_timeout_seconds: float = field(
+        default=30.0,
+        metadata={"help": "how long one call to the writer model may take before it fails"},
+    )
+    allowed_models: tuple[str, ...] = field(
+        default=(),
+        metadata={
+            "help": "comma-separated provider/model names a run may choose; '*' allows any. "
+            "Unset: any model without custom auth, only the default models with it"
+        },
+    )
+    snapshot_seconds: float | None = field(
+        default=5.0,
+        metadata={"help": "quiet seconds before a memory snapshot is written; 'off' disables"},
+    )
+    editor_hosts: tuple[str, ...] = field(
+        default=(), metadata={"help": "host names the editor answers besides loopback ('*': any)"}
+    )
+    editor_origins: tuple[str, ...] = field(
+        default=(), metadata={"help": "other origins the editor accepts requests from"}
+    )
+    editor_require_auth: bool = field(
+        default=False, metadata={"help": "refuse the editor's local mode (user from the URL)"}
+    )
+    editor_user: str = field(
+        default="", metadata={"help": "the editor's user in local mode when the URL names none"}
+    )
+    editor_poll_seconds: float = field(
+        default=0.5, metadata={"help": "how often the editor's live view checks for changes"}
+    )
+    auth_tokens: str = field(
+        default="",
+        metadata={"help": "graph/auth.py's example tokens: 'token1:alice,token2:bob'"},
+    )
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """The settings from `environ` (default: the process environment, completed by a
+        `.env` file in the working directory, whose values never override the environment)."""
+        source = dict(read_dotenv(Path(DOTENV))) | dict(os.environ if environ is None else environ)
+        values: dict[str, Any] = {}
+        for spec in fields(cls):
+            raw = source.get(ENV_PREFIX + spec.name.upper())
+            if raw is not None and raw.strip() != "":
+                values[spec.name] = _parse(spec.name, raw.strip(), spec.default)
+        return cls(**values)
+
+    def __post_init__(self) -> None:
+        if self.write_mode not in WRITE_MODES:
+            raise ValueError(
+                f"GULFSTREAM_WRITE_MODE must be one of {', '.join(WRITE_MODES)}; "
+                f"got {self.write_mode!r}"
+            )
+        if not 0 <= self.write_delay_seconds <= MAX_WRITE_DELAY_SECONDS:
+            raise ValueError(
+                f"GULFSTREAM_WRITE_DELAY_SECONDS must be 0 to {MAX_WRITE_DELAY_SECONDS}"
+            )
+        if self.writer_timeout_seconds <= 0:
+            raise ValueError("GULFSTREAM_WRITER_TIMEOUT_SECONDS must be positive")
+        if not self.memory_backend.strip():
+            raise ValueError("GULFSTREAM_MEMORY_BACKEND must name a backend")
+
+    def with_changes(self, **changes: Any) -> Settings:
+        return replace(self, **changes)
+
+
+def _parse(name: str, raw: str, default: Any) -> Any:
+    variable = ENV_PREFIX + name.upper()
+    try:
+        if isinstance(default, bool):
+            if raw.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+                raise ValueError(raw)
+            return raw.lower() in ("1", "true", "yes", "on")
+        if isinstance(default, tuple):
+            return tuple(part.strip() for part in raw.split(",") if part.strip())
+        if name == "snapshot_seconds":
+            if raw.lower() in ("off", "none", "no", "false"):
+                return None
+            value = float(raw)
+            if value < 0:
+                raise ValueError(raw)
+            return value
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+    except ValueError:
+        raise ValueError(f"{variable} has a value that cannot be used: {raw!r}") from None
+    return raw
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    """KEY=VALUE lines of a `.env` file (comments, `export` and quotes allowed); {} without one."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
+        return {}
+    values = {}
+    for line in lines:
+        line = line.strip().removeprefix("export ").strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.partition("=")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        values[key.strip()] = value
+    return values
+
+
+def load_dotenv() -> None:
+    """Put `.env`'s values into the environment where it has none (the CLI commands do this,
+    so that model keys in `.env` reach the model clients as under `langgraph dev`)."""
+    for key, value in read_dotenv(Path(DOTENV)).items():
+        os.environ.setdefault(key, value)
+
+
+_current: Settings | None = None
+_lock = threading.Lock()
+
+
+def get_settings() -> Settings:
+    """The process's settings, read from the environment the first time they are needed."""
+    global _current
+    with _lock:
+        if _current is None:
+            _current = Settings.from_env()
+        return _current
+
+
+@contextlib.contextmanager
+def use_settings(settings: Settings | None = None, **changes: Any) -> Iterator[Settings]:
+    """Run with other settings (the demo's folder, tests): `settings`, or the current ones with
+    `changes`; the previous ones come back afterwards."""
+    global _current
+    previous = _current
+    chosen = (settings or get_settings()).with_changes(**changes)
+    with _lock:
+        _current = chosen
+    try:
+        yield chosen
+    finally:
+        with _lock:
+            _current = previous
+
+
+def custom_auth_configured() -> bool:
+    """True inside the LangGraph server with an `auth` section in langgraph.json."""
+    if "langgraph_api" not in sys.modules:
+        return False
+    try:
+        from langgraph_api import config
+    except ImportError:  # pragma: no cover - present whenever it is in sys.modules
+        return False
+    return bool(getattr(config, "LANGGRAPH_AUTH", None))
+
+
+def is_studio_user(user: Any) -> bool:
+    """LangGraph Studio's shared user (an object, or its serialized form with a `kind`)."""
+    if isinstance(user, dict):
+        return user.get("kind") == "StudioUser"
+    return type(user).__name__ == "StudioUser" or getattr(user, "kind", None) == "StudioUser"

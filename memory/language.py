@@ -1,0 +1,31 @@
+"""The one language rule: Chinese when a text has Chinese characters, else English."""
+
+from __future__ import annotations
+
+import re
+
+LANGUAGES = ("en", "zh")
+LANGUAGE_POLICIES = ("auto", "en", "zh")
+# Han ideographs (basic, extension A, compatibility), kana and Hangul: scripts without spaces
+# between words, which the tokenizer splits into characters and the prompts treat as Chinese.
+CJK_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+_CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
+
+
+def has_cjk(text: str) -> bool:
+    """Whether the text contains Chinese (or other space-less) characters."""
+    return _CJK_RUN.search(text) is not None
+
+
+def language_of(text: str) -> str:
+    """ "zh" for text with Chinese characters, else "en"."""
+    return "zh" if has_cjk(text) else "en"
+
+
+def resolve_language(policy: str, text: str = "") -> str:
+    """The language to use: `policy` when it is "en" or "zh", else the language of `text`."""
+    if policy in LANGUAGES:
+        return policy
+    if policy != "auto":
+        raise ValueError(f"language must be one of {', '.join(LANGUAGE_POLICIES)}; got {policy!r}")
+    return language_of(text)

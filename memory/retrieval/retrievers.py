@@ -1,0 +1,91 @@
+"""Retrievers: the BM25 retriever of one manager, and the LLM modes built on it when asked for."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Literal
+
+from memory.branch import Lineage
+from memory.manager import BaseMemoryManager
+from memory.retrieval.mechanical import MechanicalRetriever
+from memory.retrieval.modes import RetrievalMode
+
+if TYPE_CHECKING:
+    from memory.retrieval.hybrid import HybridRetriever
+    from memory.retrieval.llm import LLMRetriever
+
+logger = logging.getLogger(__name__)
+
+OnFailure = Literal["mechanical", "empty"]
+_warned_without_llm = False
+
+
+class Retrievers:
+    """One manager's retrievers. The BM25 index lives in `mechanical` and is shared by every
+    mode; the LLM retrievers (which need langchain-core) are built on first use, per model."""
+
+    def __init__(
+        self,
+        manager: BaseMemoryManager,
+        llm: Any | None = None,
+        *,
+        language: str = "auto",
+        on_failure: OnFailure = "mechanical",
+    ) -> None:
+        self.manager = manager
+        self.llm = llm
+        self.language = language  # "en", "zh", or "auto": the prompt follows the query
+        self.on_failure: OnFailure = on_failure
+        self.mechanical = MechanicalRetriever(manager)
+        self._llm_modes: dict[tuple[RetrievalMode, int], LLMRetriever | HybridRetriever] = {}
+
+    def retrieve(
+        self,
+        query: str,
+        mode: RetrievalMode | str,
+        limit: int = 10,
+        lineage: Lineage | None = None,
+        llm: Any | None = None,
+    ) -> list[dict[str, str]]:
+        """Memories related to `query` by `mode`, best first; LLM modes without a model (`llm`
+        here or at construction) run BM25 instead, logged once per process. With a `lineage`,
+        only what that run may read (see `memory.branch`)."""
+        mode = RetrievalMode.parse(mode)
+        model = llm if llm is not None else self.llm
+        if mode is not RetrievalMode.MECHANICAL and model is None:
+            _warn_without_llm(mode)
+            mode = RetrievalMode.MECHANICAL
+        if mode is RetrievalMode.MECHANICAL:
+            return self.mechanical.retrieve(query, limit, lineage)
+        return self._llm_mode(mode, model).retrieve(query, limit, lineage)
+
+    def _llm_mode(self, mode: RetrievalMode, llm: Any) -> LLMRetriever | HybridRetriever:
+        key = (mode, id(llm))
+        retriever = self._llm_modes.get(key)
+        if retriever is None or retriever.llm is not llm:
+            from memory.retrieval.hybrid import HybridRetriever
+            from memory.retrieval.llm import LLMRetriever
+
+            if mode is RetrievalMode.LLM:
+                retriever = LLMRetriever(
+                    self.manager, llm, fallback=self.mechanical,
+                    language=self.language, on_failure=self.on_failure,
+                )  # fmt: skip
+            else:
+                retriever = HybridRetriever(
+                    self.manager, llm, mechanical=self.mechanical,
+                    language=self.language, on_failure=self.on_failure,
+                )  # fmt: skip
+            self._llm_modes = {key: retriever}  # one model at a time: switching replaces it
+        return retriever
+
+
+def _warn_without_llm(mode: RetrievalMode) -> None:
+    global _warned_without_llm
+    if not _warned_without_llm:
+        _warned_without_llm = True
+        logger.warning(
+            "retrieval mode %r needs a chat model and none is configured; "
+            "using BM25 (mechanical) retrieval",
+            mode.value,
+        )

@@ -1,0 +1,121 @@
+"""Turn: one finished turn of conversation, the one value that carries it to the memory writer."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from memory.branch import Lineage, Provenance, check_scope_policy
+from memory.item import now_iso
+from memory.language import LANGUAGE_POLICIES
+from memory.manager import validate_user_id
+from memory.messages import check_turn_messages
+
+
+@dataclass(frozen=True)
+class Turn:
+    """Who said what, where, and how its memories may be scoped. Immutable and validated.
+
+    - `messages`: `[{role, content}]`, the user's message and the replies after it.
+    - `turn_id`: stable across retries; `apply` records it, so a turn is written once.
+    - `thread_id` / `checkpoint_id`: where in the conversation tree it was said ("" when the
+      graph has no checkpointer); `lineage`: the checkpoints it descends from (None: no branches).
+    - `scope_policy`: "auto" (the writer picks per memory), "user" or "branch".
+    - `language`: "auto" (the user's language), "en" or "zh"; `writer_model`: the model that
+      writes it ("" = whatever the consumer uses by default).
+    """
+
+    user_id: str
+    turn_id: str
+    messages: tuple[dict[str, str], ...]
+    thread_id: str = ""
+    checkpoint_id: str = ""
+    lineage: Lineage | None = None
+    scope_policy: str = "auto"
+    language: str = "auto"
+    writer_model: str = ""
+    enqueued_at: str = field(default_factory=now_iso)
+
+    def __post_init__(self) -> None:
+        validate_user_id(self.user_id)
+        if not isinstance(self.turn_id, str) or not self.turn_id.strip():
+            raise ValueError("turn_id must be a non-empty string")
+        object.__setattr__(self, "messages", tuple(check_turn_messages(self.messages)))
+        for name in ("thread_id", "checkpoint_id", "writer_model", "enqueued_at"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"Turn.{name} must be a string, got {getattr(self, name)!r}")
+        if self.lineage is not None and not isinstance(self.lineage, Lineage):
+            raise ValueError("Turn.lineage must be a Lineage or None")
+        check_scope_policy(self.scope_policy)
+        if self.language not in LANGUAGE_POLICIES:
+            raise ValueError(
+                f"Turn.language must be one of {', '.join(LANGUAGE_POLICIES)}, "
+                f"got {self.language!r}"
+            )
+
+    @classmethod
+    def of(
+        cls,
+        user_id: str,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        turn_id: str | None = None,
+        **details: Any,
+    ) -> Turn:
+        """A turn with a fresh random id unless one is given (`details`: the other fields)."""
+        return cls(user_id, turn_id or uuid.uuid4().hex, tuple(messages), **details)  # type: ignore[arg-type]
+
+    @property
+    def provenance(self) -> Provenance | None:
+        """Where the turn's changes come from, recorded in items and history (None: unknown)."""
+        if not self.thread_id and not self.checkpoint_id:
+            return None
+        return Provenance(self.thread_id, self.checkpoint_id, self.turn_id)
+
+    @property
+    def user_text(self) -> str:
+        """What the user said in this turn."""
+        return "\n".join(m["content"] for m in self.messages if m["role"] == "user")
+
+    @property
+    def text(self) -> str:
+        """Everything said in this turn."""
+        return "\n".join(m["content"] for m in self.messages)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data (the journal row, the server writer's input)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["messages"] = [dict(m) for m in self.messages]
+        data["lineage"] = self.lineage.as_dict() if self.lineage is not None else None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Turn:
+        """The inverse of `to_dict`; ValueError naming an unknown or malformed field."""
+        if not isinstance(data, Mapping):
+            raise ValueError("a turn must be a JSON object")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"a turn has no field {unknown[0]!r}; fields are {sorted(known)}")
+        lineage = data.get("lineage")
+        if lineage is not None and (
+            not isinstance(lineage, Mapping) or not isinstance(lineage.get("checkpoint_ids"), list)
+        ):
+            raise ValueError("Turn.lineage needs a checkpoint_ids list")
+        values = {**data, "lineage": Lineage.from_dict(lineage)}
+        for name in ("user_id", "turn_id", "messages"):
+            if name not in values:
+                raise ValueError(f"a turn needs {name}")
+        values["messages"] = tuple(values["messages"] or ())
+        return cls(**values)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Turn:
+        return cls.from_dict(json.loads(text))

@@ -1,0 +1,101 @@
+"""LocalWriter: the in-process write sink, one event loop on a daemon thread running every
+user's durable queue, shared by `make chat`, your own `compile_graph(...)` and the tests."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
+
+from memory.turn import Turn
+
+if TYPE_CHECKING:
+    from memory.long_term import LongTermMemory
+    from memory.writer.queue import TurnConsumer
+
+logger = logging.getLogger(__name__)
+
+EXIT_DRAIN_SECONDS = 60.0  # at interpreter exit; what is left is replayed by the next start
+
+
+class LocalWriter:
+    """Each user's queue runs on this writer's own loop, so a queue outlives the caller's
+    `asyncio.run` and sync `graph.invoke` can hand it turns too. A turn handed over is in the
+    journal when the returned future is done; the queue writes it afterwards."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+        self._started: dict[int, LongTermMemory] = {}
+
+    def loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                threading.Thread(
+                    target=loop.run_forever, name="gulfstream-memory-writer", daemon=True
+                ).start()
+                # Before the thread pools shut down at exit (the writer needs them): threading's
+                # exit hooks run before `atexit`'s.
+                threading._register_atexit(self._drain_at_exit)  # type: ignore[attr-defined]
+                self._loop = loop
+            return self._loop
+
+    def run(self, work: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
+        """Run a coroutine on the writer's loop; `.result()` it from sync code or
+        `asyncio.wrap_future` it from async code."""
+        return asyncio.run_coroutine_threadsafe(work, self.loop())
+
+    def submit(
+        self, memory: LongTermMemory, turn: Turn, consumer: TurnConsumer | None = None
+    ) -> concurrent.futures.Future[str]:
+        """Journal `turn` and queue it on `memory`'s queue (started here, replaying what an
+        earlier process left, with `consumer` unless the memory has its own); the future is
+        done once the turn is journaled."""
+        if memory.consumer is None:
+            memory.consumer = consumer
+        return self.run(self._send(memory, turn))
+
+    async def _send(self, memory: LongTermMemory, turn: Turn) -> str:
+        if not memory.writing:
+            memory.start()
+        self._started[id(memory)] = memory
+        return await memory.send(turn)
+
+    def drain(self, memory: LongTermMemory | None = None) -> concurrent.futures.Future[None]:
+        """A future done when `memory`'s queue (every queue without one) has nothing left."""
+        return self.run(self._drain(memory))
+
+    async def _drain(self, memory: LongTermMemory | None) -> None:
+        for started in [memory] if memory is not None else list(self._started.values()):
+            await started.join()
+
+    def stop(self, timeout: float | None = None) -> bool:
+        """Drain and stop every queue, waiting at most `timeout` seconds; False when turns were
+        left (they stay journaled for the next start). A later turn starts a queue again."""
+        if self._loop is None or not self._started:
+            return True
+        return bool(self.run(self._stop_all(timeout)).result())
+
+    async def _stop_all(self, timeout: float | None) -> bool:
+        started, self._started = list(self._started.values()), {}
+        done = await asyncio.gather(*(memory.stop(timeout) for memory in started))
+        return all(done)
+
+    def _drain_at_exit(self) -> None:
+        if not self._started:
+            return
+        logger.info("writing the queued memory turns before exit (up to %g s)", EXIT_DRAIN_SECONDS)
+        try:
+            if not self.stop(EXIT_DRAIN_SECONDS):
+                logger.warning("memory turns still queued at exit stay in the journal")
+        except KeyboardInterrupt:  # Ctrl-C ends the wait at once: the turns stay journaled
+            logger.warning("interrupted: queued memory turns stay in the journal")
+        except Exception:
+            logger.exception("memory turns still queued at exit stay in the journal")
+
+
+local_writer = LocalWriter()
