@@ -3,8 +3,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PORT ?= 2024
 
-.PHONY: dev demo chat test lint bench editor clean export import
+.PHONY: help venv dev demo chat editor test unit lint format bench export import clean
+.DEFAULT_GOAL := help
+
+help:  ## this list
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 10
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -12,9 +17,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[dev]"
 	@touch $(STAMP)
 
-venv: $(STAMP)
-
-PORT ?= 2024
+venv: $(STAMP)  ## create .venv and install the project with its dev tools
 
 # langgraph.json names .env; a missing .env is fine (langgraph dev skips it), and values in it
 # override the shell's environment. n-jobs-per-worker > 1 so that background memory_writer runs
@@ -23,16 +26,31 @@ dev: $(STAMP)  ## LangGraph Studio + API on http://127.0.0.1:$(PORT) (offline mo
 	LANGGRAPH_CLI_NO_ANALYTICS=1 $(BIN)/langgraph dev --no-browser --port $(PORT) --n-jobs-per-worker 8
 
 demo: $(STAMP)  ## two sessions on the offline model: a fact told in session 1 is recalled in session 2
-	$(BIN)/python -m graph.demo
+	$(BIN)/python -m graph.cli.demo
 
-chat: $(STAMP)  ## terminal chat with /memories, /forget and /quit
-	$(BIN)/python -m graph.chat
+chat: $(STAMP)  ## terminal chat with /memories, /forget, /restore, /back, /new and /quit
+	$(BIN)/python -m graph.cli.chat
 
-editor: $(STAMP)  ## the memory editor alone on http://127.0.0.1:8765/memories/ (file backends; ?user=<id>)
+editor: $(STAMP)  ## the memory editor alone on http://127.0.0.1:8765/memories/ (?user=<id>)
 	$(BIN)/python -m webapp
 
-test: $(STAMP)  ## the whole test suite: unit, integration (real files, processes, databases) and e2e
+test: $(STAMP)  ## every test: unit, integration (files, processes, databases), e2e, browser
 	$(BIN)/python -m pytest -q
+
+unit: $(STAMP)  ## the quick unit tests only (seconds)
+	$(BIN)/python -m pytest -q tests/unit
+
+lint: $(STAMP)  ## ruff (lint and format check) and mypy
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: $(STAMP)  ## ruff: fix what it can and format
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+bench: $(STAMP)  ## benchmarks print their figures; they are not part of the tests
+	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 # Snapshots of one user's memory (memory_backup/<user>.jsonl.gz beside the store). The user is
 # USER given on the command line (make export USER=alice), else GULFSTREAM_USER_ID, else
@@ -41,18 +59,10 @@ SNAPSHOT_ARGS = $(if $(filter command line,$(origin USER)),--user $(USER)) \
 	$(if $(BACKEND),--backend $(BACKEND)) $(if $(FILE),--file $(FILE))
 
 export: $(STAMP)  ## write a user's memory to a snapshot (USER=, BACKEND=, FILE=)
-	$(BIN)/python -m memory.snapshot export $(SNAPSHOT_ARGS)
+	$(BIN)/python -m graph.cli.snapshot export $(SNAPSHOT_ARGS)
 
 import: $(STAMP)  ## load a snapshot into an empty store (USER=, BACKEND=, FILE=)
-	$(BIN)/python -m memory.snapshot import $(SNAPSHOT_ARGS)
+	$(BIN)/python -m graph.cli.snapshot import $(SNAPSHOT_ARGS)
 
-lint: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIN)/mypy
-
-bench: $(STAMP)  ## benchmarks print their figures; they are not part of the tests
-	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
-
-clean:
+clean:  ## remove .venv and the tool caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -27,7 +27,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 import graph.lineage as lineage
 import graph.nodes as nodes
-import graph.write_handoff as write_handoff
+import graph.handoff as write_handoff
 from graph.agent import compile_graph
 from graph.context import Context
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 
-from graph.write_handoff import writer_thread_id
+from graph.handoff import writer_thread_id
 from tests.e2e.server import DevServer, copy_app
 from tests.e2e.stub_openai import NO_MEMORIES_REPLY, StubOpenAI
 

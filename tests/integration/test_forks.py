@@ -20,11 +20,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 import graph.nodes
-import graph.writer
+import graph.memory_writer
 from graph.agent import compile_graph
 from graph.context import Context
 from graph.offline_model import OfflineChatModel
-from graph.session import LocalSession
+from graph.cli.session import LocalSession
 from memory.factory import get_memory_manager
 from memory.manager import BaseMemoryManager
 
@@ -91,7 +91,7 @@ def item_bytes(manager: BaseMemoryManager, memory_id: str) -> str:
 @pytest.fixture
 def writer(monkeypatch: pytest.MonkeyPatch) -> ScriptedWriter:
     scripted = ScriptedWriter()
-    monkeypatch.setattr(graph.writer, "load_chat_model", lambda name: scripted)
+    monkeypatch.setattr(graph.memory_writer, "load_chat_model", lambda name: scripted)
     return scripted
 
 

@@ -13,7 +13,7 @@ from memory.branch import Lineage, Provenance
 from memory.sqlite_manager import SqliteMemoryManager
 from memory.writer import MemoryConsumer
 from memory.yaml_manager import YamlMemoryManager
-from prompts.writer import DEFAULT_PERSONA
+from memory.prompts.writer import DEFAULT_PERSONA
 from tests.fakes import ScriptedModel
 from tests.unit.test_writer_tools import MONDAY_MORNING, call, step, turn
 

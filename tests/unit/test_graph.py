@@ -16,7 +16,7 @@ from graph.agent import compile_graph, graph
 from graph.context import Context
 from graph.memory_access import register_local_writer, resolve_user_id, unregister_local_writer
 from graph.prompting import build_system_prompt
-from graph.write_handoff import resolve_write_mode, writer_thread_id
+from graph.handoff import resolve_write_mode, writer_thread_id
 from memory.factory import get_memory_manager
 from tests.fakes import ScriptedModel
 
@@ -218,7 +218,7 @@ async def test_llm_retrieval_on_the_offline_model_goes_straight_to_bm25(
 async def test_memory_writer_rejects_bad_branch_input(
     tmp_path: Path, extra: dict[str, Any], message: str
 ) -> None:
-    from graph.writer import graph as writer_graph
+    from graph.memory_writer import graph as writer_graph
 
     turn = {"turn_id": "t:1", "messages": [{"role": "user", "content": "I like tea."}]}
     with pytest.raises(ValueError, match=message):
@@ -227,7 +227,7 @@ async def test_memory_writer_rejects_bad_branch_input(
 
 
 async def test_memory_writer_stores_a_branch_memory_with_its_provenance(tmp_path: Path) -> None:
-    from graph.writer import graph as writer_graph
+    from graph.memory_writer import graph as writer_graph
 
     await writer_graph.ainvoke(
         {

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import graph.demo as demo
+import graph.cli.demo as demo
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -22,7 +22,7 @@ def offline_env(tmp_path: Path) -> dict[str, str]:
 
 def test_demo_exits_zero_after_recall(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "graph.demo", "--dir", str(tmp_path / "demo")],
+        [sys.executable, "-m", "graph.cli.demo", "--dir", str(tmp_path / "demo")],
         cwd=PROJECT,
         env=offline_env(tmp_path),
         capture_output=True,
@@ -45,7 +45,7 @@ def test_demo_exits_non_zero_when_recall_fails(
 def run_chat(tmp_path: Path, commands: str) -> subprocess.CompletedProcess[str]:
     """`make chat` as a user runs it, offline, typing `commands` line by line."""
     return subprocess.run(
-        [sys.executable, "-m", "graph.chat", "--data", str(tmp_path / "chat")],
+        [sys.executable, "-m", "graph.cli.chat", "--data", str(tmp_path / "chat")],
         cwd=PROJECT,
         env=offline_env(tmp_path),
         input=commands,
@@ -114,7 +114,7 @@ def test_chat_back_starts_a_sibling_branch_that_does_not_see_the_task(tmp_path: 
 
 
 def test_forget_needs_an_id_or_a_unique_match_and_restore_undoes_it(tmp_path: Path) -> None:
-    from graph.chat import forget, restore
+    from graph.cli.chat import forget, restore
     from memory.yaml_manager import YamlMemoryManager
 
     manager = YamlMemoryManager(str(tmp_path), "ada")
@@ -149,9 +149,9 @@ def test_demo_refuses_a_folder_it_did_not_make_and_reuses_its_own(tmp_path: Path
 async def test_chat_memories_and_forget_follow_the_branch_and_never_edit_an_ancestor(
     tmp_path: Path,
 ) -> None:
-    from graph.chat import forget, list_memories, restore
+    from graph.cli.chat import forget, list_memories, restore
     from graph.context import Context
-    from graph.session import LocalSession
+    from graph.cli.session import LocalSession
     from memory.branch import Provenance
 
     context = Context(user_id="bob", model="offline/rules", memory_backend=f"yaml:{tmp_path}/m")

@@ -19,7 +19,7 @@ from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
 import graph.lineage as lineage_module
-import graph.write_handoff as write_handoff
+import graph.handoff as write_handoff
 from graph.agent import compile_graph
 from graph.context import Context
 from graph.lineage import (
@@ -190,7 +190,7 @@ def test_a_durability_exit_turn_writes_user_scope_memories_the_next_turn_sees(
     with SqliteSaver.from_conn_string(str(tmp_path / "threads.sqlite")) as saver:
         app = compile_graph(checkpointer=saver)
         thread = {"configurable": {"thread_id": "t1"}}
-        with caplog.at_level(logging.WARNING, logger="graph.write_handoff"):
+        with caplog.at_level(logging.WARNING, logger="graph.handoff"):
             for text in ("Let's plan a trip to Kyoto.", "We are working on a budget."):
                 say = {"messages": [{"role": "user", "content": text}]}
                 app.invoke(say, thread, context=context, durability="exit")

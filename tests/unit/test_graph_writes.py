@@ -18,13 +18,13 @@ from langgraph.types import RetryPolicy
 
 import graph.auto_writer as auto_writer
 import graph.nodes as nodes
-import graph.writer as writer
+import graph.memory_writer as writer
 from graph.agent import compile_graph
 from graph.auth import owns_namespace
 from graph.context import Context
 from graph.memory_access import DEAD_WRITES_NAMESPACE, facade_for
 from graph.prompting import build_system_prompt, prompt_language
-from graph.write_handoff import writer_thread_id
+from graph.handoff import writer_thread_id
 from memory.factory import get_memory_manager
 from memory.writer.journal import TurnJournal
 from memory.writer.queue import RetryPolicy as QueueRetryPolicy

@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage
 from memory.item import local_date
 from memory.retrieval import LLMRetriever, MechanicalRetriever, parse_indices
 from memory.yaml_manager import YamlMemoryManager
-from prompts.retrieval import FIND_RELATED_MEMORY, FIND_RELATED_MEMORY_ZH
+from memory.prompts.retrieval import FIND_RELATED_MEMORY, FIND_RELATED_MEMORY_ZH
 from tests.fakes import ScriptedAnswers
 
 

@@ -160,7 +160,7 @@ def test_importing_the_graph_needs_no_key() -> None:
     env = {
         k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "OPENAI_BASE_URL"
     }
-    code = "import graph.agent, graph.writer; print(graph.agent.graph.name)"
+    code = "import graph.agent, graph.memory_writer; print(graph.agent.graph.name)"
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
     )

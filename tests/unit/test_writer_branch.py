@@ -14,7 +14,7 @@ from memory.document import Change
 from memory.writer import MemoryConsumer
 from memory.writer.journal import QueuedTurn, TurnJournal
 from memory.yaml_manager import YamlMemoryManager
-from prompts.writer import DEFAULT_PERSONA, DEFAULT_PERSONA_ZH
+from memory.prompts.writer import DEFAULT_PERSONA, DEFAULT_PERSONA_ZH
 from tests.fakes import ScriptedModel
 from tests.unit.test_writer_tools import (
     MONDAY_MORNING,

@@ -1,0 +1,47 @@
+"""Every test starts from the settings of a clean machine and leaves no writer running."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import graph.run_memory as run_memory
+import graph.settings as settings_module
+from graph.settings import Settings, use_settings
+from memory.registry import registry
+from memory.writer import breaker
+from memory.writer.local import local_writer
+
+SHELL_VARIABLES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LANGSMITH_LANGGRAPH_API_VARIANT")
+
+
+def settings_in(folder: Path, **changes: object) -> Settings:
+    """The settings of a fresh deployment whose data lives in `folder`: YAML memories, no
+    snapshots unless asked for, everything else as on a new machine."""
+    base = Settings(
+        memory_backend=f"yaml:{folder / 'memory'}", data_dir=str(folder / "data"),
+        snapshot_seconds=None,
+    )  # fmt: skip
+    return base.with_changes(**changes)
+
+
+@pytest.fixture(autouse=True)
+def clean_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
+    """No GULFSTREAM_* variable, model key or `.env` of the developer's shell leaks in; the
+    settings point into this test's folder; afterwards the local queues are drained and
+    stopped, open memories forgotten and writer breakers reset."""
+    for name in list(os.environ):
+        if name.startswith("GULFSTREAM_") and name != "GULFSTREAM_TEST_POSTGRES":
+            monkeypatch.delenv(name)
+    for name in SHELL_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(settings_module, "DOTENV", str(tmp_path / "no.env"))
+    with use_settings(settings_in(tmp_path)) as settings:
+        yield settings
+    local_writer.stop(timeout=30)
+    registry.clear()
+    breaker._breakers.clear()
+    run_memory._consumers.clear()
