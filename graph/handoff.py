@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import hmac
 import logging
@@ -68,7 +69,10 @@ async def altm_write(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         elif mode == "local":
             await asyncio.wrap_future(local_writer.submit(run.memory, turn, writer_consumer()))
         else:
-            await writer_consumer().consume(turn, run.memory)
+            # A context of its own: inside this run's, the memory agent would become a subgraph
+            # of the chat run (its checkpointer, and its tokens in the chat's message stream).
+            consume = writer_consumer().consume(turn, run.memory)
+            await asyncio.get_running_loop().create_task(consume, context=contextvars.Context())
     except Exception as exc:
         return _failed(turn, mode, exc)
     return _outcome(turn, mode, STATUS_OF_MODE[mode])

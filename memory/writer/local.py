@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import logging
 import threading
 from collections.abc import Coroutine
@@ -46,8 +47,11 @@ class LocalWriter:
 
     def run(self, work: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
         """Run a coroutine on the writer's loop; `.result()` it from sync code or
-        `asyncio.wrap_future` it from async code."""
-        return asyncio.run_coroutine_threadsafe(work, self.loop())
+        `asyncio.wrap_future` it from async code. It runs in a context of its own: a task
+        inherits the context it is scheduled from, and a LangGraph run's context would make the
+        memory agent a subgraph of the caller's run (its checkpointer, its streams)."""
+        loop = self.loop()
+        return contextvars.Context().run(asyncio.run_coroutine_threadsafe, work, loop)
 
     def submit(
         self, memory: LongTermMemory, turn: Turn, consumer: TurnConsumer | None = None
