@@ -21,6 +21,7 @@ from typing import Any, Literal
 from memory.branch import Lineage
 from memory.item import now_iso
 from memory.turn import Turn
+from memory.writer.salvage import salvage_rows
 from memory.writer.sqlite_file import open_wal, wal_damage, write_transaction
 
 logger = logging.getLogger(__name__)
@@ -349,9 +350,12 @@ def _entry(row: tuple[Any, ...]) -> JournalEntry:
 def _entries_of_v1(db: sqlite3.Connection, table: str) -> list[JournalEntry]:
     """Rows of a journal written before turns were stored whole, as entries."""
     entries = []
+    # The first layout had no branch column (it was added with branch scope).
+    columns = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+    branch_column = "branch" if "branch" in columns else "NULL"
     query = (
         "SELECT user_id, turn_id, session_id, messages, state, attempts, last_error, "
-        f"created_at, updated_at, branch FROM {table} ORDER BY seq"
+        f"created_at, updated_at, {branch_column} FROM {table} ORDER BY seq"
     )
     for (
         user,
@@ -380,30 +384,32 @@ def _entries_of_v1(db: sqlite3.Connection, table: str) -> list[JournalEntry]:
 
 
 def _salvage(path: Path) -> tuple[list[JournalEntry], int]:
-    """What can still be read from a damaged journal: whole rows, one by one when a scan fails."""
+    """What can still be read from a damaged journal: a whole scan when SQLite manages one,
+    else the rows found page by page (a truncated file fails every query but keeps most of
+    its pages); and how many rows were found but could not be read."""
     try:
-        db = sqlite3.connect(path)
+        entries = _read_all(sqlite3.connect(path))
     except sqlite3.Error:
-        return [], 0
+        entries = None
+    if entries is not None:
+        return entries, 0
+    found, unreadable = [], 0
+    for row in salvage_rows(path):
+        try:
+            found.append(_entry(row))
+        except (ValueError, TypeError):
+            unreadable += 1
+    return found, unreadable
+
+
+def _read_all(db: sqlite3.Connection) -> list[JournalEntry] | None:
+    """Every row of a journal that can still be scanned (either layout), or None."""
     try:
         columns = {row[1] for row in db.execute("PRAGMA table_info(turns)")}
         if columns and "turn" not in columns:
-            return _entries_of_v1(db, "turns"), 0
-        try:
-            return [_entry(row) for row in db.execute(f"SELECT {_COLUMNS} FROM turns")], 0
-        except (sqlite3.Error, ValueError):
-            pass
-        (last,) = db.execute("SELECT max(seq) FROM turns").fetchone()
-        entries, unreadable = [], 0
-        for seq in range(1, int(last or 0) + 1):
-            try:
-                row = db.execute(f"SELECT {_COLUMNS} FROM turns WHERE seq = ?", (seq,)).fetchone()
-                if row is not None:
-                    entries.append(_entry(row))
-            except (sqlite3.Error, ValueError):
-                unreadable += 1
-        return entries, unreadable
-    except sqlite3.Error:
-        return [], 0
+            return _entries_of_v1(db, "turns")
+        return [_entry(row) for row in db.execute(f"SELECT {_COLUMNS} FROM turns")]
+    except (sqlite3.Error, ValueError):
+        return None
     finally:
         db.close()
