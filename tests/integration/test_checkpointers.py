@@ -86,7 +86,9 @@ ASYNC_SAVERS = [
 
 
 def say(text: str, thread: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    return {"messages": [{"role": "user", "content": text}]}, {"configurable": {"thread_id": thread}}
+    return {"messages": [{"role": "user", "content": text}]}, {
+        "configurable": {"thread_id": thread}
+    }
 
 
 def check_written_and_recalled(first: dict[str, Any], second: dict[str, Any], saver: Any) -> None:
