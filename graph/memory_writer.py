@@ -59,6 +59,8 @@ async def write_memory(state: WriterState, runtime: Runtime[Context]) -> dict[st
     run = await asyncio.to_thread(open_run_memory, runtime, config, user_id=turn.user_id)
     if run.user_id != turn.user_id:
         turn = dataclasses.replace(turn, user_id=run.user_id)
+    if not turn.writer_model:  # "" = the default: the run's writer model
+        turn = dataclasses.replace(turn, writer_model=run.context.writer_model)
     check_model_allowed("writer_model", turn.writer_model, run.settings, custom_auth_configured())
     attempt = _attempt_number(runtime)
     try:

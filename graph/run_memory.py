@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -148,6 +149,9 @@ def writer_consumer() -> MemoryConsumer:
         timeout = settings.writer_timeout_seconds
 
         def load_writer_model(name: str) -> Any:
+            # A turn queued without a writer model (the seed's send_history) gets the
+            # deployment's default one.
+            name = name or os.environ.get("GULFSTREAM_WRITER_MODEL") or Context().writer_model
             return load_chat_model(name, timeout=timeout, max_retries=0)
 
         consumer = MemoryConsumer(model_factory=load_writer_model, timeout_seconds=4 * timeout)

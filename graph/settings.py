@@ -134,6 +134,8 @@ def _parse(name: str, raw: str, default: Any) -> Any:
             if value < 0:
                 raise ValueError(raw)
             return value
+        if name == "write_mode":
+            return raw.lower()
         if isinstance(default, int):
             return int(raw)
         if isinstance(default, float):

@@ -22,7 +22,7 @@ from memory.factory import open_memory_manager
 from memory.item import MemoryItem
 from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager, validate_user_id
-from memory.registry import MemoryRegistry, open_memory, registry
+from memory.registry import MemoryRegistry, open_memory
 from memory.repair import SelfCheckReport
 from memory.retrieval import MechanicalRetriever, RetrievalMode
 from memory.turn import Turn
@@ -79,7 +79,6 @@ __all__ = [
     "open_memory",
     "open_memory_manager",
     "overfetch_k",
-    "registry",
     "validate_user_id",
     "visible_ids",
 ]

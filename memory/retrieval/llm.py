@@ -124,8 +124,9 @@ class LLMRetriever:
 
     def messages(self, query: str, entries: Sequence[IndexedMemory]) -> list[Any]:
         """System prompt and the user message with the fenced memory list and the query."""
-        # The prompt in the language the user writes in, unless one is pinned.
-        system, template = find_related_memory_prompts(resolve_language(self.language, query))
+        # The prompt in the language the user writes in, unless one is pinned ("zh-CN" too).
+        language = resolve_language("auto", query) if self.language == "auto" else self.language
+        system, template = find_related_memory_prompts(language)
         user = template.format(
             today=date.today().isoformat(),
             memories=format_memory_lines(entries),

@@ -166,8 +166,13 @@ class MemoryConsumer:
         Raises MemoryWriteFailed when nothing could be written (the queue retries or
         dead-letters the turn) and WriterPaused while the model's breaker is open.
         """
-        manager, trace = memory.manager, memory.trace
+        # The trace opens its SQLite file on first use: off the loop, like every file call here.
+        manager, trace = memory.manager, await asyncio.to_thread(getattr, memory, "trace")
         user_id, turn_id = manager.user_id, turn.turn_id
+        if turn.user_id != user_id:
+            raise ValueError(
+                f"turn {turn_id} of user {turn.user_id!r} sent to {user_id!r}'s memory"
+            )
         if await asyncio.to_thread(manager.has_applied, turn_id):
             if trace is not None:  # a crash after the commit left the trace rows staged
                 await asyncio.to_thread(trace.mark_applied, user_id, turn_id)

@@ -34,7 +34,8 @@ def _values(record: bytes) -> list[Any]:
     while at < header_size:
         kind, at = _varint(record, at)
         kinds.append(kind)
-    values, at = [], header_size
+    values: list[Any] = []
+    at = header_size
     for kind in kinds:
         if kind == 0:
             values.append(None)

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from graph.auth import owns_namespace, parse_tokens, user_for_token
+from graph.settings import Settings, use_settings
 
 
 def test_token_list_maps_tokens_to_users() -> None:
@@ -27,9 +28,17 @@ def test_a_bad_token_list_is_an_error_naming_the_entry(spec: str, named: str) ->
         parse_tokens(spec)
 
 
-def test_token_lookup(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GULFSTREAM_AUTH_TOKENS", "t1:alice,t2:bob")
-    assert (user_for_token("t2"), user_for_token("t3"), user_for_token("")) == ("bob", None, None)
+def test_token_lookup() -> None:
+    # The deployment's GULFSTREAM_AUTH_TOKENS, read once into the settings.
+    settings = Settings.from_env({"GULFSTREAM_AUTH_TOKENS": "t1:alice,t2:bob"})
+    assert settings.auth_tokens == "t1:alice,t2:bob"
+    with use_settings(settings):
+        assert (user_for_token("t2"), user_for_token("t3"), user_for_token("")) == (
+            "bob",
+            None,
+            None,
+        )
+    assert user_for_token("t2") is None  # other settings, other tokens
 
 
 @pytest.mark.parametrize(

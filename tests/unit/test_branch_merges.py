@@ -12,12 +12,14 @@ from langchain_core.messages import AIMessage
 from memory.branch import Lineage, Provenance, visible_ids
 from memory.document import Change
 from memory.errors import MemoryNotFound, StaleWrite
+from memory.long_term import LongTermMemory
+from memory.turn import Turn
 from memory.writer import MemoryConsumer
-from memory.writer.tools import make_memory_tools
+from memory.writer.tools import MemoryToolkit
 from memory.yaml_manager import YamlMemoryManager
 from tests.fakes import ScriptedModel
 from tests.unit.test_branch_visibility import ancestors, brute_force_visible
-from tests.unit.test_writer_tools import MONDAY_MORNING, call, step, turn
+from tests.unit.test_writer_tools import MONDAY_MORNING, a_turn, call, step
 
 # A small checkpoint tree: 0 is the root, 1 its child, 2 below 1, 3 a sibling of 1.
 PARENTS = [0, 0, 1, 0]
@@ -43,9 +45,16 @@ def manager(tmp_path: Path) -> YamlMemoryManager:
     return store
 
 
-def toolkit(manager: YamlMemoryManager, node: int, turn_id: str) -> Any:
-    kit = make_memory_tools(manager, turn_id=turn_id, provenance=at(node, turn_id),
-                            lineage=lineage(node))  # fmt: skip
+def said_at(node: int, turn_id: str, text: str = "Go on.") -> Turn:
+    """A turn of thread t1 said at checkpoint `node`, reading what that branch may read."""
+    return a_turn("ada", turn_id, text, thread_id="t1", checkpoint_id=f"ckpt-{node}",
+                  lineage=lineage(node))  # fmt: skip
+
+
+def toolkit(manager: YamlMemoryManager, node: int, turn_id: str) -> MemoryToolkit:
+    said = said_at(node, turn_id)
+    assert said.provenance == at(node, turn_id)
+    kit = MemoryToolkit.for_turn(manager, said)
     kit.view.load()
     return kit
 
@@ -168,9 +177,8 @@ async def test_the_writer_reruns_the_turn_when_the_editor_deletes_meanwhile(
             deleted.append(manager.delete("kyoto", "the user deleted it meanwhile"))
 
     consumer = MemoryConsumer(ScriptedModel(messages=script), clock=lambda: MONDAY_MORNING)
-    result = await consumer.consume("t1", "turn-1", turn("In April."), manager,
-                                    on_event=editor_deletes, provenance=at(1, "turn-1"),
-                                    lineage=lineage(1))  # fmt: skip
+    memory = LongTermMemory(manager, on_event=editor_deletes)
+    result = await consumer.consume(said_at(1, "turn-1", "In April."), memory)
     assert first_calls == [("update_memory", True)]  # a version of kyoto was staged
     assert "running it again" in caplog.text  # the stale commit was refused, the turn rerun
     assert deleted and result.applied and result.changes == []

@@ -1,19 +1,14 @@
-"""Context: defaults, GULFSTREAM_* environment fallbacks, and clear errors for bad values."""
+"""Context (what a run may choose) and Settings (what the deployment chose): defaults,
+GULFSTREAM_* environment values, and clear errors for bad values."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
 from graph.context import Context
-
-
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    import os
-
-    for name in list(os.environ):
-        if name.startswith("GULFSTREAM_"):
-            monkeypatch.delenv(name)
+from graph.settings import Settings, get_settings, use_settings
 
 
 def test_defaults() -> None:
@@ -21,9 +16,12 @@ def test_defaults() -> None:
     assert context.user_id == "default"
     assert context.model == "openai/gpt-4o-mini"
     assert context.writer_model == context.model  # the writer follows the chat model by default
-    assert context.memory_backend == "yaml:data/memory"
-    assert (context.language, context.write_mode, context.retrieval_limit) == ("auto", "auto", 10)
+    assert (context.language, context.retrieval_limit) == ("auto", 10)
     assert context.memory_scope == "auto"  # the writer picks user or branch per memory
+    settings = Settings()
+    assert settings.memory_backend == "yaml:data/memory"
+    assert (settings.write_mode, settings.write_delay_seconds) == ("auto", 0)
+    assert Settings.from_env({}) == settings  # a new machine: nothing set, the defaults
 
 
 def test_environment_fills_fields_left_at_default(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -34,8 +32,24 @@ def test_environment_fills_fields_left_at_default(monkeypatch: pytest.MonkeyPatc
     context = Context()
     assert context.retrieval_limit == 5
     assert context.language == "zh"
-    assert context.memory_backend == "store"
     assert context.writer_model == "openai/gpt-4o"
+    assert not hasattr(context, "memory_backend")  # the deployment's, not the run's
+    settings = Settings.from_env(
+        {"GULFSTREAM_MEMORY_BACKEND": "store", "GULFSTREAM_WRITE_MODE": "server"}
+    )
+    assert (settings.memory_backend, settings.write_mode) == ("store", "server")
+
+
+def test_settings_are_read_once_and_swapped_only_by_use_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    before = get_settings()
+    monkeypatch.setenv("GULFSTREAM_WRITE_MODE", "inline")
+    assert get_settings() is before  # read once: a later variable changes nothing
+    with use_settings(write_mode="inline") as inline:
+        assert get_settings() is inline and inline.write_mode == "inline"
+        assert inline.memory_backend == before.memory_backend  # the rest is kept
+    assert get_settings() is before
 
 
 def test_explicit_value_beats_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -49,31 +63,66 @@ def test_explicit_value_beats_environment(monkeypatch: pytest.MonkeyPatch) -> No
     [
         ("retrieval_mode", "psychic"),
         ("language", "fr"),
-        ("write_mode", "later"),
         ("memory_scope", "thread"),
         ("retrieval_limit", "abc"),
         ("retrieval_limit", 0),
-        ("write_delay_seconds", -1),
         ("model", "gpt-4o-mini"),
         ("writer_model", "nomodel"),
         ("user_id", "  "),
     ],
 )
 def test_invalid_value_names_the_field(field: str, value: object) -> None:
-    with pytest.raises(ValueError, match=field):
-        Context(**{field: value})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=re.escape(f"Context.{field} must")):
+        Context(**{field: value})
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("memory_backend", "sqlite:/tmp/elsewhere.db"),
+        ("write_mode", "inline"),
+        ("write_delay_seconds", 5),
+        ("writer_thread_secret", "guess"),
+        ("data_dir", "/tmp"),
+    ],
+)
+def test_a_run_cannot_choose_a_deployment_setting(field: str, value: object) -> None:
+    with pytest.raises(ValueError, match=re.escape(f"Context.{field} is not a run setting")):
+        Context(**{field: value})
+    with pytest.raises(ValueError, match="Context has no field 'colour'"):
+        Context(colour="blue")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "variable"),
+    [
+        ("write_mode", "later", "GULFSTREAM_WRITE_MODE"),
+        ("write_delay_seconds", -1, "GULFSTREAM_WRITE_DELAY_SECONDS"),
+        ("writer_timeout_seconds", 0, "GULFSTREAM_WRITER_TIMEOUT_SECONDS"),
+        ("memory_backend", " ", "GULFSTREAM_MEMORY_BACKEND"),
+    ],
+)
+def test_invalid_setting_names_the_variable(field: str, value: object, variable: str) -> None:
+    with pytest.raises(ValueError, match=variable):
+        Settings(**{field: value})
 
 
 def test_invalid_environment_value_names_the_field(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GULFSTREAM_WRITE_DELAY_SECONDS", "soon")
-    with pytest.raises(ValueError, match="write_delay_seconds"):
+    with pytest.raises(ValueError, match="GULFSTREAM_WRITE_DELAY_SECONDS"):
+        Settings.from_env({"GULFSTREAM_WRITE_DELAY_SECONDS": "soon"})
+    monkeypatch.setenv("GULFSTREAM_RETRIEVAL_LIMIT", "many")
+    with pytest.raises(ValueError, match="retrieval_limit"):
         Context()
 
 
 def test_a_dict_from_a_client_is_coerced_like_the_server_does() -> None:
-    context = Context(**{"retrieval_limit": "3", "write_mode": "SERVER"})  # type: ignore[arg-type]
+    context = Context(**{"retrieval_limit": "3", "retrieval_mode": "MECHANICAL"})
     assert context.retrieval_limit == 3
-    assert context.write_mode == "server"
+    assert context.retrieval_mode == "mechanical"
+    settings = Settings.from_env(
+        {"GULFSTREAM_SNAPSHOT_SECONDS": "off", "GULFSTREAM_ALLOWED_MODELS": "a/b, c/d"}
+    )
+    assert settings.snapshot_seconds is None and settings.allowed_models == ("a/b", "c/d")
 
 
 def test_memory_scope_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

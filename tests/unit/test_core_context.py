@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage
 
-from memory.branch import Lineage, Provenance
+from memory.branch import Lineage
+from memory.long_term import LongTermMemory
+from memory.prompts.writer import DEFAULT_PERSONA
 from memory.sqlite_manager import SqliteMemoryManager
 from memory.writer import MemoryConsumer
 from memory.yaml_manager import YamlMemoryManager
-from memory.prompts.writer import DEFAULT_PERSONA
 from tests.fakes import ScriptedModel
-from tests.unit.test_writer_tools import MONDAY_MORNING, call, step, turn
+from tests.unit.test_writer_tools import MONDAY_MORNING, a_turn, call, step
 
 
 @pytest.fixture
@@ -26,10 +27,11 @@ def manager(tmp_path: Path) -> YamlMemoryManager:
 async def say(manager: Any, thread: str, text: str, turn_id: str, *script: Any) -> None:
     model = ScriptedModel(messages=iter([*script, AIMessage("done")]))
     consumer = MemoryConsumer(model, clock=lambda: MONDAY_MORNING)
-    where = Provenance(thread, f"{thread}-{turn_id}", turn_id)
-    lineage = Lineage(thread, frozenset({where.checkpoint_id}))
-    result = await consumer.consume(thread, turn_id, turn(text), manager,
-                                    provenance=where, lineage=lineage)  # fmt: skip
+    checkpoint = f"{thread}-{turn_id}"
+    lineage = Lineage(thread, frozenset({checkpoint}))
+    said = a_turn(manager.user_id, turn_id, text, thread_id=thread, checkpoint_id=checkpoint,
+                  lineage=lineage)  # fmt: skip
+    result = await consumer.consume(said, LongTermMemory(manager))
     assert result.applied
 
 

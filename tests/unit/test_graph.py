@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,26 +16,23 @@ from langgraph.checkpoint.memory import InMemorySaver
 import graph.nodes as nodes
 from graph.agent import compile_graph, graph
 from graph.context import Context
-from graph.memory_access import register_local_writer, resolve_user_id, unregister_local_writer
+from graph.handoff import write_mode, writer_thread_id
 from graph.prompting import build_system_prompt
-from graph.handoff import resolve_write_mode, writer_thread_id
-from memory.factory import get_memory_manager
+from graph.run_memory import open_run_memory, resolve_user_id
+from graph.settings import Settings, use_settings
+from memory.factory import open_memory_manager
 from tests.fakes import ScriptedModel
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    import os
-
-    for name in list(os.environ):
-        if name.startswith("GULFSTREAM_") or name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
-            monkeypatch.delenv(name)
+@pytest.fixture
+def inline(tmp_path: Path, clean_process: Settings) -> Iterator[Settings]:
+    """Turns are written before the run returns, to YAML files right in `tmp_path`."""
+    with use_settings(clean_process, memory_backend=f"yaml:{tmp_path}", write_mode="inline") as s:
+        yield s
 
 
-def offline_context(tmp_path: Path, user_id: str = "alice", **extra: Any) -> Context:
-    return Context(
-        user_id=user_id, model="offline/rules", memory_backend=f"yaml:{tmp_path}", **extra
-    )
+def offline_context(user_id: str = "alice", **extra: Any) -> Context:
+    return Context(user_id=user_id, model="offline/rules", **extra)
 
 
 async def say(app: Any, context: Context, thread_id: str, text: str) -> dict[str, Any]:
@@ -59,11 +58,15 @@ def test_shape_and_no_own_checkpointer_for_langgraph_dev() -> None:
     assert graph.name == "Gulfstream"
 
 
-async def test_fact_told_in_one_thread_is_recalled_in_another(tmp_path: Path) -> None:
+async def test_fact_told_in_one_thread_is_recalled_in_another(
+    tmp_path: Path, inline: Settings
+) -> None:
     app = compile_graph(checkpointer=InMemorySaver())
-    context = offline_context(tmp_path, write_mode="inline")
+    context = offline_context()
     first = await say(app, context, "t1", "Hi, my name is Alice and I live in Lisbon.")
     assert first["related_memories"] == []
+    assert (first["memory_write"]["mode"], first["memory_write"]["status"]) == ("inline", "written")
+    assert first["memory_write"]["turn_id"].startswith("t1:") and not first["memory_write"]["error"]
     assert (tmp_path / "alice.yaml").exists()
     second = await say(app, context, "t2", "Where do I live?")
     assert "User lives in Lisbon" in [m["description"] for m in second["related_memories"]]
@@ -72,11 +75,13 @@ async def test_fact_told_in_one_thread_is_recalled_in_another(tmp_path: Path) ->
     assert other["related_memories"] == []
 
 
-async def test_turn_id_names_the_checkpoint_and_a_rerun_is_a_new_branch(tmp_path: Path) -> None:
+async def test_turn_id_names_the_checkpoint_and_a_rerun_is_a_new_branch(
+    tmp_path: Path, inline: Settings
+) -> None:
     app = compile_graph(checkpointer=InMemorySaver())
-    context = offline_context(tmp_path, write_mode="inline")
-    await say(app, context, "t1", "I work at Acme.")
-    manager = get_memory_manager(context.memory_backend, "alice")
+    context = offline_context()
+    said = await say(app, context, "t1", "I work at Acme.")
+    manager = open_memory_manager(inline.memory_backend, "alice")
     thread: RunnableConfig = {"configurable": {"thread_id": "t1"}}
     state = await app.aget_state(thread)
     human = next(m for m in state.values["messages"] if isinstance(m, HumanMessage))
@@ -85,6 +90,7 @@ async def test_turn_id_names_the_checkpoint_and_a_rerun_is_a_new_branch(tmp_path
     checkpoint = before_write.config["configurable"]["checkpoint_id"]
     # turn id = thread id + user message id + the checkpoint ltm_write started from
     assert manager.has_applied(f"t1:{human.id}@{checkpoint}")
+    assert said["memory_write"]["turn_id"] == f"t1:{human.id}@{checkpoint}"
     # Re-running from there forks a new branch (LangGraph writes a "fork" checkpoint): its turn
     # has its own id, and the fact the writer already knows is not stored twice.
     await app.ainvoke(None, before_write.config, context=context)
@@ -149,33 +155,41 @@ def test_user_comes_from_auth_when_present() -> None:
 
 
 def test_auto_write_mode() -> None:
-    context = Context(user_id="wm")
-    under_server = {"metadata": {"langgraph_api_version": "0.16"}}
-    assert resolve_write_mode(context, under_server, "wm") == "server"  # type: ignore[arg-type]
-    assert resolve_write_mode(context, {}, "wm") == "queue"  # the process's durable queue
-    register_local_writer("wm", object())  # type: ignore[arg-type]
-    try:
-        assert resolve_write_mode(context, {}, "wm") == "local"
-    finally:
-        unregister_local_writer("wm")
-    assert resolve_write_mode(Context(write_mode="inline"), under_server, "wm") == "inline"  # type: ignore[arg-type]
-    assert writer_thread_id("a") == writer_thread_id("a") != writer_thread_id("b")
+    under_server: RunnableConfig = {"metadata": {"langgraph_api_version": "0.16"}}
+    assert write_mode(open_run_memory(None, under_server, user_id="wm")) == "server"
+    # Outside a server: this process's durable queue (memory.writer.local).
+    assert write_mode(open_run_memory(None, {}, user_id="wm")) == "local"
+    with use_settings(write_mode="inline"):
+        assert write_mode(open_run_memory(None, under_server, user_id="wm")) == "inline"
+    with use_settings(write_mode="local"):
+        assert write_mode(open_run_memory(None, under_server, user_id="wm")) == "local"
+    assert writer_thread_id("a", "") == writer_thread_id("a", "") != writer_thread_id("b", "")
 
 
-async def test_local_mode_without_a_queue_says_what_to_do_and_the_reply_survives(
+async def test_a_local_hand_off_that_fails_says_why_and_the_reply_survives(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    # The journal cannot be created where the store keeps it: nothing is kept of the turn.
+    journal = tmp_path / "memory" / "write-journal.sqlite"
+    journal.mkdir(parents=True)
     app = compile_graph(checkpointer=InMemorySaver())
-    state = await say(app, offline_context(tmp_path, write_mode="local"), "t1", "I like tea.")
+    with use_settings(write_mode="local"):
+        state = await say(app, offline_context(), "t1", "I like tea.")
     assert state["messages"][-1].content.startswith("[offline model]")
-    assert "no local write queue" in caplog.text and "t1:" in caplog.text
+    outcome = state["memory_write"]
+    assert (outcome["mode"], outcome["status"]) == ("local", "failed")
+    assert outcome["turn_id"].startswith("t1:") and str(journal) in outcome["error"]
+    assert "JournalError" in outcome["error"]
+    failure = next(r for r in caplog.records if r.levelno == logging.ERROR)
+    assert "'alice'" in failure.getMessage() and outcome["turn_id"] in failure.getMessage()
+    assert open_memory_manager(f"yaml:{tmp_path / 'memory'}", "alice").list_items() == {}
 
 
 async def test_search_memory_tool_reads_the_users_store(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    inline: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    context = offline_context(tmp_path, user_id="tooluser", write_mode="inline")
-    get_memory_manager(context.memory_backend, "tooluser").add(
+    context = offline_context(user_id="tooluser")
+    open_memory_manager(inline.memory_backend, "tooluser").add(
         "User's dog is called Rex", "identity"
     )
     script = iter(
@@ -189,19 +203,17 @@ async def test_search_memory_tool_reads_the_users_store(
     model = ScriptedModel(messages=script)
     monkeypatch.setattr(nodes, "load_chat_model", lambda name: model)
     app = compile_graph(checkpointer=InMemorySaver())
-    state = await say(app, dataclasses.replace(context, write_mode="inline"), "t1", "pets?")
+    state = await say(app, context, "t1", "pets?")
     tool_results = [m for m in state["messages"] if isinstance(m, ToolMessage)]
     assert tool_results and "User's dog is called Rex" in tool_results[0].content
     assert state["messages"][-1].content == "Your dog is Rex."
 
 
 async def test_llm_retrieval_on_the_offline_model_goes_straight_to_bm25(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    inline: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
     app = compile_graph(checkpointer=InMemorySaver())
-    context = offline_context(
-        tmp_path, user_id="llmmode", write_mode="inline", retrieval_mode="llm"
-    )
+    context = offline_context(user_id="llmmode", retrieval_mode="llm")
     await say(app, context, "t1", "I live in Oslo.")
     state = await say(app, context, "t2", "Where do I live? Oslo?")
     assert [m["description"] for m in state["related_memories"]] == ["User lives in Oslo"]
@@ -213,6 +225,7 @@ async def test_llm_retrieval_on_the_offline_model_goes_straight_to_bm25(
     [
         ({"scope_policy": "everywhere"}, "scope_policy"),
         ({"lineage": {"thread_id": "t", "checkpoint_ids": "abc"}}, "checkpoint_ids"),
+        ({"provenance": {"thread_id": "t"}}, "no field 'provenance'"),
     ],
 )
 async def test_memory_writer_rejects_bad_branch_input(
@@ -220,25 +233,35 @@ async def test_memory_writer_rejects_bad_branch_input(
 ) -> None:
     from graph.memory_writer import graph as writer_graph
 
-    turn = {"turn_id": "t:1", "messages": [{"role": "user", "content": "I like tea."}]}
+    turn = {
+        "user_id": "alice",
+        "turn_id": "t:1",
+        "messages": [{"role": "user", "content": "I like tea."}],
+    }
     with pytest.raises(ValueError, match=message):
-        await writer_graph.ainvoke({**turn, **extra}, context=offline_context(tmp_path))
-    assert not (tmp_path / "alice.yaml").exists()  # nothing written
+        await writer_graph.ainvoke({"turn": {**turn, **extra}}, context=offline_context())
+    assert not (tmp_path / "memory" / "alice.yaml").exists()  # nothing written
 
 
 async def test_memory_writer_stores_a_branch_memory_with_its_provenance(tmp_path: Path) -> None:
     from graph.memory_writer import graph as writer_graph
 
-    await writer_graph.ainvoke(
+    done = await writer_graph.ainvoke(
         {
-            "turn_id": "t:2@c2",
-            "messages": [{"role": "user", "content": "Let's write a poem about rain."}],
-            "provenance": {"thread_id": "t", "checkpoint_id": "c2", "turn_id": "t:2@c2"},
-            "lineage": {"thread_id": "t", "checkpoint_ids": ["c1", "c2"]},
+            "turn": {
+                "user_id": "alice",
+                "turn_id": "t:2@c2",
+                "messages": [{"role": "user", "content": "Let's write a poem about rain."}],
+                "thread_id": "t",
+                "checkpoint_id": "c2",
+                "lineage": {"thread_id": "t", "checkpoint_ids": ["c1", "c2"]},
+                "writer_model": "offline/rules",
+            }
         },
-        context=offline_context(tmp_path),
+        context=offline_context(),
     )
-    manager = get_memory_manager(f"yaml:{tmp_path}", "alice")
+    assert done["result"]
+    manager = open_memory_manager(f"yaml:{tmp_path / 'memory'}", "alice")
     [item] = manager.list_items().values()
     assert (item.description, item.scope) == ("Current task: write a poem about rain", "branch")
     assert item.origin == {"thread_id": "t", "checkpoint_id": "c2", "turn_id": "t:2@c2"}

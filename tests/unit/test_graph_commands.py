@@ -150,39 +150,49 @@ async def test_chat_memories_and_forget_follow_the_branch_and_never_edit_an_ance
     tmp_path: Path,
 ) -> None:
     from graph.cli.chat import forget, list_memories, restore
-    from graph.context import Context
     from graph.cli.session import LocalSession
+    from graph.context import Context
+    from graph.settings import use_settings
     from memory.branch import Provenance
 
-    context = Context(user_id="bob", model="offline/rules", memory_backend=f"yaml:{tmp_path}/m")
-    async with LocalSession(context, tmp_path / "chat") as session:
-        assert session.manager is not None
-        manager = session.manager
-        await session.say("t", "My name is Bob.")
-        first_end = await session.latest_checkpoint_id("t")
-        await session.say("t", "Let's plan a trip to Kyoto.")
-        second_end = await session.latest_checkpoint_id("t")
-        await session.say("t", "I like tea.")
-        await session.wait_for_writes()
-        latest = await session.latest_checkpoint_id("t")
-        here = await session.lineage_at("t", latest)
-        assert "(branch) Current task: plan a trip to Kyoto" in list_memories(manager, here)
-        # /back to the first turn: the Kyoto plan belongs to the branch taken back.
-        back = await session.lineage_at("t", first_end)
-        assert "Kyoto" not in list_memories(manager, back) and "Bob" in list_memories(manager, back)
-        assert "no memory matches 'kyoto'" in forget(manager, "kyoto", back)
+    context = Context(user_id="bob", model="offline/rules")
+    with use_settings(memory_backend=f"yaml:{tmp_path}/m"):
+        async with LocalSession(context, tmp_path / "chat") as session:
+            assert session.manager is not None
+            manager = session.manager
+            reply = await session.say("t", "My name is Bob.")
+            assert (reply.memory_write["mode"], reply.memory_write["status"]) == (
+                "local",
+                "journaled",
+            )
+            first_end = await session.latest_checkpoint_id("t")
+            await session.say("t", "Let's plan a trip to Kyoto.")
+            second_end = await session.latest_checkpoint_id("t")
+            await session.say("t", "I like tea.")
+            await session.wait_for_writes()
+            latest = await session.latest_checkpoint_id("t")
+            here = await session.lineage_at("t", latest)
+            assert "(branch) Current task: plan a trip to Kyoto" in list_memories(manager, here)
+            # /back to the first turn: the Kyoto plan belongs to the branch taken back.
+            back = await session.lineage_at("t", first_end)
+            assert "Kyoto" not in list_memories(manager, back) and "Bob" in list_memories(
+                manager, back
+            )
+            assert "no memory matches 'kyoto'" in forget(manager, "kyoto", back)
 
-        [kyoto_id] = [i for i, m in manager.list_items().items() if "Kyoto" in m.description]
-        before = manager.get(kyoto_id)
-        done = forget(manager, "kyoto", here, Provenance(thread_id="t", checkpoint_id=latest))
-        tombstone = done.split("/restore ")[1].rstrip(")")
-        assert f"forgot {kyoto_id}" in done and tombstone != kyoto_id
-        assert manager.get(kyoto_id) == before  # the ancestor's item is untouched
-        assert "Kyoto" not in list_memories(manager, here)  # gone from this branch
-        await session.say("t", "How is the trip to Kyoto going?", checkpoint_id=latest)
-        sibling = await session.lineage_at("t", await session.latest_checkpoint_id("t"))
-        assert "Kyoto" not in list_memories(manager, sibling)  # a descendant: still forgotten
-        before_tea = await session.lineage_at("t", second_end)
-        assert "Kyoto" in list_memories(manager, before_tea)  # a branch forked earlier keeps it
-        assert f"restored {tombstone}" in restore(manager, tombstone)
-        assert "Kyoto" in list_memories(manager, here)
+            [kyoto_id] = [i for i, m in manager.list_items().items() if "Kyoto" in m.description]
+            before = manager.get(kyoto_id)
+            done = forget(manager, "kyoto", here, Provenance(thread_id="t", checkpoint_id=latest))
+            tombstone = done.split("/restore ")[1].rstrip(")")
+            assert f"forgot {kyoto_id}" in done and tombstone != kyoto_id
+            assert manager.get(kyoto_id) == before  # the ancestor's item is untouched
+            assert "Kyoto" not in list_memories(manager, here)  # gone from this branch
+            await session.say("t", "How is the trip to Kyoto going?", checkpoint_id=latest)
+            sibling = await session.lineage_at("t", await session.latest_checkpoint_id("t"))
+            assert "Kyoto" not in list_memories(manager, sibling)  # a descendant: still forgotten
+            before_tea = await session.lineage_at("t", second_end)
+            assert "Kyoto" in list_memories(manager, before_tea)  # a branch forked earlier keeps it
+            assert f"restored {tombstone}" in restore(manager, tombstone)
+            assert "Kyoto" in list_memories(manager, here)
+    assert (tmp_path / "m" / "bob.yaml").exists()  # the deployment's backend
+    assert (tmp_path / "m" / "write-journal.sqlite").exists()  # the journal beside the store

@@ -19,7 +19,7 @@ from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
 import graph.lineage as lineage_module
-import graph.handoff as write_handoff
+import graph.run_memory as run_memory
 from graph.agent import compile_graph
 from graph.context import Context
 from graph.lineage import (
@@ -29,8 +29,9 @@ from graph.lineage import (
     current_lineage,
     parent_cache,
 )
+from graph.settings import use_settings
 from memory.branch import Lineage
-from memory.factory import get_memory_manager
+from memory.factory import open_memory_manager
 
 
 class Steps(TypedDict):
@@ -180,23 +181,22 @@ def test_durability_exit_does_not_wait_and_reports_its_checkpoint_unsaved(
 def test_a_durability_exit_turn_writes_user_scope_memories_the_next_turn_sees(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(write_handoff, "_told_unsaved_origin", False)
-    context = Context(
-        user_id="ada",
-        model="offline/rules",
-        memory_backend=f"yaml:{tmp_path}",
-        write_mode="inline",
-    )
-    with SqliteSaver.from_conn_string(str(tmp_path / "threads.sqlite")) as saver:
+    monkeypatch.setattr(run_memory, "_told_unsaved_origin", False)
+    context = Context(user_id="ada", model="offline/rules")
+    with (
+        use_settings(memory_backend=f"yaml:{tmp_path}", write_mode="inline"),
+        SqliteSaver.from_conn_string(str(tmp_path / "threads.sqlite")) as saver,
+    ):
         app = compile_graph(checkpointer=saver)
         thread = {"configurable": {"thread_id": "t1"}}
-        with caplog.at_level(logging.WARNING, logger="graph.handoff"):
+        with caplog.at_level(logging.WARNING, logger="graph.run_memory"):
             for text in ("Let's plan a trip to Kyoto.", "We are working on a budget."):
                 say = {"messages": [{"role": "user", "content": text}]}
-                app.invoke(say, thread, context=context, durability="exit")
+                done = app.invoke(say, thread, context=context, durability="exit")
+                assert done["memory_write"]["status"] == "written"
         told = [r for r in caplog.records if "written with user scope" in r.getMessage()]
         assert len(told) == 1  # said once, not per turn
-        items = get_memory_manager(f"yaml:{tmp_path}", "ada").list_items().values()
+        items = open_memory_manager(f"yaml:{tmp_path}", "ada").list_items().values()
         assert {item.scope for item in items} == {"user"} and len(items) == 2
         ask = {"messages": [{"role": "user", "content": "How is the trip to Kyoto going?"}]}
         state = app.invoke(ask, thread, context=context)

@@ -133,7 +133,9 @@ def test_to_dict_is_a_deep_copy_with_every_field() -> None:
 
 def test_new_times_are_utc_and_old_local_offset_times_sort_by_the_instant(tmp_path) -> None:
     from memory.item import local_date, now_iso, time_sort_key
+    from memory.long_term import LongTermMemory
     from memory.yaml_manager import YamlMemoryManager
+    from webapp.views import waterfall
 
     assert now_iso().endswith("+00:00")
     # 20:00 in Shanghai is 12:00 UTC: earlier than 13:00 UTC although it sorts later as text.
@@ -149,7 +151,9 @@ def test_new_times_are_utc_and_old_local_offset_times_sort_by_the_instant(tmp_pa
         item = manager.get(memory_id)
         text = text.replace(item.latest_update_time, stamp)
     manager.path.write_text(text, encoding="utf-8")
-    assert [m["id"] for m in manager.get_memories_grouped()["t"]] == [newer, older]
+    # The editor's waterfall lists a section newest first, by the instant.
+    [group] = waterfall(LongTermMemory(YamlMemoryManager(tmp_path, "u")))["groups"]
+    assert group["theme"] == "t" and [card["id"] for card in group["cards"]] == [newer, older]
 
     a, b = MemoryItem.create("a", "t"), MemoryItem.create("b", "t")
     a.history[0]["time"], b.history[0]["time"] = new_utc, old_local

@@ -18,7 +18,7 @@ WITHOUT_LANGCHAIN = textwrap.dedent(
 
     import asyncio, tempfile
     from pathlib import Path
-    from memory import LongTermMemory, MechanicalRetriever, Turn, open_memory_manager, registry
+    from memory import LongTermMemory, MechanicalRetriever, Turn, open_memory, open_memory_manager
     from memory.snapshot import import_snapshot, read_snapshot, write_snapshot
     from memory.writer.journal import TurnJournal
 
@@ -43,7 +43,7 @@ WITHOUT_LANGCHAIN = textwrap.dedent(
         assert {i.description for i in empty.list_items().values()} == {
             "User lives in Porto", "用户喜欢喝绿茶"}
 
-    opened = registry.open(f"yaml:{folder}/yaml", "alice")
+    opened = open_memory(f"yaml:{folder}/yaml", "alice")
     assert opened.search("Porto") and opened.write_status().status == "OK"
     journal = TurnJournal(folder / "journal.sqlite")
     turn = Turn.of("alice", [{"role": "user", "content": "I live in Porto now"}])

@@ -13,6 +13,8 @@ from langchain_core.tools import StructuredTool
 from graph.models import load_chat_model
 from graph.offline_model import LABEL, OfflineChatModel
 from graph.offline_rules import extract_facts, extract_memories
+from memory.long_term import LongTermMemory
+from memory.turn import Turn
 from memory.writer import MemoryConsumer
 from memory.yaml_manager import YamlMemoryManager
 
@@ -122,17 +124,20 @@ def test_chat_reply_quotes_the_fenced_memories_and_is_labelled() -> None:
 
 async def test_memory_consumer_with_the_offline_model_writes_once(tmp_path: object) -> None:
     manager = YamlMemoryManager(str(tmp_path), "ada")
+    memory = LongTermMemory(manager)
     consumer = MemoryConsumer(OfflineChatModel())
-    turn = [{"role": "user", "content": "My name is Ada and I live in Lisbon."}]
-    result = await consumer.consume("s1", "s1:m1", turn, manager)
+    said = ({"role": "user", "content": "My name is Ada and I live in Lisbon."},)
+    result = await consumer.consume(Turn("ada", "s1:m1", said, thread_id="s1"), memory)
     assert result.applied
     assert sorted(i.description for i in manager.list_items().values()) == [
         "User lives in Lisbon",
         "User's name is Ada",
     ]
-    again = await consumer.consume("s1", "s1:m1", turn, manager)  # a retried delivery
+    # a retried delivery
+    again = await consumer.consume(Turn("ada", "s1:m1", said, thread_id="s1"), memory)
     assert not again.applied and len(manager.list_items()) == 2
-    repeated = await consumer.consume("s2", "s2:m1", turn, manager)  # the same facts told again
+    # the same facts told again
+    repeated = await consumer.consume(Turn("ada", "s2:m1", said, thread_id="s2"), memory)
     assert len(manager.list_items()) == 2, repeated
 
 
@@ -191,17 +196,21 @@ async def test_the_offline_writer_updates_a_changed_fact_and_forgets_on_request(
     tmp_path: object, told: str, moved: str, forget: str, before: str, after: str
 ) -> None:
     manager = YamlMemoryManager(str(tmp_path), "ada")
+    memory = LongTermMemory(manager)
     consumer = MemoryConsumer(OfflineChatModel(), language="auto")
 
     def live() -> dict[str, str]:
         return {mid: item.description for mid, item in manager.list_items().items()}
 
-    await consumer.consume("s", "s:1", [{"role": "user", "content": told}], manager)
+    def said(turn_id: str, text: str) -> Turn:
+        return Turn("ada", turn_id, ({"role": "user", "content": text},), thread_id="s")
+
+    await consumer.consume(said("s:1", told), memory)
     [home_id] = [mid for mid, text in live().items() if text == before]
-    await consumer.consume("s", "s:2", [{"role": "user", "content": moved}], manager)
+    await consumer.consume(said("s:2", moved), memory)
     assert live()[home_id] == after and len(live()) == 2  # updated in place, no duplicate
     assert manager.get(home_id).history[-1]["action"] == "update"
-    await consumer.consume("s", "s:3", [{"role": "user", "content": forget}], manager)
+    await consumer.consume(said("s:3", forget), memory)
     assert home_id not in live() and len(live()) == 1  # only the home was forgotten
     assert manager.deleted_items()[home_id].description == after  # a tombstone: restorable
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from memory.manager import Change
 from memory.sqlite_manager import SqliteMemoryManager
-from memory.writer import make_memory_tools
+from memory.turn import Turn
+from memory.writer import MemoryToolkit
 from memory.writer.budget import MAX_SHOWN_CHARS, MAX_SHOWN_ITEMS
 
 TOPICS = ["hiking", "chess", "violin", "baking", "cycling", "poetry", "gardening", "sailing"]
@@ -31,9 +32,14 @@ def _big_store(tmp_path: Path, count: int = 5000) -> tuple[SqliteMemoryManager, 
     return manager, "cat"
 
 
+def toolkit_for(manager: SqliteMemoryManager, said: str) -> MemoryToolkit:
+    """The toolkit of a turn in which the user said `said` (what read_memories ranks by)."""
+    return MemoryToolkit.for_turn(manager, Turn.of("u", [{"role": "user", "content": said}]))
+
+
 def test_a_5000_item_store_is_shown_under_budget_with_the_related_memory(tmp_path: Path) -> None:
     manager, cat_id = _big_store(tmp_path)
-    kit = make_memory_tools(manager, turn_text="Mochi my cat had a checkup at the vet today")
+    kit = toolkit_for(manager, "Mochi my cat had a checkup at the vet today")
     tools = {tool.name: tool for tool in kit.tools}
     kit.view.load()
     started = time.perf_counter()
@@ -62,7 +68,8 @@ def test_a_5000_item_store_is_shown_under_budget_with_the_related_memory(tmp_pat
 def test_a_small_store_is_shown_whole_without_a_note(tmp_path: Path) -> None:
     manager = SqliteMemoryManager(tmp_path / "m.db", "u")
     manager.add("User likes tea", "taste")
-    kit = make_memory_tools(manager, turn_text="anything")
+    kit = toolkit_for(manager, "anything")
     assert (
-        kit.read() == "1 memories (ids are the numbers in brackets):\n## taste\n[1] User likes tea"
+        kit.read_memories()
+        == "1 memories (ids are the numbers in brackets):\n## taste\n[1] User likes tea"
     )

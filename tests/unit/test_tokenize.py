@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from memory.tokenize import has_cjk, stem, tokenize
+import pytest
+
+from memory.language import has_cjk, language_of, resolve_language
+from memory.tokenize import stem, tokenize
 
 
 def test_english_is_lower_cased_without_stop_words() -> None:
@@ -65,3 +68,12 @@ def test_query_and_document_meet_across_segmentations() -> None:
 def test_has_cjk() -> None:
     assert has_cjk("hello 世界")
     assert not has_cjk("hello world")
+
+
+def test_one_language_rule_for_prompts_and_tokens() -> None:
+    assert (language_of("我住在北京"), language_of("I live in Oslo")) == ("zh", "en")
+    assert resolve_language("auto", "我住在北京") == "zh"
+    assert resolve_language("auto", "I live in Oslo") == "en"
+    assert resolve_language("en", "我住在北京") == "en"  # a pinned language wins
+    with pytest.raises(ValueError, match="language must be one of auto, en, zh"):
+        resolve_language("fr", "bonjour")

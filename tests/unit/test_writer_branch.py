@@ -11,13 +11,16 @@ from langchain_core.messages import AIMessage
 
 from memory.branch import Lineage, Provenance, visible_ids
 from memory.document import Change
-from memory.writer import MemoryConsumer
-from memory.writer.journal import QueuedTurn, TurnJournal
-from memory.yaml_manager import YamlMemoryManager
+from memory.long_term import LongTermMemory
 from memory.prompts.writer import DEFAULT_PERSONA, DEFAULT_PERSONA_ZH
+from memory.turn import Turn
+from memory.writer import MemoryConsumer
+from memory.writer.journal import TurnJournal
+from memory.yaml_manager import YamlMemoryManager
 from tests.fakes import ScriptedModel
 from tests.unit.test_writer_tools import (
     MONDAY_MORNING,
+    a_turn,
     call,
     step,
     tool_replies,
@@ -41,11 +44,17 @@ async def consume(
     script: list[Any],
     text: str = "Let's plan the trip.",
     turn_id: str = "turn-1",
-    **branch: Any,
+    at: Provenance | None = None,
+    lineage: Lineage | None = None,
+    scope_policy: str = "auto",
 ) -> tuple[Any, ScriptedModel]:
+    """One turn of thread-1, said at checkpoint `at` (none: no branch information)."""
     model = ScriptedModel(messages=iter(script))
     consumer = MemoryConsumer(model, clock=lambda: MONDAY_MORNING)
-    result = await consumer.consume("thread-1", turn_id, turn(text), manager, **branch)
+    checkpoint = at.checkpoint_id if at is not None else ""
+    said = a_turn(manager.user_id, turn_id, text, thread_id="thread-1", checkpoint_id=checkpoint,
+                  lineage=lineage, scope_policy=scope_policy)  # fmt: skip
+    result = await consumer.consume(said, LongTermMemory(manager))
     return result, model
 
 
@@ -70,7 +79,7 @@ async def test_the_model_chooses_the_scope_and_the_prompt_states_the_rule(manage
         ),
         AIMessage("done"),
     ]
-    result, model = await consume(manager, script, provenance=ROOT, lineage=ROOT_LINEAGE)
+    result, model = await consume(manager, script, at=ROOT, lineage=ROOT_LINEAGE)
     assert result.applied
     system = " ".join(str(model.seen[0][0].content).split())
     assert 'scope "branch"' in system and 'scope "user"' in system
@@ -88,7 +97,7 @@ async def test_the_scope_policy_overrides_the_model(manager, policy: str) -> Non
         step(call("create_memory", content="The user is Ana.", section="identity")),
         AIMessage("done"),
     ]
-    await consume(manager, script, provenance=ROOT, lineage=ROOT_LINEAGE, scope_policy=policy)
+    await consume(manager, script, at=ROOT, lineage=ROOT_LINEAGE, scope_policy=policy)
     assert {item.scope for item in manager.list_items().values()} == {policy}
 
 
@@ -107,7 +116,7 @@ async def test_a_bad_scope_is_an_error_the_model_can_fix(manager) -> None:
         step(call("create_memory", content="We plan a trip.", section="task", scope="team")),
         AIMessage("done"),
     ]
-    _, model = await consume(manager, script, provenance=ROOT, lineage=ROOT_LINEAGE)
+    _, model = await consume(manager, script, at=ROOT, lineage=ROOT_LINEAGE)
     assert "scope must be 'user'" in tool_replies(model)[0]
     assert manager.list_items() == {}
 
@@ -121,7 +130,7 @@ async def test_read_memories_shows_only_the_lineage(manager) -> None:
         Provenance("thread-1", "ckpt-sibling"),
     )  # fmt: skip
     script = [step(call("read_memories")), AIMessage("no changes")]
-    _, model = await consume(manager, script, provenance=FORK, lineage=FORK_LINEAGE)
+    _, model = await consume(manager, script, at=FORK, lineage=FORK_LINEAGE)
     listing = tool_replies(model)[0]
     assert "The user is Ana." in listing and "(this conversation) We plan a trip" in listing
     assert "Lisbon" not in listing
@@ -135,7 +144,7 @@ async def test_updating_an_ancestors_branch_memory_writes_a_copy(manager) -> Non
         step(call("update_memory", id=2, content="We plan a trip to Braga.", reason="changed")),
         AIMessage("done"),
     ]
-    result, model = await consume(manager, script, provenance=FORK, lineage=FORK_LINEAGE)
+    result, model = await consume(manager, script, at=FORK, lineage=FORK_LINEAGE)
     assert tool_replies(model)[1] == "Updated memory 2."  # the model sees plain success
     assert [c.op for c in result.changes] == ["add", "update"]
     assert manager.get("plan").to_dict() == before  # the ancestor is byte-stable
@@ -159,7 +168,7 @@ async def test_deleting_an_ancestors_branch_memory_leaves_a_branch_tombstone(man
         step(call("hit_memory", id=1)),
         AIMessage("done"),
     ]
-    result, model = await consume(manager, script, provenance=FORK, lineage=FORK_LINEAGE)
+    result, model = await consume(manager, script, at=FORK, lineage=FORK_LINEAGE)
     assert tool_replies(model)[0] == "Deleted memory 2."
     assert [c.op for c in result.changes] == ["add", "delete", "hit"]
     assert manager.get("plan").to_dict() == before
@@ -177,7 +186,7 @@ async def test_merging_into_an_ancestors_branch_memory_copies_it_first(manager) 
         step(call("hit_memory", id=2)),
         AIMessage("done"),
     ]  # fmt: skip
-    result, model = await consume(manager, script, provenance=FORK, lineage=FORK_LINEAGE)
+    result, model = await consume(manager, script, at=FORK, lineage=FORK_LINEAGE)
     assert result.applied, tool_replies(model)
     assert manager.get("plan").to_dict() == before
     visible = visible_ids(manager.all_items(), FORK_LINEAGE)
@@ -189,7 +198,7 @@ async def test_hitting_an_ancestors_branch_memory_changes_nothing(manager) -> No
     seed_root(manager)
     before = manager.get("plan").to_dict()
     script = [step(call("hit_memory", id=2)), AIMessage("done")]
-    result, _ = await consume(manager, script, provenance=FORK, lineage=FORK_LINEAGE)
+    result, _ = await consume(manager, script, at=FORK, lineage=FORK_LINEAGE)
     assert result.applied and result.changes == []
     assert manager.get("plan").to_dict() == before
 
@@ -204,7 +213,7 @@ async def test_the_core_context_is_seeded_after_the_first_applied_turn(manager) 
         AIMessage("done"),
     ]
     await consume(manager, script, text="I'm Ana; let's plan a trip to Porto.",
-                  provenance=ROOT, lineage=ROOT_LINEAGE)  # fmt: skip
+                  at=ROOT, lineage=ROOT_LINEAGE)  # fmt: skip
     context = manager.get_core_context("thread-1")
     assert context["persona"] == DEFAULT_PERSONA
     assert context["human"] == "The user is Ana."  # user facts only, not the branch plan
@@ -218,13 +227,15 @@ async def test_the_core_context_is_seeded_after_the_first_applied_turn(manager) 
 async def test_the_core_context_is_seeded_in_chinese_with_a_given_persona(manager) -> None:
     model = ScriptedModel(messages=iter([AIMessage("无变化")]))
     text = "帮我写一本关于杭州的书" + "。" * 300
-    await MemoryConsumer(model, language="auto").consume("s", "t", turn(text), manager)
+    said = a_turn("alice", "t", text, thread_id="s")
+    await MemoryConsumer(model, language="auto").consume(said, LongTermMemory(manager))
     context = manager.get_core_context("s")
     assert context["persona"] == DEFAULT_PERSONA_ZH
     assert context["goal"].startswith("帮我写一本关于杭州的书") and len(context["goal"]) <= 200
     other = YamlMemoryManager(manager.directory, "bob")
     model = ScriptedModel(messages=iter([AIMessage("done")]))
-    await MemoryConsumer(model).consume("s", "t", turn("hi"), other, persona="A tutor")
+    said = a_turn("bob", "t", "hi", thread_id="s")
+    await MemoryConsumer(model, persona="A tutor").consume(said, LongTermMemory(other))
     assert other.get_core_context()["persona"] == "A tutor"
 
 
@@ -244,17 +255,54 @@ def test_the_journal_keeps_branch_fields_and_reads_old_journals(tmp_path: Path) 
     )
     old.close()
     journal = TurnJournal(path)
-    assert journal.get("alice", "old") == journal.get("alice", "old")
-    assert journal.get("alice", "old").provenance is None  # type: ignore[union-attr]
+    old_entry = journal.get("alice", "old")
+    assert old_entry is not None and old_entry == journal.get("alice", "old")
+    assert old_entry.turn.messages == ({"role": "user", "content": "hi"},)
+    assert old_entry.state == "pending" and old_entry.turn.provenance is None
+    assert [e.turn_id for e in journal.pending("alice")] == ["old"]  # replayed by the next start
     journal.append(
-        QueuedTurn("alice", "new", "s", turn("x"), provenance=FORK, lineage=FORK_LINEAGE,
-                   scope_policy="branch")
+        a_turn("alice", "new", "x", thread_id="thread-1", checkpoint_id="ckpt-fork",
+               lineage=FORK_LINEAGE, scope_policy="branch")
     )  # fmt: skip
     journal.close()
-    again = TurnJournal(path).get("alice", "new")
+    reopened = TurnJournal(path)
+    again = reopened.get("alice", "new")
+    reopened.close()
     assert again is not None
-    assert (again.provenance, again.lineage, again.scope_policy) == (
-        FORK, FORK_LINEAGE, "branch"
+    assert (again.turn.provenance, again.turn.lineage, again.turn.scope_policy) == (
+        Provenance("thread-1", "ckpt-fork", "new"), FORK_LINEAGE, "branch"
+    )  # fmt: skip
+
+
+def test_a_journal_with_branch_columns_keeps_them_as_one_turn(tmp_path: Path) -> None:
+    import json
+    import sqlite3
+
+    path = tmp_path / "journal.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(
+        """CREATE TABLE turns (seq INTEGER PRIMARY KEY AUTOINCREMENT, user_id TEXT NOT NULL,
+        turn_id TEXT NOT NULL, session_id TEXT, messages TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, branch TEXT,
+        UNIQUE (user_id, turn_id));"""
+    )
+    branch = {"provenance": FORK.as_dict(), "lineage": FORK_LINEAGE.as_dict(),
+              "scope_policy": "branch"}  # fmt: skip
+    old.execute(
+        "INSERT INTO turns (user_id, turn_id, session_id, messages, state, attempts, last_error, "
+        "created_at, updated_at, branch) VALUES (?, ?, ?, ?, 'dead', 3, 'boom', 'x', 'y', ?)",
+        ("alice", "turn-fork", "thread-1", json.dumps(turn("x")), json.dumps(branch)),
+    )
+    old.commit()
+    old.close()
+    journal = TurnJournal(path)
+    [dead] = journal.dead_letters("alice")
+    journal.close()
+    assert (dead.attempts, dead.last_error, dead.created_at) == (3, "boom", "x")
+    assert dead.turn == Turn(
+        "alice", "turn-fork", tuple(turn("x")), thread_id="thread-1", checkpoint_id="ckpt-fork",
+        lineage=FORK_LINEAGE, scope_policy="branch", enqueued_at="x",
     )  # fmt: skip
 
 

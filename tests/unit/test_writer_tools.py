@@ -12,15 +12,18 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatResult
 
+from memory.long_term import TRACE_FILE, LongTermMemory
+from memory.messages import extract_last_turn
+from memory.turn import Turn
 from memory.writer import (
     MemoryConsumer,
     MemoryWriteFailed,
     ToolEvent,
     WriteTrace,
     detect_forget_request,
-    extract_last_turn,
     find_secret,
 )
+from memory.writer.trace import FAILED_STEP
 from memory.yaml_manager import YamlMemoryManager
 from tests.fakes import ScriptedModel
 
@@ -45,6 +48,11 @@ def turn(text: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": text}, {"role": "assistant", "content": "Noted!"}]
 
 
+def a_turn(user_id: str, turn_id: str, text: str, **fields: Any) -> Turn:
+    """The finished turn in which the user said `text` (and the assistant said "Noted!")."""
+    return Turn(user_id, turn_id, tuple(turn(text)), **fields)
+
+
 async def consume(
     manager: YamlMemoryManager,
     script: list[Any],
@@ -52,11 +60,12 @@ async def consume(
     turn_id: str = "turn-1",
     **options: Any,
 ) -> tuple[Any, ScriptedModel]:
+    """One turn of session-1 through the memory agent, playing `script` as the model."""
     model = ScriptedModel(messages=iter(script))
-    on_event = options.pop("on_event", None)
-    trace = options.pop("trace", None)
-    consumer = MemoryConsumer(model, clock=lambda: MONDAY_MORNING, trace=trace, **options)
-    result = await consumer.consume("session-1", turn_id, turn(text), manager, on_event=on_event)
+    memory = LongTermMemory(manager, on_event=options.pop("on_event", None))
+    consumer = MemoryConsumer(model, clock=lambda: MONDAY_MORNING, **options)
+    said = a_turn(manager.user_id, turn_id, text, thread_id="session-1")
+    result = await consumer.consume(said, memory)
     return result, model
 
 
@@ -213,7 +222,24 @@ async def test_deletions_are_limited_unless_the_user_asked_to_forget(
 
     assert len(reopened(manager).deleted_items()) == expected_deleted
     if expected_deleted == 3:
-        assert "limit" in tool_replies(model)[3] and "Keep this memory" in tool_replies(model)[3]
+        assert "limit" in tool_replies(model)[3] and "Keep these memories" in tool_replies(model)[3]
+
+
+async def test_merges_count_toward_the_removal_limit(manager):
+    for index in range(6):
+        manager.add(f"The user worked at company {index}.", "identity")
+    merges = [
+        call("merge_memories", id1=1, id2=i, content="The user worked at several companies.",
+             section="identity", reason="same")
+        for i in (2, 3)
+    ]  # fmt: skip
+    script = [step(*merges), step(call("delete_memory", id=4, reason="obsolete"))]
+    script.append(step(call("delete_memory", id=5, reason="obsolete")))
+    _, model = await consume(manager, [*script, AIMessage("done")], text="I moved to Paris.")
+    replies = tool_replies(model)
+    assert [reply.startswith("Error") for reply in replies] == [False, False, False, True]
+    assert "removes 3 memories by deleting or merging" in replies[3]
+    assert len(reopened(manager).list_items()) == 3  # 6 minus two absorbed and one deleted
 
 
 def test_forget_requests_are_detected_in_english_and_chinese():
@@ -269,30 +295,34 @@ class SlowModel(ScriptedModel):
         return await super()._agenerate(messages, *args, **kwargs)
 
 
-async def test_a_failed_agent_writes_nothing_and_says_why(manager, tmp_path):
-    trace = WriteTrace(tmp_path / "trace.sqlite")
+async def test_a_failed_agent_writes_nothing_and_says_why(manager):
+    memory = LongTermMemory(manager)
+    hi = a_turn("alice", "t", "hi", thread_id="s")
     create = step(call("create_memory", content="The user studies maths.", section="identity"))
     failing = FailingModel(messages=iter([create]))
     with pytest.raises(MemoryWriteFailed, match="provider unreachable"):
-        await MemoryConsumer(failing, trace=trace).consume("s", "t", turn("hi"), manager)
+        await MemoryConsumer(failing).consume(hi, memory)
     slow = SlowModel(messages=iter([create]))
     with pytest.raises(MemoryWriteFailed, match="timed out"):
-        await MemoryConsumer(slow, timeout_seconds=0.2).consume("s", "t", turn("hi"), manager)
+        await MemoryConsumer(slow, timeout_seconds=0.2).consume(hi, memory)
     looping = ScriptedModel(messages=(step(call("read_memories")) for _ in itertools.count()))
     with pytest.raises(MemoryWriteFailed, match="within 3 steps"):
-        await MemoryConsumer(looping, step_limit=3).consume("s", "t", turn("hi"), manager)
+        await MemoryConsumer(looping, step_limit=3).consume(hi, memory)
     assert reopened(manager).show() == [] and not reopened(manager).has_applied("t")
-    assert trace.for_turn("alice", "t", include_staged=True) == []
+    # Nothing staged or applied is traced; only the latest failure, with its error.
+    rows = memory.trace.for_turn("alice", "t", include_staged=True)
+    assert [(r.step, r.state, r.op) for r in rows] == [(FAILED_STEP, "failed", "failed")]
+    assert "within 3 steps" in rows[0].result
 
 
-async def test_applied_changes_are_traced_per_turn_and_per_user(manager, tmp_path):
-    trace = WriteTrace(tmp_path / "trace.sqlite")
+async def test_applied_changes_are_traced_per_turn_and_per_user(manager):
     script = [
         step(call("read_memories"), call("update_memory", id=9, content="x", reason="r")),
         step(call("create_memory", content="The user studies maths.", section="identity")),
         AIMessage("done"),
     ]
-    await consume(manager, script, trace=trace)
+    await consume(manager, script)
+    trace = WriteTrace(manager.directory / TRACE_FILE)  # beside the store, where the editor reads
     rows = trace.for_turn("alice", "turn-1")
     assert [(r.step, r.tool, r.op, r.state) for r in rows] == [
         (0, "create_memory", "add", "applied")
@@ -301,6 +331,8 @@ async def test_applied_changes_are_traced_per_turn_and_per_user(manager, tmp_pat
     assert rows[0].arguments["memory_id"] == next(iter(reopened(manager).list_items()))
     assert rows[0].result.startswith("Created memory 1")
     assert trace.for_user("alice") == rows and trace.for_user("bob") == []
+    assert rows[0].session_id == "session-1"
+    trace.close()
 
 
 async def test_chinese_turns_get_the_chinese_prompt_and_sections(manager):
@@ -342,12 +374,25 @@ def test_last_turn_is_extracted_from_langchain_messages():
     assert extract_last_turn([{"role": "assistant", "content": "hi"}]) == ([], None)
 
 
-async def test_bad_turn_input_is_refused_with_the_field_named(manager):
-    consumer = MemoryConsumer(ScriptedModel(messages=iter([])))
+def test_bad_turn_input_is_refused_with_the_field_named():
+    # A turn is validated when it is made, before any consumer, queue or journal sees it.
     with pytest.raises(ValueError, match=r"turn_messages\[0\]\['role'\]"):
-        await consumer.consume("s", "t", [{"role": "robot", "content": "x"}], manager)
+        Turn("alice", "t", ({"role": "robot", "content": "x"},))
     with pytest.raises(ValueError, match="turn_id"):
-        await consumer.consume("s", " ", turn("hi"), manager)
+        a_turn("alice", " ", "hi")
+    with pytest.raises(ValueError, match="user_id"):
+        a_turn("../bob", "t", "hi")
+    with pytest.raises(ValueError, match="scope_policy"):
+        a_turn("alice", "t", "hi", scope_policy="team")
+    with pytest.raises(ValueError, match=r"Turn\.language"):
+        a_turn("alice", "t", "hi", language="fr")
+    said = a_turn("alice", "t", "hi", thread_id="s")
+    assert Turn.from_json(said.to_json()) == said
+    data = said.to_dict()
+    with pytest.raises(ValueError, match="no field 'session_id'"):
+        Turn.from_dict({**data, "session_id": "s"})
+    with pytest.raises(ValueError, match="needs messages"):
+        Turn.from_dict({k: v for k, v in data.items() if k != "messages"})
 
 
 @pytest.mark.parametrize("backend", ["yaml", "sqlite", "store"])
@@ -368,10 +413,12 @@ async def test_the_consumer_works_over_every_backend_without_a_journal(tmp_path,
         AIMessage("done"),
     ]
     model = ScriptedModel(messages=iter(script))
+    memory = LongTermMemory(store_manager, data_dir=tmp_path / "data", on_event=events.append)
     result = await MemoryConsumer(model).consume(
-        None, "turn-7", turn("I switched to physics."), store_manager, on_event=events.append
+        a_turn("alice", "turn-7", "I switched to physics."), memory
     )
     assert result.applied and store_manager.has_applied("turn-7")
+    assert not memory.journal_path.exists()  # the consumer alone needs no journal
     assert [m["description"] for m in store_manager.show()] == ["The user studies physics."]
     assert [(e.tool, e.user_id, e.turn_id) for e in events] == [
         ("read_memories", "alice", "turn-7"),
@@ -385,11 +432,12 @@ def test_consume_sync_runs_without_a_loop_and_refuses_inside_one(manager):
         AIMessage("done"),
     ]
     consumer = MemoryConsumer(ScriptedModel(messages=iter(script)))
-    result = consumer.consume_sync("s", "turn-sync", turn("I study maths."), manager)
+    memory = LongTermMemory(manager)
+    result = consumer.consume_sync(a_turn("alice", "turn-sync", "I study maths."), memory)
     assert result.applied and reopened(manager).has_applied("turn-sync")
 
     async def inside_a_loop() -> None:
         with pytest.raises(RuntimeError, match="await consume"):
-            consumer.consume_sync("s", "turn-2", turn("hi"), manager)
+            consumer.consume_sync(a_turn("alice", "turn-2", "hi"), memory)
 
     asyncio.run(inside_a_loop())
