@@ -441,3 +441,19 @@ def test_consume_sync_runs_without_a_loop_and_refuses_inside_one(manager):
             consumer.consume_sync(a_turn("alice", "turn-2", "hi"), memory)
 
     asyncio.run(inside_a_loop())
+
+
+async def test_an_id_must_be_a_real_integer_not_a_boolean_or_text(manager):
+    first = manager.add("The user likes tea.", "taste")
+    manager.add("The user likes jazz.", "taste")
+    script = [
+        step(call("delete_memory", id=True, reason="a boolean is not an id")),
+        step(call("merge_memories", id1="1", id2=2, content="x", section="taste", reason="r")),
+        AIMessage("done"),
+    ]
+    _, model = await consume(manager, script, text="Forget my tea preference.")
+    replies = tool_replies(model)
+    assert all(reply.startswith("Error: bad arguments") for reply in replies), replies
+    assert "valid integer" in replies[0] and "valid integer" in replies[1]
+    assert first in reopened(manager).list_items()  # memory 1 was not deleted
+    assert len(reopened(manager).list_items()) == 2
