@@ -95,6 +95,7 @@ class DurableWriteQueue:
         self._queue: asyncio.Queue[Turn | None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._queued: set[str] = set()
+        self._paused: set[str] = set()  # dead-lettered because the writer model was paused
 
     @property
     def running(self) -> bool:
@@ -201,8 +202,11 @@ class DurableWriteQueue:
                 attempts = await asyncio.to_thread(
                     journal.record_failure, user, turn.turn_id, error
                 )
-                if attempts >= self.retry.max_attempts or getattr(exc, "dead_letter", False):
+                paused = getattr(exc, "dead_letter", False)
+                if attempts >= self.retry.max_attempts or paused:
                     await asyncio.to_thread(journal.mark_dead, user, turn.turn_id)
+                    if paused:  # the writer was paused: retried once it answers again
+                        self._paused.add(turn.turn_id)
                     logger.error(
                         "memory turn %s dead-lettered after %d attempts: %s",
                         turn.turn_id,
@@ -220,6 +224,8 @@ class DurableWriteQueue:
                 )
             else:
                 await asyncio.to_thread(journal.mark_done, user, turn.turn_id)
+                if self._paused:
+                    self._requeue_paused()
                 return
 
     def _look_again_later(self, turn: Turn) -> None:
@@ -231,6 +237,15 @@ class DurableWriteQueue:
         wait = max(0.0, self.journal.lease_until(self.user_id, turn.turn_id) - time.time()) + 0.5
         logger.info("memory turn %s is being written by another process", turn.turn_id)
         asyncio.get_running_loop().call_later(wait, self._enqueue, turn)
+
+    def _requeue_paused(self) -> None:
+        """The writer answers again: the turns dead-lettered while it was paused go again."""
+        for entry in self.journal.dead_letters(self.user_id):
+            if entry.turn_id in self._paused:
+                self.journal.requeue(self.user_id, entry.turn_id)
+                self._enqueue(entry.turn)
+        logger.info("memory writer of %r resumes %d paused turns", self.user_id, len(self._paused))
+        self._paused.clear()
 
     def retry_dead_letters(self) -> int:
         """Give every dead letter another round of attempts (once its cause is fixed). A running

@@ -202,3 +202,59 @@ async def test_a_slow_writer_call_is_logged_while_it_waits(
         await consumer.consume(turn(1), memory)
     waiting = [r for r in caplog.records if "still waiting for the writer model" in r.getMessage()]
     assert len(waiting) >= 3  # every 0.2 s while the 1 s call hung
+
+
+class FlakyWriter(ScriptedModel):
+    """Raises while `down` is set; else writes one memory of what the user said."""
+
+    down: bool = True
+
+    async def _agenerate(self, messages: list, *args: object, **kwargs: object) -> object:
+        from langchain_core.outputs import ChatGeneration, ChatResult
+
+        if self.down:
+            raise ConnectionError("the provider is down")
+        if any(getattr(m, "type", "") == "tool" for m in messages):
+            return ChatResult(generations=[ChatGeneration(message=AIMessage("done"))])
+        said = messages[-1].content.split("fact number ")[1].split("\n")[0]
+        args = {"content": f"The user told fact {said}", "section": "facts", "scope": "user"}
+        call = AIMessage(
+            content="", tool_calls=[{"name": "create_memory", "args": args, "id": "c"}]
+        )
+        return ChatResult(generations=[ChatGeneration(message=call)])
+
+
+async def test_turns_paused_by_the_breaker_are_written_once_the_writer_answers_again(
+    tmp_path: Path,
+) -> None:
+    flaky = FlakyWriter(messages=iter([]))
+    consumer = MemoryConsumer(model_factory=lambda name: flaky)
+    memory = LongTermMemory(
+        YamlMemoryManager(tmp_path / "memory", "ada"),
+        consumer=consumer,
+        retry=RetryPolicy(max_attempts=1),
+    )
+    breaker_for("flaky/model").pause_seconds = 0.2
+    memory.start()
+    turns = [
+        Turn.of("ada", [{"role": "user", "content": f"fact number {n}"}], turn_id=f"f{n}",
+                writer_model="flaky/model")
+        for n in range(7)
+    ]  # fmt: skip
+    for turn in turns[:6]:  # five failures open the breaker; the sixth turn is paused
+        await memory.send(turn)
+    await memory.join()
+    dead = memory.write_status().dead_letters
+    assert [e.turn_id for e in dead] == [f"f{n}" for n in range(6)]
+    assert "paused" in (dead[-1].last_error or "")
+    flaky.down = False
+    await asyncio.sleep(0.3)
+    await memory.send(turns[6])  # the probe: it works, and the paused turn goes again
+    await wait_until(lambda: len(memory.manager.list_items()) == 2)
+    texts = sorted(i.description for i in memory.manager.list_items().values())
+    assert texts == ["The user told fact 5", "The user told fact 6"]
+    # Turns that failed on their own attempts stay dead letters until retried by hand.
+    assert [e.turn_id for e in memory.write_status().dead_letters] == [f"f{n}" for n in range(5)]
+    assert memory.retry_dead_letters() == 5
+    await wait_until(lambda: len(memory.manager.list_items()) == 7)
+    await memory.stop()
