@@ -48,7 +48,7 @@ class Context:
         metadata={
             "description": "How related memories are found: 'hybrid' (the model picks from the "
             "whole list while it is small, from a BM25 shortlist once it is large), 'llm' (the "
-            "model always reads every memory, the seed's mode) or 'mechanical' (BM25, no LLM "
+            "model always reads every memory) or 'mechanical' (BM25, no LLM "
             "call). The offline model never ranks: with it every mode is BM25."
         },
     )

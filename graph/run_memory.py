@@ -149,7 +149,7 @@ def writer_consumer() -> MemoryConsumer:
         timeout = settings.writer_timeout_seconds
 
         def load_writer_model(name: str) -> Any:
-            # A turn queued without a writer model (the seed's send_history) gets the
+            # A turn queued without a writer model (LongTermMemory.send_history) gets the
             # deployment's default one.
             name = name or os.environ.get("GULFSTREAM_WRITER_MODEL") or Context().writer_model
             return load_chat_model(name, timeout=timeout, max_retries=0)

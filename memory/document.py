@@ -13,8 +13,8 @@ from memory.item import MemoryItem
 class MemoryDocument:
     """Everything one user's store holds: items (tombstones included), applied turns, revision.
 
-    The seed's `_load_all` returned only the items; here it returns the document so that the
-    revision and the applied turn ids are persisted in the same atomic write as the items.
+    `_load_all` returns the whole document, not only the items, so that the revision and the
+    applied turn ids are persisted in the same atomic write as the items.
     """
 
     items: dict[str, MemoryItem] = field(default_factory=dict)
@@ -71,7 +71,7 @@ class MemoryTransaction(ABC):
 
 
 class DocumentTransaction(MemoryTransaction):
-    """The seed's default: load the whole document, change it in memory, save it whole."""
+    """The default transaction: load the whole document, change it in memory, save it whole."""
 
     def __init__(self, document: MemoryDocument) -> None:
         self.document = document

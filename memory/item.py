@@ -98,7 +98,7 @@ class MemoryItem:
     latest_update_time: str = ""
     hit: int = 0
     deleted: bool = False
-    # Branch scope (seed 000): "user" items are seen by every thread of the user; "branch" items
+    # Branch scope: "user" items are seen by every thread of the user; "branch" items
     # only by runs whose checkpoint lineage holds `origin["checkpoint_id"]`.
     scope: str = "user"
     origin: dict[str, str] = field(default_factory=dict)  # thread_id, checkpoint_id, turn_id

@@ -30,7 +30,7 @@ TRACE_FILE = "write-journal-trace.sqlite"
 
 
 class LongTermMemory:
-    """One user's long-term memory, as in the seed: `get_related_memory_from` reads;
+    """One user's long-term memory: `get_related_memory_from` reads;
     `start` / `send_history` / `stop` write through a durable background queue.
 
     It owns the manager's retrievers (one BM25 index, updated as the store changes) and, once
@@ -83,7 +83,7 @@ class LongTermMemory:
     ) -> list[dict[str, str]]:
         """Memories related to `prompt` as `[{id, description, theme}]`, most relevant first.
 
-        `mode` is `llm` (seed default), `mechanical` (BM25) or `hybrid`; LLM modes use `llm`
+        `mode` is `llm` (the default here), `mechanical` (BM25) or `hybrid`; LLM modes use `llm`
         (or the one given at construction) and run BM25 without one. Any failure, a corrupt
         store included, is logged and gives `[]`: retrieval never breaks the chat. With a
         `lineage` (the run's checkpoint ancestors), other branches' memories are left out.
@@ -161,7 +161,7 @@ class LongTermMemory:
         return self._queue is not None and self._queue.running
 
     def start(self) -> int:
-        """Start the background writer inside the running event loop (seed: `start()`) and
+        """Start the background writer inside the running event loop and
         replay the turns an earlier run left in the journal; returns how many."""
         replayed = self._writer().start()
         report = self.self_check()
@@ -183,7 +183,7 @@ class LongTermMemory:
         session_id: str | None = None,
         turn_id: str | None = None,
     ) -> str:
-        """The seed's call: queue one turn (`[{role, content}]`); returns its turn id at once.
+        """Queue one turn given as messages (`[{role, content}]`); returns its turn id at once.
         Bad input raises ValueError; calling before `start()` raises RuntimeError."""
         return await self.send(
             Turn.of(self.user_id, turn_messages, turn_id=turn_id, thread_id=session_id or "")
@@ -208,7 +208,7 @@ class LongTermMemory:
             await self._queue.join()
 
     async def stop(self, timeout: float | None = None) -> bool:
-        """Put the `None` pill and wait until the queue is drained (seed: `stop()`), at most
+        """Put the `None` pill and wait until the queue is drained, at most
         `timeout` seconds; False when turns were left (they stay journaled)."""
         if self._queue is None:
             return True

@@ -169,7 +169,7 @@ class BaseMemoryManager(ABC):
         return len(self.list_items())
 
     def show(self) -> list[dict[str, Any]]:
-        """All live memories as `[{id, description, theme}]`, the seed's LLM-friendly form."""
+        """All live memories as `[{id, description, theme}]`, the form a prompt shows."""
         return [
             {"id": i, "description": item.description, "theme": item.theme}
             for i, item in self.list_items().items()
@@ -292,7 +292,7 @@ class BaseMemoryManager(ABC):
         return len(document.items)
 
     def new_id(self) -> str:
-        """A short random id, as in the seed."""
+        """A short random id (8 hex digits): short enough to read, unlikely to collide."""
         return secrets.token_hex(4)
 
     # ── core context block ──────────────────────────────────────────────

@@ -31,7 +31,7 @@ _HEADER = "# Gulfstream memories of one user. Safe to edit by hand; the app repa
 
 
 class YamlMemoryManager(BaseMemoryManager):
-    """The seed's default backend: `<directory>/<user_id>.yaml`, edited by people and by the app."""
+    """The default backend: `<directory>/<user_id>.yaml`, edited by people and by the app."""
 
     backend = "yaml"
 
@@ -168,9 +168,9 @@ class YamlMemoryManager(BaseMemoryManager):
             raw_items = data.get("items") or {}
             turns = data.get("applied_turns") or []
             revision = data.get("revision", 0)
-        else:  # the seed's flat layout: {id: item}
+        else:  # the first, flat layout: {id: item}
             raw_items, turns, revision = data, [], 0
-            repairs.append("file used the seed's flat layout; rewritten with items/revision")
+            repairs.append("file used the flat layout {id: item}; rewritten with items/revision")
         if not isinstance(turns, list):
             repairs.append("applied_turns was not a list; reset")
             turns = []

@@ -1,4 +1,4 @@
-"""Prompts of the LLM retriever (seed 002, section 4): pick the memories related to a query."""
+"""Prompts of the LLM retriever: pick the memories related to a query."""
 
 from __future__ import annotations
 

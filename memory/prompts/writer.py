@@ -1,11 +1,11 @@
-"""Prompt arrays for the background memory agent (seed 002 §2): cold start and update, en and zh."""
+"""Prompt arrays of the background memory agent: cold start and update, in English and Chinese."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-# The seed's six sections. A deployment may pass its own; `{sections}` in the principles lists them.
+# Six default sections. A deployment may pass its own; `{sections}` in the principles lists them.
 DEFAULT_SECTIONS: dict[str, str] = {
     "identity": "who the user is: education, job, hometown, family, languages",
     "music": "singers, voicebanks, songs, albums, creators",

@@ -45,7 +45,7 @@ class IndexedMemory:
                    _epoch(item.latest_update_time), hit)  # fmt: skip
 
     def as_result(self) -> dict[str, str]:
-        """The seed's `{id, description, theme}` shape."""
+        """The `{id, description, theme}` shape retrieval returns."""
         return {"id": self.id, "description": self.description, "theme": self.theme}
 
 

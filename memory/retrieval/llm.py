@@ -1,4 +1,4 @@
-"""LLMRetriever: the seed's default — numbered memories, a few-shot prompt, a JSON index array."""
+"""LLMRetriever: numbered memories, a few-shot prompt, and the model answers a JSON index array."""
 
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ _QUIET_RUN: RunnableConfig = {
 
 
 def format_memory_lines(entries: Sequence[IndexedMemory]) -> str:
-    """The seed's numbered list, `[i] (theme, last update date) description`, escaped."""
+    """The numbered list the prompt shows, `[i] (theme, last update date) description`,
+    escaped."""
     return "\n".join(
         f"[{i}] ({escape_data(entry.theme)}, {local_date(entry.latest_update_time) or 'unknown'}) "
         f"{escape_data(entry.description)}"
@@ -52,7 +53,7 @@ class LLMRetriever:
 
     On an exception or an unusable answer it returns the mechanical result (`on_failure=
     "mechanical"`, the default, when a fallback is given) or `[]` (`on_failure="empty"`, the
-    seed's behaviour), and logs why.
+    behaviour of a retriever that must never guess), and logs why.
     """
 
     def __init__(

@@ -1,4 +1,4 @@
-"""RetrievalMode: how the uplink picks the memories that go into the prompt."""
+"""RetrievalMode: how the memories that go into the prompt are picked."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from enum import StrEnum
 
 
 class RetrievalMode(StrEnum):
-    """`llm` (seed default), `mechanical` (BM25, no model) or `hybrid` (BM25 filter, then LLM)."""
+    """`llm` (a model reads every memory), `mechanical` (BM25, no model) or `hybrid` (BM25
+    shortlist, then a model)."""
 
     LLM = "llm"
     MECHANICAL = "mechanical"

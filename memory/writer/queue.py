@@ -104,7 +104,7 @@ class DurableWriteQueue:
     def start(self) -> int:
         """Create the queue and its task in the running loop and replay unfinished turns;
         returns how many. Calling it again while running does nothing."""
-        asyncio.get_running_loop()  # RuntimeError outside a loop, as the seed requires
+        asyncio.get_running_loop()  # RuntimeError outside a loop: the task needs one
         if self.running:
             return 0
         self._queue = asyncio.Queue()

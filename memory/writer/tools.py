@@ -198,7 +198,7 @@ class MemoryToolkit:
         expected = memory.expected_time()
         change = Change("update", memory.real_id, text, reason=why, expected_update_time=expected)
         self._stage(change, {"memory_id": memory.real_id})
-        if not memory.new:  # the seed: an update counts as a use of the memory
+        if not memory.new:  # an update counts as a use of the memory
             self._stage(Change("hit", id=memory.real_id), {"memory_id": memory.real_id})
             self._hit_this_turn.add(memory.short_id)
         memory.description = text
