@@ -11,7 +11,6 @@ Run: `.venv/bin/python bench/lineage_cost.py` (offline; under a minute).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import statistics
 import sys
 import tempfile
@@ -25,11 +24,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+import graph.handoff as handoff
 import graph.lineage as lineage
 import graph.nodes as nodes
-import graph.handoff as write_handoff
 from graph.agent import compile_graph
 from graph.context import Context
+from graph.settings import use_settings
 
 DEPTH = 100
 MEASURED_TURNS = 20
@@ -76,16 +76,15 @@ async def turn(app: Any, context: Context, number: int, cold: bool) -> tuple[flo
 async def main() -> None:
     # Time every lineage call the chat graph makes: retrieval (nodes) and the write hand-off.
     nodes.current_lineage = timed_sync(nodes.current_lineage)
-    write_handoff.current_lineage = timed_sync(write_handoff.current_lineage)
-    write_handoff.acurrent_lineage = timed_async(write_handoff.acurrent_lineage)
-    fast_readers = (lineage.read_parent_links, lineage.aread_parent_links)
-    with tempfile.TemporaryDirectory(prefix="gulfstream-lineage-") as tmp:
-        context = Context(
-            user_id="bench",
-            model="offline/rules",
-            memory_backend=f"yaml:{tmp}/memory",
-            write_mode="inline",
-        )
+    handoff.current_lineage = timed_sync(handoff.current_lineage)
+    handoff.acurrent_lineage = timed_async(handoff.acurrent_lineage)
+    # The async walk runs the sync one in a worker thread: one fast reader serves both.
+    fast_reader = lineage.read_parent_links
+    context = Context(user_id="bench", model="offline/rules")
+    with (
+        tempfile.TemporaryDirectory(prefix="gulfstream-lineage-") as tmp,
+        use_settings(memory_backend=f"yaml:{tmp}/memory", write_mode="inline"),
+    ):
         async with AsyncSqliteSaver.from_conn_string(f"{tmp}/threads.sqlite") as saver:
             app = compile_graph(checkpointer=saver)
             for number in range(DEPTH):
@@ -97,9 +96,8 @@ async def main() -> None:
             for path in ("parent links (one query)", "get_tuple walk (fallback)"):
                 if path.startswith("get_tuple"):
                     lineage.read_parent_links = lambda *a: None
-                    lineage.aread_parent_links = _none  # type: ignore[assignment]
                 else:
-                    lineage.read_parent_links, lineage.aread_parent_links = fast_readers
+                    lineage.read_parent_links = fast_reader
                 lineage.parent_cache.clear()
                 await turn(app, context, 0, cold=False)  # warm the cache for this path
                 reads_before = lineage.parent_cache.reads
@@ -114,9 +112,12 @@ async def main() -> None:
             c for _, c in fast[index]
         )
         print(f"{name}: get_tuple walk / parent links = {ratio:.1f}x")
-    lineage.read_parent_links, lineage.aread_parent_links = fast_readers
-    with tempfile.TemporaryDirectory(prefix="gulfstream-lineage-") as tmp:
-        await in_memory_saver(dataclasses.replace(context, memory_backend=f"yaml:{tmp}/memory"))
+    lineage.read_parent_links = fast_reader
+    with (
+        tempfile.TemporaryDirectory(prefix="gulfstream-lineage-") as tmp,
+        use_settings(memory_backend=f"yaml:{tmp}/memory", write_mode="inline"),
+    ):
+        await in_memory_saver(context)
 
 
 async def in_memory_saver(context: Context) -> None:
@@ -128,10 +129,6 @@ async def in_memory_saver(context: Context) -> None:
     cold = [await turn(app, context, i, cold=True) for i in range(COLD_TURNS)]
     print(f"thread depth: {DEPTH} turns (InMemorySaver, the saver langgraph dev subclasses)")
     report("parent links (a dict read)", float("nan"), warm, cold)
-
-
-async def _none(*args: Any) -> None:
-    return None
 
 
 def report(

@@ -78,7 +78,10 @@ class PathRecorder:
                     self.read_depth = _depth(frame, "retrieve_memory")
                     self.reading = False
                     self.read_done.set()
-            if function in ("ltm_write", "ltm_write_sync", "altm_write") and self.read_done.is_set():
+            if (
+                function in ("ltm_write", "ltm_write_sync", "altm_write")
+                and self.read_done.is_set()
+            ):
                 self.writing = True
             if self.writing:
                 if function == "consume" and "consumer" in name and not self.handoff:

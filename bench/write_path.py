@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from memory.long_term import LongTermMemory
-from memory.writer.journal import QueuedTurn, TurnJournal
+from memory.turn import Turn
+from memory.writer.journal import TurnJournal
 from memory.yaml_manager import YamlMemoryManager
 
 TURN = [
@@ -90,7 +91,7 @@ async def main(sends: int, consumer_seconds: float, journal_turns: int) -> None:
             journal = TurnJournal(directory / f"throughput-{durability}.sqlite", durability)  # type: ignore[arg-type]
             started = time.perf_counter()
             for index in range(journal_turns):
-                journal.append(QueuedTurn("bench", f"turn-{index}", "session", TURN))
+                journal.append(Turn.of("bench", TURN, turn_id=f"turn-{index}", thread_id="session"))
             append_rate = journal_turns / (time.perf_counter() - started)
             started = time.perf_counter()
             for index in range(journal_turns):

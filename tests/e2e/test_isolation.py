@@ -370,7 +370,13 @@ async def test_a_taken_writer_thread_loses_the_write_but_never_the_reply(
     assert squat.status_code == 200
     state = await chat_as(server, "carol.smith", "My favourite tree is the elm.", "carol.smith")
     assert state["messages"][-1]["content"] == NO_MEMORIES_REPLY  # the run succeeded
-    assert "cannot schedule the memory write" in server.log() and "carol.smith" in server.log()
+    # The lost write is no longer only logged: the turn's state says so, and why.
+    outcome = state["memory_write"]
+    assert (outcome["mode"], outcome["status"]) == ("server", "failed"), outcome
+    assert f"writer thread {taken} of user 'carol.smith' is not usable" in outcome["error"]
+    assert "GULFSTREAM_WRITER_THREAD_SECRET" in outcome["error"]
+    log = server.log()
+    assert "the memory write of turn" in log and "for user 'carol.smith' failed" in log
 
 
 async def test_without_the_two_studio_keys_the_studio_header_skips_custom_auth(

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 
+from graph.context import DEPLOYMENT_SETTINGS
 from graph.handoff import writer_thread_id
 from tests.e2e.server import DevServer, copy_app
 from tests.e2e.stub_openai import NO_MEMORIES_REPLY, StubOpenAI
@@ -19,6 +20,10 @@ pytestmark = pytest.mark.slow
 
 STARTUP_SECONDS = 120
 WRITE_SECONDS = 60
+# The module server's GULFSTREAM_WRITE_DELAY_SECONDS: every writer run starts this much later, so
+# a quick burst of turns has several writer runs waiting at once (a deployment setting now; a run
+# can no longer choose it).
+WRITE_DELAY_SECONDS = 1
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +38,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
                 "GULFSTREAM_MODEL": "openai/stub-model",
                 # The deployment path: memories in the server's own store.
                 "GULFSTREAM_MEMORY_BACKEND": "store",
+                "GULFSTREAM_WRITE_DELAY_SECONDS": str(WRITE_DELAY_SECONDS),
             },
         )
         try:
@@ -56,6 +62,9 @@ async def chat(
         context={"user_id": user_id, **context},
     )
     assert isinstance(state, dict) and "messages" in state, state
+    # Under the server every turn goes to a background run of memory_writer.
+    assert state["memory_write"]["mode"] == "server", state["memory_write"]
+    assert state["memory_write"]["status"] == "scheduled", state["memory_write"]
     return state
 
 
@@ -67,12 +76,12 @@ async def wait_for_writer_runs(
     secret: str | None = None,
 ) -> list[dict]:
     """The user's memory_writer runs, once `expected` of them have all finished (`secret`: the
-    server's GULFSTREAM_WRITER_THREAD_SECRET, default this process's)."""
+    server's GULFSTREAM_WRITER_THREAD_SECRET, default none)."""
     client = get_client(url=url, headers=headers)
     deadline = time.monotonic() + WRITE_SECONDS
     while True:
         try:
-            runs = await client.runs.list(writer_thread_id(user_id, secret))
+            runs = await client.runs.list(writer_thread_id(user_id, secret or ""))
         except Exception:  # the writer thread may not exist yet
             runs = []
         finished = [r for r in runs if r["status"] in ("success", "error", "interrupted")]
@@ -135,7 +144,7 @@ async def test_quick_burst_of_turns_is_written_turn_by_turn(server: DevServer) -
     thread_id = (await client.threads.create())["thread_id"]
     facts = ["I own a red bicycle.", "My sister is called Maria.", "I play the cello."]
     for fact in facts:  # each turn schedules a delayed writer run; none may replace another
-        await chat(server.url, "carol", fact, thread_id=thread_id, write_delay_seconds=1)
+        await chat(server.url, "carol", fact, thread_id=thread_id)
     runs = await wait_for_writer_runs(server.url, "carol", len(facts))
     assert [r["status"] for r in runs] == ["success"] * len(facts)
     state = await chat(server.url, "carol", "bicycle Maria cello")
@@ -189,6 +198,88 @@ async def test_a_fork_from_an_earlier_checkpoint_does_not_see_its_siblings_branc
         for h in history
     }
     assert len([c for c, p in parents.items() if p == end_of_turn_1]) == 2
+
+
+def files_in(folder: Path) -> list[str]:
+    return sorted(str(path.relative_to(folder)) for path in folder.rglob("*"))
+
+
+async def test_a_run_cannot_choose_where_memories_live_or_how_they_are_written(
+    server: DevServer, tmp_path: Path
+) -> None:
+    """A client naming a deployment setting in a run's context never gets it applied: the agent
+    graph refuses such a context by name, and the server drops the key before the graph sees it
+    (its context schema does not list it), so the run goes on under the deployment's settings.
+    Nothing is opened or written where the client pointed, and the thread keeps working."""
+    from graph.agent import graph as agent_graph
+
+    outside = tmp_path / "outside"  # not under the server's app folder
+    outside.mkdir()
+    assert not outside.is_relative_to(server.app_dir)
+    said = {"messages": [{"role": "user", "content": "My favourite lake is Bled."}]}
+    yaml_outside = {"memory_backend": f"yaml:{outside / 'memory'}"}
+    sqlite_inline = {"write_mode": "inline", "memory_backend": f"sqlite:{outside / 'm.db'}"}
+
+    # The graph itself, handed such a context, refuses the run and names the field.
+    for context, field in (
+        (yaml_outside, "memory_backend"),
+        ({"write_mode": "inline"}, "write_mode"),
+    ):
+        with pytest.raises(ValueError, match=rf"Context\.{field} is not a run setting") as refused:
+            await agent_graph.ainvoke(said, context={"user_id": "erin", **context})
+        assert f"GULFSTREAM_{field.upper()}" in str(refused.value)
+    assert files_in(outside) == []
+
+    # Through the server: as a run's context, as a config's configurable, as an assistant's context.
+    client = get_client(url=server.url)
+    thread_id = (await client.threads.create())["thread_id"]
+    states = [
+        await client.runs.wait(thread_id, "agent", input=said, context={"user_id": "erin", **ctx})
+        for ctx in (yaml_outside, sqlite_inline)
+    ]
+    configurable = {"user_id": "erin", **sqlite_inline}
+    states.append(
+        await client.runs.wait(
+            thread_id, "agent", input=said, config={"configurable": configurable}
+        )
+    )
+    assistant = await client.assistants.create(
+        graph_id="agent", context={"user_id": "erin", **sqlite_inline}
+    )
+    states.append(await client.runs.wait(thread_id, assistant["assistant_id"], input=said))
+    for state in states:
+        assert isinstance(state, dict) and "messages" in state, state
+        # The deployment's write mode (server), not the `inline` the client asked for.
+        assert (state["memory_write"]["mode"], state["memory_write"]["status"]) == (
+            "server",
+            "scheduled",
+        ), state["memory_write"]
+        assert files_in(outside) == []
+    writer_runs = await wait_for_writer_runs(server.url, "erin", len(states))
+    assert [r["status"] for r in writer_runs] == ["success"] * len(states), server.log()[-4000:]
+    assert files_in(outside) == []
+    # The turns went where the deployment keeps memories: the server's store.
+    stored = await client.store.search_items(["memories", "erin"], limit=100)
+    assert any("Bled" in item["value"].get("description", "") for item in stored["items"])
+
+    # A normal run on the same thread still works and recalls what was written.
+    later = await chat(server.url, "erin", "Which lake do I like best?", thread_id=thread_id)
+    assert any("Bled" in m["description"] for m in later["related_memories"])
+    assert "Bled" in later["messages"][-1]["content"]
+    assert files_in(outside) == []
+
+
+async def test_studio_sees_only_the_callers_choices_in_the_context_schema(
+    server: DevServer,
+) -> None:
+    client = get_client(url=server.url)
+    for graph_id in ("agent", "memory_writer"):
+        (assistant,) = await client.assistants.search(graph_id=graph_id, limit=1)
+        schemas = await client.assistants.get_schemas(assistant["assistant_id"])
+        fields = set(schemas["context_schema"]["properties"])
+        assert {"user_id", "model", "retrieval_mode", "memory_scope"} <= fields, fields
+        assert not fields & DEPLOYMENT_SETTINGS, fields & DEPLOYMENT_SETTINGS
+        assert not fields & {"memory_backend", "write_mode", "write_delay_seconds"}
 
 
 def test_broken_graph_fails_fast_with_a_clear_message(tmp_path: Path) -> None:

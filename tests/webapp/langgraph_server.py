@@ -55,7 +55,7 @@ def run_langgraph_dev(
     if not LANGGRAPH.exists():
         pytest.skip("langgraph-cli is not installed in this environment")
     ignore = shutil.ignore_patterns("__pycache__")
-    for package in ("memory", "prompts", "webapp"):
+    for package in ("graph", "memory", "prompts", "webapp"):  # the editor reads graph.settings
         shutil.copytree(ROOT / package, app_dir / package, ignore=ignore)
     for name, source in {**graph_files, "editor_auth.py": EDITOR_AUTH}.items():
         (app_dir / name).write_text(source)
@@ -66,6 +66,8 @@ def run_langgraph_dev(
         "GULFSTREAM_EDITOR_POLL_SECONDS": "0.2",
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGGRAPH_NO_VERSION_CHECK": "true",
+        # The copy, not the editable install of the project, must provide the packages.
+        "PYTHONPATH": str(app_dir),
         **extra_env,
     }
     env.pop("GULFSTREAM_EDITOR_HOSTS", None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import uuid
 from collections.abc import Iterator
@@ -16,11 +17,21 @@ from langchain_core.messages import AIMessage
 from memory.long_term import LongTermMemory
 from memory.yaml_manager import YamlMemoryManager
 from tests.fakes import ScriptedModel
-from tests.unit.test_writer_tools import call, step
 from tests.webapp.editor_process import read_events, run_editor
 
 pytestmark = pytest.mark.slow
 JSON_WRITE = {"Content-Type": "application/json", "X-Gulfstream-CSRF": "1"}
+_call_ids = itertools.count()
+
+
+def call(name: str, **args: Any) -> dict[str, Any]:
+    """One tool call of the scripted memory agent."""
+    return {"name": name, "args": args, "id": f"call-{next(_call_ids)}", "type": "tool_call"}
+
+
+def step(*calls: dict[str, Any]) -> AIMessage:
+    """One turn of the scripted memory agent: these tool calls."""
+    return AIMessage("", tool_calls=list(calls))
 
 
 class Editor:

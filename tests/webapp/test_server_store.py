@@ -15,12 +15,13 @@ from tests.webapp.langgraph_server import run_langgraph_dev
 pytestmark = pytest.mark.slow
 
 # The agent's write path, minus the LLM: the memory agent (MemoryConsumer) with a scripted model,
-# on the manager the graphs open — get_memory_manager("store", user, runtime.store), the call
-# graph/memory_access.py makes — for the authenticated user. It answers with what it then reads.
+# on the memory the graphs open — registry.open(settings.memory_backend, user, runtime.store, ...),
+# the call graph/run_memory.py makes — for the authenticated user. It answers with what it then
+# reads.
 WRITER_GRAPH = '''
-"""A stand-in agent whose memory writer goes through the server's store, as graph/writer.py does."""
+"""A stand-in agent whose memory writer goes through the server's store, as graph/memory_writer.py
+does."""
 import asyncio
-import uuid
 from typing import Any, TypedDict
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -29,8 +30,10 @@ from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from memory.factory import get_memory_manager
-from memory.writer import MemoryConsumer
+from graph.settings import get_settings
+from memory.registry import registry
+from memory.turn import Turn
+from memory.writer.consumer import MemoryConsumer
 
 
 class ScriptedModel(GenericFakeChatModel):
@@ -43,9 +46,17 @@ class State(TypedDict, total=False):
     memories: list[str]
 
 
+def open_memory(user_id: str, store: Any) -> Any:
+    settings = get_settings()
+    return registry.open(
+        settings.memory_backend, user_id, store,
+        default_data_dir=settings.data_dir, snapshot_delay=settings.snapshot_seconds,
+    )
+
+
 async def remember(state: State, runtime: Runtime) -> State:
     user_id = get_config()["configurable"]["langgraph_auth_user_id"]
-    manager = await asyncio.to_thread(get_memory_manager, "store", user_id, runtime.store)
+    memory = await asyncio.to_thread(open_memory, user_id, runtime.store)
     facts = state.get("facts") or []
     if facts:
         calls = [
@@ -54,10 +65,10 @@ async def remember(state: State, runtime: Runtime) -> State:
             for i, fact in enumerate(facts)
         ]
         model = ScriptedModel(messages=iter([AIMessage("", tool_calls=calls), AIMessage("ok")]))
-        turn = [{"role": "user", "content": " ".join(facts)},
-                {"role": "assistant", "content": "Noted."}]
-        await MemoryConsumer(model).consume(None, uuid.uuid4().hex, turn, manager)
-    shown = await asyncio.to_thread(manager.show)
+        turn = Turn.of(user_id, [{"role": "user", "content": " ".join(facts)},
+                                 {"role": "assistant", "content": "Noted."}])
+        await MemoryConsumer(model).consume(turn, memory)
+    shown = await asyncio.to_thread(memory.manager.show)
     return {"memories": sorted(m["description"] for m in shown)}
 
 
