@@ -6,8 +6,9 @@ model, SQLite backend, default write mode, an in-memory checkpointer), profiled:
 - read side: from `retrieve_memory` to the BM25 ranking (`Bm25Index.search`): the project
   functions called on the way, and the call depth at which the ranking runs;
 - write side: from `ltm_write` to the manager's `apply`. "Hand-off": every project function
-  called until the memory consumer starts; "all of it": every project function until `apply` (the agent's tools and the offline
-  model's rules included; the model itself is not project code). "Carried by": the functions
+  called until the memory consumer starts; "all of it": every project function until `apply`
+  (the agent's tools and the offline model's rules included; the model itself is not project
+  code). "Carried by": the functions
   that receive the turn itself, i.e. an argument that is its id, or holds it (`turn.turn_id`,
   a dict with "turn_id"); `self` is not counted, so the turn's own methods and objects that
   merely remember the id are left out.
