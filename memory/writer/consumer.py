@@ -203,7 +203,10 @@ class MemoryConsumer:
                 if isinstance(exc, StaleWrite | MemoryNotFound) and attempt <= STALE_RERUNS:
                     logger.warning("memory turn %s: %s; running it again", turn_id, exc)
                     continue
-                raise MemoryWriteFailed(f"commit of turn {turn_id} refused: {exc}") from exc
+                refused = MemoryWriteFailed(f"commit of turn {turn_id} refused: {exc}")
+                if trace is not None:  # a failed attempt leaves its `failed` row, as above
+                    await asyncio.to_thread(trace.record_failure, turn, str(refused))
+                raise refused from exc
             break
         if trace is not None:
             mark = trace.mark_applied if outcome.applied else trace.discard_staged

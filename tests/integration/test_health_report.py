@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from memory.long_term import LongTermMemory
+from memory.long_term import JOURNAL_FILE, LongTermMemory
 from memory.manager import BaseMemoryManager
+from memory.turn import Turn
 from memory.writer.queue import RetryPolicy
 from memory.yaml_manager import YamlMemoryManager
 
@@ -17,27 +18,16 @@ from memory.yaml_manager import YamlMemoryManager
 class BrokenConsumer:
     """The memory agent with a model that is down: every turn fails the same way."""
 
-    async def consume(
-        self,
-        session_id: Any,
-        turn_id: str,
-        messages: Any,
-        manager: Any,
-        on_event: Any = None,
-        **kwargs: Any,
-    ) -> None:
+    async def consume(self, turn: Turn, memory: LongTermMemory) -> Any:
         raise RuntimeError("the writer model is down (HTTP 503)")
 
 
 TURN = [{"role": "user", "content": "I like tea"}, {"role": "assistant", "content": "Noted"}]
 
 
-async def _dead_letter_one(manager: BaseMemoryManager, journal: Path) -> LongTermMemory:
+async def _dead_letter_one(manager: BaseMemoryManager) -> LongTermMemory:
     memory = LongTermMemory(
-        manager,
-        consumer=BrokenConsumer(),
-        journal_path=journal,
-        retry=RetryPolicy(max_attempts=1, initial_delay=0),
+        manager, consumer=BrokenConsumer(), retry=RetryPolicy(max_attempts=1, initial_delay=0)
     )
     memory.start()
     await memory.send_history(TURN, turn_id="turn-1")
@@ -50,7 +40,8 @@ async def test_dead_letters_turn_an_ok_store_into_a_warning_with_the_error(
 ) -> None:
     manager = YamlMemoryManager(tmp_path / "memory", "alice")
     assert manager.self_check().status == "OK"
-    memory = await _dead_letter_one(manager, tmp_path / "journal.sqlite")
+    memory = await _dead_letter_one(manager)
+    assert memory.journal_path == tmp_path / "memory" / JOURNAL_FILE  # beside the store
 
     assert manager.self_check().status == "OK"  # the store alone knows nothing of it
     report = memory.self_check()
@@ -59,13 +50,11 @@ async def test_dead_letters_turn_an_ok_store_into_a_warning_with_the_error(
     assert any("retry_dead_letters" in issue for issue in report.issues)
 
     # A reader without a writer (the editor) sees it too, from the journal on disk.
-    reader = LongTermMemory(manager, journal_path=tmp_path / "journal.sqlite")
+    reader = LongTermMemory(manager)
     assert reader.self_check().status == "WARN"
     # ... and the next start logs it.
     caplog.set_level(logging.WARNING, logger="memory.long_term")
-    again = LongTermMemory(
-        manager, consumer=BrokenConsumer(), journal_path=tmp_path / "journal.sqlite"
-    )
+    again = LongTermMemory(manager, consumer=BrokenConsumer())
     again.start()
     await again.stop()
     assert "WARN" in caplog.text and "HTTP 503" in caplog.text
@@ -76,7 +65,7 @@ async def test_dead_letters_turn_an_ok_store_into_a_warning_with_the_error(
 
 async def test_a_failing_store_stays_fail(tmp_path: Path) -> None:
     manager = YamlMemoryManager(tmp_path / "memory", "alice")
-    memory = await _dead_letter_one(manager, tmp_path / "journal.sqlite")
+    memory = await _dead_letter_one(manager)
     manager.path.write_text("items: [unclosed\n", encoding="utf-8")
     report = memory.self_check(recheck=True)
     assert report.status == "FAIL"

@@ -10,7 +10,9 @@ import pytest
 from memory import store_manager
 from memory.errors import MemoryNotFound
 from memory.item import MAX_DESCRIPTION_CHARS
+from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager, Change
+from webapp.views import waterfall
 
 from .conftest import OpenManager
 
@@ -169,16 +171,27 @@ def test_hit_counts_and_purge_really_removes(manager: BaseMemoryManager) -> None
 
 
 def test_grouped_by_theme_newest_first_without_tombstones(manager: BaseMemoryManager) -> None:
+    # The editor's waterfall (what `get_memories_grouped` gave before the redesign).
     old = manager.add("plays go", "爱好")
     other = manager.add("lives in Hangzhou", "place")
     new = manager.add("reads sci-fi", "爱好")
     hidden = manager.add("deleted hobby", "爱好")
     manager.delete(hidden)
-    grouped = manager.get_memories_grouped()
+    view = waterfall(LongTermMemory(manager))
+    grouped = {group["theme"]: group["cards"] for group in view["groups"]}
     assert set(grouped) == {"爱好", "place"}
     assert [row["id"] for row in grouped["爱好"]] == [new, old]
     assert [row["id"] for row in grouped["place"]] == [other]
-    assert set(grouped["place"][0]) == {"id", "description", "theme", "hit", "latest_update_time"}
+    assert (view["total"], view["themes"]) == (3, {"爱好": 2, "place": 1})
+    place = grouped["place"][0]
+    # A card says what the listing said, and leaves the history to the card's own view.
+    assert {"id", "description", "theme", "hit", "latest_update_time"} <= set(place)
+    assert "history" not in place
+    item = manager.get(other)
+    assert (place["description"], place["theme"], place["hit"], place["deleted"]) == (
+        "lives in Hangzhou", "place", 0, False
+    )  # fmt: skip
+    assert place["latest_update_time"] == item.latest_update_time
 
 
 def test_revision_changes_on_every_write_and_only_then(manager: BaseMemoryManager) -> None:
@@ -192,7 +205,9 @@ def test_revision_changes_on_every_write_and_only_then(manager: BaseMemoryManage
     assert changed()
     second = manager.add("b", "t")
     assert changed()
-    manager.show(), manager.list_items(), manager.get(first), manager.get_memories_grouped()
+    manager.show(), manager.list_items(), manager.get(first), manager.read_document()
+    manager.all_items(), manager.deleted_items(), manager.live_count(), manager.change_token()
+    manager.get_core_context(), manager.has_applied("turn-1"), waterfall(LongTermMemory(manager))
     assert not changed()
     manager.update(first, "r", new_description="a2")
     assert changed()

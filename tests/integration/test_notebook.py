@@ -37,3 +37,5 @@ def test_quickstart_notebook_executes_and_recalls(monkeypatch: pytest.MonkeyPatc
     joined = "\n".join(outputs)
     assert "User lives in Lisbon" in joined  # the memory file and the recall
     assert "bot> [offline model]" in joined
+    # Each turn was written before its call returned (the deployment settings the notebook sets).
+    assert joined.count("memory write: written") == 2, joined

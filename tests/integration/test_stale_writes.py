@@ -12,7 +12,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from memory.errors import StaleWrite
+from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager, Change
+from memory.turn import Turn
 from memory.writer import MemoryConsumer, MemoryWriteFailed
 from memory.yaml_manager import YamlMemoryManager
 
@@ -104,10 +106,12 @@ def _call(name: str, n: int, **args: Any) -> AIMessage:
     )
 
 
-TURN = [
-    {"role": "user", "content": "I live near the river"},
-    {"role": "assistant", "content": "Ok"},
-]
+TURN = Turn.of(
+    "u",
+    [{"role": "user", "content": "I live near the river"}, {"role": "assistant", "content": "Ok"}],
+    turn_id="turn-1",
+    thread_id="s",
+)
 
 
 async def test_an_edit_between_staging_and_apply_is_kept_and_the_turn_reruns(
@@ -142,9 +146,18 @@ async def test_an_edit_between_staging_and_apply_is_kept_and_the_turn_reruns(
             AIMessage("done"),
         ]
     )
-    result = await MemoryConsumer(model).consume("s", "turn-1", TURN, manager)
+    memory = LongTermMemory(manager)
+    result = await MemoryConsumer(model).consume(TURN, memory)
 
     assert result.applied
+    # The trace keeps the rerun's changes only (an update also counts as a use: a hit).
+    traced = memory.trace.for_turn("u", "turn-1", include_staged=True)
+    assert [(e.tool, e.op, e.state) for e in traced] == [
+        ("update_memory", "update", "applied"), ("update_memory", "hit", "applied")
+    ]  # fmt: skip
+    assert {e.arguments["content"] for e in traced} == {
+        "User lives in Porto since 2026, by the river"
+    }
     rerun_read = [m for m in model.seen[-2] if isinstance(m, ToolMessage)][-1]
     assert "Porto since 2026" in str(rerun_read.content)
     history = manager.show_description_history(lisbon)
@@ -165,10 +178,14 @@ async def test_edits_on_every_run_fail_the_turn_and_keep_the_edits(tmp_path: Pat
         )
 
     model = EditingModel(steps=[_call("read_memories", 1), edit_then_update, AIMessage("done")] * 2)
+    memory = LongTermMemory(manager)
     with pytest.raises(MemoryWriteFailed, match="changed since the writer read it"):
-        await MemoryConsumer(model).consume("s", "turn-1", TURN, manager)
+        await MemoryConsumer(model).consume(TURN, memory)
     assert manager.get(lisbon).description == "User lives in Faro"
     assert not manager.has_applied("turn-1")  # the queue retries it later, or dead-letters it
+    # Nothing staged is left behind; the failure is traced with its cause.
+    [failed] = memory.trace.for_turn("u", "turn-1", include_staged=True)
+    assert failed.state == "failed" and "changed since the writer read it" in failed.result
 
 
 async def test_a_memory_deleted_in_the_editor_meanwhile_reruns_the_turn_without_it(
@@ -192,7 +209,7 @@ async def test_a_memory_deleted_in_the_editor_meanwhile_reruns_the_turn_without_
             AIMessage("done"),
         ]
     )
-    result = await MemoryConsumer(model).consume("s", "turn-1", TURN, manager)
+    result = await MemoryConsumer(model).consume(TURN, LongTermMemory(manager))
     assert result.applied
     assert tea in manager.deleted_items()  # the person's delete stands
     assert [item.hit for item in manager.list_items().values()] == [1]

@@ -14,14 +14,24 @@ from typing import Any
 
 import pytest
 
-from memory.long_term import LongTermMemory
-from memory.manager import BaseMemoryManager
+from memory.long_term import JOURNAL_FILE, TRACE_FILE, LongTermMemory
+from memory.turn import Turn
 from memory.writer.journal import TurnJournal
 from memory.writer.queue import RetryPolicy
 from memory.writer.trace import WriteTrace
 from memory.yaml_manager import YamlMemoryManager
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+# The turn a killed worker was writing stays leased to it until the lease runs out; then the next
+# process takes it (the lease keeps two live processes from writing one turn at once).
+SHORT_LEASE = {"WORKER_LEASE_SECONDS": "2"}
+
+
+def journal_of(data_dir: Path) -> Path:
+    """Where the worker's journal is: beside its YAML store."""
+    return data_dir / "memory" / JOURNAL_FILE
 
 
 def start_worker(data_dir: Path, *args: str, **env: str) -> subprocess.Popen[str]:
@@ -54,13 +64,13 @@ def assert_each_turn_applied_once(data_dir: Path, count: int) -> None:
     facts = Counter(item.description for item in manager.list_items().values())
     assert facts == Counter(f"The user told fact number {i}." for i in range(count))
     assert all(manager.has_applied(f"turn-{i}") for i in range(count))
-    trace = WriteTrace(data_dir / "journal-trace.sqlite")
+    trace = WriteTrace(data_dir / "memory" / TRACE_FILE)
     for index in range(count):
         rows = trace.for_turn("alice", f"turn-{index}", include_staged=True)
         assert [(r.tool, r.state) for r in rows] == [("create_memory", "applied")], index
         assert rows[0].arguments["content"] == f"The user told fact number {index}."
     assert len(trace.for_user("alice", limit=1000)) == count
-    journal = TurnJournal(data_dir / "journal.sqlite")
+    journal = TurnJournal(journal_of(data_dir))
     assert journal.counts("alice") == {"pending": 0, "done": count, "dead": 0}
 
 
@@ -73,15 +83,15 @@ def resume(data_dir: Path) -> str:
 
 @pytest.mark.slow
 def test_a_sigkill_while_consuming_loses_nothing_and_duplicates_nothing(tmp_path):
-    worker = start_worker(tmp_path, "send", "6", WORKER_MODEL_DELAY="0.3")
+    worker = start_worker(tmp_path, "send", "6", WORKER_MODEL_DELAY="0.3", **SHORT_LEASE)
     assert worker.stdout is not None
     assert worker.stdout.readline().startswith("replayed 0")
     assert worker.stdout.readline().strip() == "queued"  # all six are journaled
-    wait_for_done(tmp_path / "journal.sqlite", at_least=2)
+    wait_for_done(journal_of(tmp_path), at_least=2)
     worker.send_signal(signal.SIGKILL)  # mid-way through a later turn's agent run
     worker.wait(timeout=30)
     assert worker.returncode == -signal.SIGKILL
-    pending = TurnJournal(tmp_path / "journal.sqlite").counts("alice")["pending"]
+    pending = TurnJournal(journal_of(tmp_path)).counts("alice")["pending"]
     assert pending >= 1
 
     out = resume(tmp_path)
@@ -91,12 +101,12 @@ def test_a_sigkill_while_consuming_loses_nothing_and_duplicates_nothing(tmp_path
 
 @pytest.mark.slow
 def test_a_crash_between_commit_and_journal_is_replayed_without_a_second_write(tmp_path):
-    worker = start_worker(tmp_path, "send", "4", WORKER_CRASH_AFTER_APPLY="turn-2")
+    worker = start_worker(tmp_path, "send", "4", WORKER_CRASH_AFTER_APPLY="turn-2", **SHORT_LEASE)
     worker.communicate(timeout=120)
     assert worker.returncode == -signal.SIGKILL
-    journal = TurnJournal(tmp_path / "journal.sqlite")
+    journal = TurnJournal(journal_of(tmp_path))
     assert journal.get("alice", "turn-2").state == "pending"  # committed, not marked done
-    staged = WriteTrace(tmp_path / "journal-trace.sqlite").for_turn("alice", "turn-2", True)
+    staged = WriteTrace(tmp_path / "memory" / TRACE_FILE).for_turn("alice", "turn-2", True)
     assert [r.state for r in staged] == ["staged"]
 
     out = resume(tmp_path)
@@ -112,30 +122,19 @@ class RecordingConsumer:
         self.fail = fail or set()
         self.gate = gate
 
-    async def consume(
-        self,
-        session_id: str | None,
-        turn_id: str,
-        turn_messages: list[dict[str, str]],
-        manager: BaseMemoryManager,
-        on_event: Any = None,
-        *,
-        trace: Any = None,
-    ) -> None:
-        self.seen.append(turn_id)
+    async def consume(self, turn: Turn, memory: LongTermMemory) -> Any:
+        assert memory.manager.user_id == turn.user_id == "alice"
+        self.seen.append(turn.turn_id)
         if self.gate is not None:
             await self.gate.wait()
-        if turn_id in self.fail:
-            raise ConnectionError(f"provider down while writing {turn_id}")
+        if turn.turn_id in self.fail:
+            raise ConnectionError(f"provider down while writing {turn.turn_id}")
 
 
 def make_memory(tmp_path: Path, consumer: RecordingConsumer) -> LongTermMemory:
     manager = YamlMemoryManager(tmp_path / "memory", "alice")
     return LongTermMemory(
-        manager,
-        consumer=consumer,
-        journal_path=tmp_path / "journal.sqlite",
-        retry=RetryPolicy(max_attempts=3, initial_delay=0.01),
+        manager, consumer=consumer, retry=RetryPolicy(max_attempts=3, initial_delay=0.01)
     )
 
 
@@ -169,7 +168,8 @@ async def test_a_turn_that_keeps_failing_is_dead_lettered_with_its_error(tmp_pat
     [dead] = status.dead_letters
     assert (dead.turn_id, dead.attempts) == ("bad", 3)
     assert dead.last_error == "ConnectionError: provider down while writing bad"
-    assert dead.messages == one_turn("broken")  # kept whole, ready to requeue
+    assert dead.turn.messages == tuple(one_turn("broken"))  # kept whole, ready to requeue
+    assert dead.turn.turn_id == "bad" and dead.user_id == "alice"
     assert "failed 3 times" in status.issues[0]
 
     fixed = RecordingConsumer()
@@ -233,8 +233,11 @@ async def test_send_history_from_session_queues_the_last_turn_once(tmp_path):
     again = await memory.send_history_from_session(session, session_id="s1")
     await memory.stop()
     assert first == again == "s1:m2" and consumer.seen == ["s1:m2"]
-    journal = TurnJournal(tmp_path / "journal.sqlite")
-    assert journal.get("alice", "s1:m2").messages == [
+    assert memory.journal_path == tmp_path / "memory" / JOURNAL_FILE  # beside the store
+    journal = TurnJournal(memory.journal_path)
+    entry = journal.get("alice", "s1:m2")
+    assert entry is not None and entry.turn.messages == (
         {"role": "user", "content": "I moved to Lyon"},
         {"role": "assistant", "content": "Nice!"},
-    ]
+    )
+    assert entry.turn.thread_id == "s1"

@@ -3,9 +3,15 @@
     python -m tests.integration.write_queue_worker DATA_DIR send N    # queue N turns, then drain
     python -m tests.integration.write_queue_worker DATA_DIR resume    # replay the journal, drain
 
+Either waits until the journal has no pending turn of "alice" before it stops. A turn is leased
+to the process writing it for `WORKER_LEASE_SECONDS` (default: the queue's own lease).
+
 Each turn says "fact number i"; the scripted model answers it with one create_memory call after
 `WORKER_MODEL_DELAY` seconds. With `WORKER_CRASH_AFTER_APPLY=<turn id>` the process SIGKILLs
 itself right after the store committed that turn and before the journal marked it done.
+
+The store is YAML in DATA_DIR/memory; the journal and the trace live beside it, where
+LongTermMemory keeps them (`write-journal.sqlite`, `write-journal-trace.sqlite`).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import os
 import re
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,8 +29,10 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from memory.branch import Provenance
 from memory.long_term import LongTermMemory
 from memory.manager import ApplyResult, Change
+from memory.turn import Turn
 from memory.writer.queue import RetryPolicy
 from memory.yaml_manager import YamlMemoryManager
 
@@ -58,8 +67,10 @@ class FactModel(GenericFakeChatModel):
 class CrashingManager(YamlMemoryManager):
     """Dies by SIGKILL just after committing one chosen turn: the worst moment for a queue."""
 
-    def apply(self, changes: Sequence[Change], turn_id: str) -> ApplyResult:
-        result = super().apply(changes, turn_id)
+    def apply(
+        self, changes: Sequence[Change], turn_id: str, provenance: Provenance | None = None
+    ) -> ApplyResult:
+        result = super().apply(changes, turn_id, provenance)
         if turn_id == os.environ.get("WORKER_CRASH_AFTER_APPLY"):
             os.kill(os.getpid(), signal.SIGKILL)
         return result
@@ -76,17 +87,24 @@ async def main(data_dir: str, mode: str, count: int) -> None:
     manager = CrashingManager(os.path.join(data_dir, "memory"), "alice")
     model = FactModel(messages=iter([]), delay=float(os.environ.get("WORKER_MODEL_DELAY", "0")))
     memory = LongTermMemory(
-        manager,
-        writer_llm=model,
-        journal_path=os.path.join(data_dir, "journal.sqlite"),
-        retry=RetryPolicy(max_attempts=3, initial_delay=0.05),
+        manager, writer_llm=model, retry=RetryPolicy(max_attempts=3, initial_delay=0.05)
     )
+    queue = memory._writer()
+    # A turn this process is writing is leased to it: a process killed mid-turn keeps its lease
+    # until it runs out, and only then may the next process take the turn.
+    queue.lease_seconds = float(os.environ.get("WORKER_LEASE_SECONDS", queue.lease_seconds))
     replayed = memory.start()
     print(f"replayed {replayed}", flush=True)
     if mode == "send":
         for index in range(count):
-            await memory.send_history(turn_messages(index), session_id="s", turn_id=f"turn-{index}")
+            turn = Turn.of("alice", turn_messages(index), turn_id=f"turn-{index}", thread_id="s")
+            await memory.send(turn)
         print("queued", flush=True)
+    # A turn still leased by a killed process is not in the queue yet (it is taken once the
+    # lease runs out): wait until the journal has nothing pending, then drain and stop.
+    deadline = time.monotonic() + 120
+    while queue.journal.counts("alice")["pending"] and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
     await memory.stop()
     print("drained", flush=True)
 
