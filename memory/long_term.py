@@ -26,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_DATA_DIR = "data"  # where a backend without a folder of its own keeps the journal
 JOURNAL_FILE = "write-journal.sqlite"
-TRACE_FILE = "write-journal-trace.sqlite"
+TRACE_FILE = "write-journal-trace.sqlite"  # the default journal's trace (see trace_path)
 
 
 class LongTermMemory:
@@ -125,13 +125,18 @@ class LongTermMemory:
                 logger.exception("memory event listener %r failed", callback)
 
     @property
+    def trace_path(self) -> Path:
+        """The write trace's file: `<journal name>-trace.sqlite` beside the journal."""
+        return self.journal_path.with_name(f"{self.journal_path.stem}-trace.sqlite")
+
+    @property
     def trace(self) -> WriteTrace:
         """The flat trace of applied changes, beside the journal (opened on first use)."""
         with self._open_lock:
             if self._trace is None:
                 from memory.writer.trace import WriteTrace
 
-                self._trace = WriteTrace(self.journal_path.with_name(TRACE_FILE))
+                self._trace = WriteTrace(self.trace_path)
             return self._trace
 
     # ── write interface ─────────────────────────────────────────────────

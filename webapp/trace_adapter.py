@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memory.long_term import TRACE_FILE, LongTermMemory
+from memory.long_term import LongTermMemory
 from memory.writer.trace import TraceEntry, WriteTrace
 
 RECENT_ROWS = 50
@@ -14,7 +14,7 @@ TraceKey = tuple[str, int]
 
 def trace_file(memory: LongTermMemory) -> Path:
     """Where the user's writer keeps its trace: beside the write journal."""
-    return memory.journal_path.with_name(TRACE_FILE)
+    return memory.trace_path
 
 
 def recent_entries(memory: LongTermMemory) -> list[TraceEntry]:

@@ -233,7 +233,8 @@ class TurnJournal:
 
     def claim(self, user_id: str, turn_id: str, seconds: float) -> bool:
         """Take (or extend) the lease on a pending turn for `seconds`; False when it is done,
-        dead, or another process holds a lease that has not run out."""
+        dead, or another live process holds a lease that has not run out. A lease held by a
+        process of this machine that no longer exists (it crashed) is taken over at once."""
         now = time.time()
         with self._write(f"lease turn {turn_id}") as db:
             cursor = db.execute(
@@ -241,6 +242,20 @@ class TurnJournal:
                 "turn_id = ? AND state = 'pending' AND (lease_owner IS NULL OR lease_owner = ? "
                 "OR lease_until < ?)",
                 (self.owner, now + seconds, user_id, turn_id, self.owner, now),
+            )
+            if cursor.rowcount == 1:
+                return True
+            row = db.execute(
+                "SELECT lease_owner FROM turns WHERE user_id = ? AND turn_id = ? AND "
+                "state = 'pending'",
+                (user_id, turn_id),
+            ).fetchone()
+            if row is None or not row[0] or not _owner_is_gone(row[0]):
+                return False
+            cursor = db.execute(
+                "UPDATE turns SET lease_owner = ?, lease_until = ? WHERE user_id = ? AND "
+                "turn_id = ? AND lease_owner = ?",
+                (self.owner, now + seconds, user_id, turn_id, row[0]),
             )
             return cursor.rowcount == 1
 
@@ -322,6 +337,21 @@ class TurnJournal:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _owner_is_gone(owner: str) -> bool:
+    """Whether a lease owner ("host:pid:tag") is a process of this machine that has ended."""
+    host, _, rest = owner.partition(":")
+    pid = rest.split(":")[0]
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's process
+        return False
+    return False
 
 
 def _insert(db: sqlite3.Connection, entry: JournalEntry, turn_json: str) -> int | None:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 DEFAULT_LEASE_SECONDS = 300.0
+LEASE_MARGIN_SECONDS = 60.0
 
 
 class TurnConsumer(Protocol):
@@ -84,14 +85,17 @@ class DurableWriteQueue:
         journal: TurnJournal,
         *,
         retry: RetryPolicy | None = None,
-        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        lease_seconds: float | None = None,
     ) -> None:
         self.memory = memory
         self.user_id = memory.manager.user_id
         self.consumer = consumer
         self.journal = journal
         self.retry = retry or RetryPolicy()
-        self.lease_seconds = lease_seconds
+        # Long enough for one attempt: the consumer's own time limit, with a margin.
+        limit = getattr(consumer, "timeout_seconds", None)
+        default = limit + LEASE_MARGIN_SECONDS if limit else DEFAULT_LEASE_SECONDS
+        self.lease_seconds = lease_seconds if lease_seconds is not None else default
         self._queue: asyncio.Queue[Turn | None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._queued: set[str] = set()

@@ -120,3 +120,32 @@ def test_ctrl_c_during_the_exit_drain_ends_it_at_once(tmp_path: Path) -> None:
         assert journal.counts("ada")["pending"] == 1  # kept for the next start
     finally:
         silent.close()
+
+
+CLAIM_AND_WAIT = textwrap.dedent(
+    """
+    import sys, time
+    from memory.turn import Turn
+    from memory.writer.journal import TurnJournal
+    journal = TurnJournal(sys.argv[1])
+    journal.append(Turn.of("ada", [{"role": "user", "content": "fact"}], turn_id="t0"))
+    assert journal.claim("ada", "t0", seconds=300)
+    print("claimed", flush=True)
+    time.sleep(600)
+    """
+)
+
+
+def test_a_crashed_process_s_lease_is_taken_over_at_once(tmp_path: Path) -> None:
+    """A process killed while it held a turn's lease does not hold up the turn for the lease's
+    whole length: the next process on this machine sees its owner is gone."""
+    holder = spawn(["-c", CLAIM_AND_WAIT, str(tmp_path / "write-journal.sqlite")])
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "claimed"
+    holder.send_signal(signal.SIGKILL)
+    holder.wait(10)
+    started = time.monotonic()
+    worker = spawn(["-m", "tests.integration.shared_journal_worker", str(tmp_path)])
+    output, _ = worker.communicate(timeout=60)
+    assert worker.returncode == 0, output
+    assert time.monotonic() - started < 30  # not the 300 s lease
+    assert TurnJournal(tmp_path / "write-journal.sqlite").counts("ada")["done"] == 1
