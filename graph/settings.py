@@ -80,7 +80,7 @@ class Settings:
         default="", metadata={"help": "the editor's user in local mode when the URL names none"}
     )
     editor_poll_seconds: float = field(
-        default=0.5, metadata={"help": "how often the editor's live view checks for changes"}
+        default=0.25, metadata={"help": "how often the editor's live view checks for changes"}
     )
     auth_tokens: str = field(
         default="",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -47,11 +48,72 @@ def local_date(value: object) -> str:
     return parsed.astimezone().date().isoformat()
 
 
+# Characters that reorder the text after them (bidi embeddings, overrides and isolates):
+# "invoice \u202efdp.exe" reads as "invoice exe.pdf". Refused in every stored text.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+# Characters that render as nothing or as a blank although they are not whitespace.
+_BLANKS = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
+_VARIATION_SELECTORS = (range(0xFE00, 0xFE10), range(0xE0100, 0xE01F0))
+
+
+def _is_variation_selector(char: str) -> bool:
+    return any(ord(char) in block for block in _VARIATION_SELECTORS)
+
+
+def _invisible(char: str) -> bool:
+    """Whether `char` shows nothing on its own: whitespace, format and control characters,
+    variation selectors, and the blank-looking fillers."""
+    return (
+        char.isspace()
+        or unicodedata.category(char) in ("Cc", "Cf", "Zs", "Zl", "Zp")
+        or char in _BLANKS
+        or _is_variation_selector(char)
+    )
+
+
+def check_text(value: str, field_name: str, *, line_breaks: bool) -> str:
+    """`value` in NFC with its line breaks as "\n", or ValueError naming the field when it holds
+    a lone surrogate, a control character (NUL included; a line break only when `line_breaks`),
+    a line or paragraph separator, or a bidi embedding/override/isolate. Zero-width joiners
+    stay (emoji sequences, Persian and Indic scripts need them); themes refuse them too
+    (`check_theme`)."""
+    for char in value:
+        if 0xD800 <= ord(char) <= 0xDFFF:
+            raise ValueError(f"{field_name} holds a lone surrogate (U+{ord(char):04X}): not text")
+    text = unicodedata.normalize("NFC", value.replace("\r\n", "\n").replace("\r", "\n"))
+    for char in text:
+        if char == "\n" and line_breaks:
+            continue
+        category = unicodedata.category(char)
+        if category == "Cc" or category in ("Zl", "Zp"):
+            where = "" if line_breaks else " (it is one line)"
+            raise ValueError(
+                f"{field_name} holds the control character or separator "
+                f"U+{ord(char):04X}{where}; remove it"
+            )
+        if char in _BIDI_CONTROLS:
+            raise ValueError(
+                f"{field_name} holds the bidi control U+{ord(char):04X}, which reorders the text "
+                "after it; remove it"
+            )
+    return text
+
+
+def _visible(text: str, field_name: str, what: str) -> str:
+    stripped = text.strip()
+    if not stripped or all(_invisible(char) for char in stripped):
+        raise ValueError(f"{field_name} must be {what} with visible characters")
+    return stripped
+
+
 def check_description(value: object, field_name: str = "description") -> str:
-    """Return the description stripped, or raise ValueError naming the field."""
+    """Return the description stripped and NFC-normalised, or raise ValueError naming the field.
+
+    A description may keep line breaks (LF; CRLF and CR become LF): prompts show it on one
+    line anyway (`memory.fencing.escape_data`). See `check_text` for what is refused."""
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{field_name} must be a non-empty string")
-    text = value.strip()
+    text = _visible(check_text(value.strip(), field_name, line_breaks=True), field_name, "a fact")
     if len(text) > MAX_DESCRIPTION_CHARS:
         raise ValueError(
             f"{field_name} is {len(text)} characters; the limit is {MAX_DESCRIPTION_CHARS}"
@@ -60,11 +122,29 @@ def check_description(value: object, field_name: str = "description") -> str:
 
 
 def check_theme(value: object, field_name: str = "theme") -> str:
-    """Return the theme stripped, or raise ValueError: a theme is a short one-line label."""
+    """Return the theme stripped and NFC-normalised, or raise ValueError: a theme is a short
+    one-line label, and two themes that look the same must be the same, so it refuses every
+    invisible format character (zero-width spaces and joiners, bidi marks, soft hyphens) too;
+    a variation selector may only follow a symbol (an emoji)."""
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{field_name} must be a non-empty short label")
-    text = value.strip()
-    if len(text) > MAX_THEME_CHARS or "\n" in text or "\r" in text:
+    if "\n" in value.strip() or "\r" in value.strip():
+        raise ValueError(
+            f"{field_name} must be a short label on one line (at most {MAX_THEME_CHARS} characters)"
+        )
+    text = _visible(check_text(value.strip(), field_name, line_breaks=False), field_name, "a label")
+    previous = ""
+    for char in text:
+        invisible_here = unicodedata.category(char) == "Cf" or char in _BLANKS
+        if _is_variation_selector(char):
+            invisible_here = not previous or unicodedata.category(previous) != "So"
+        if invisible_here:
+            raise ValueError(
+                f"{field_name} holds the invisible character U+{ord(char):04X}; a theme must "
+                "not look like another one: remove it"
+            )
+        previous = char
+    if len(text) > MAX_THEME_CHARS:
         raise ValueError(
             f"{field_name} must be a short label on one line (at most {MAX_THEME_CHARS} characters)"
         )
@@ -72,7 +152,8 @@ def check_theme(value: object, field_name: str = "theme") -> str:
 
 
 def check_reason(value: object, field_name: str = "reason") -> str:
-    """Return the reason stripped (it may be empty), or raise ValueError if it is not text."""
+    """Return the reason stripped and NFC-normalised (it may be empty), or raise ValueError if it
+    is not text or holds what a description may not (`check_text`)."""
     if value is None:
         return ""
     if not isinstance(value, str):
@@ -81,7 +162,7 @@ def check_reason(value: object, field_name: str = "reason") -> str:
         raise ValueError(
             f"{field_name} is {len(value)} characters; the limit is {MAX_REASON_CHARS}"
         )
-    return value.strip()
+    return check_text(value.strip(), field_name, line_breaks=True)
 
 
 @dataclass

@@ -1,8 +1,9 @@
 """The memory editor as a Starlette app: the page and its JSON API under /memories/.
 
 Mounted on the LangGraph server by langgraph.json (`"http": {"app": "./webapp/app.py:app"}`) and
-runnable on its own with `python -m webapp`. It adds no app-wide middleware or exception handlers,
-because under the server those would apply to every LangGraph route too.
+runnable on its own with `python -m webapp`. Its one middleware, `NoCorsForEditor`, acts on the
+editor's own paths only (under the server, an app's middleware wraps every LangGraph route too);
+it adds no exception handlers.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from webapp import routes
 from webapp.guard import ApiError, check_local_host
@@ -31,6 +34,40 @@ PAGE_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-cache",
 }
+
+
+class NoCorsForEditor:
+    """Take the CORS headers off every response under /memories: the LangGraph server's CORS
+    middleware answers every route, preflights included, with `Access-Control-Allow-Origin: *`
+    (its `http.cors` setting would change it for the whole API, LangGraph Studio's calls
+    included). Without those headers a browser lets no other site read the editor's answers,
+    nor send it a request that needs a preflight.
+
+    Under the server this app's middleware becomes the outermost layer, outside the CORS one
+    (unless langgraph.json sets `"middleware_order": "auth_first"`, which moves it inside: keep
+    the default). Other paths pass through untouched; responses are not buffered (the event
+    stream flows as before).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if not (path == PREFIX or path.startswith(f"{PREFIX}/")):
+            await self.app(scope, receive, send)
+            return
+
+        async def send_without_cors(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [
+                    (name, value)
+                    for name, value in message.get("headers", [])
+                    if not name.lower().startswith(b"access-control-")
+                ]
+            await send(message)
+
+        await self.app(scope, receive, send_without_cors)
 
 
 async def index(request: Request) -> Response:
@@ -69,4 +106,4 @@ def editor_routes() -> list[BaseRoute]:
     ]
 
 
-app = Starlette(routes=editor_routes())
+app = Starlette(routes=editor_routes(), middleware=[Middleware(NoCorsForEditor)])

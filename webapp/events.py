@@ -13,21 +13,30 @@ from anyio import sleep, to_thread
 from graph.settings import get_settings
 from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
+from webapp.views import changed_cards
 
 logger = logging.getLogger(__name__)
 HEARTBEAT_SECONDS = 15.0
-Snapshot = dict[str, tuple[str, str, bool, int]]
+Snapshot = dict[str, tuple[str, str, bool, int, int]]
+Reopen = Callable[[], LongTermMemory | None]
 
 
 def poll_seconds() -> float:
-    """How often a stream checks the revision (GULFSTREAM_EDITOR_POLL_SECONDS, default 0.5)."""
+    """How often a stream checks the revision (GULFSTREAM_EDITOR_POLL_SECONDS, default 0.25)."""
     return max(0.05, get_settings().editor_poll_seconds)
+
+
+def revision_of(manager: BaseMemoryManager) -> str:
+    return manager.revision
 
 
 def snapshot(manager: BaseMemoryManager) -> Snapshot:
     """Enough of every item (tombstones too) to tell what a write changed."""
-    items = {**manager.list_items(), **manager.deleted_items()}
-    return {i: (it.description, it.theme, it.deleted, len(it.history)) for i, it in items.items()}
+    items = manager.all_items()
+    return {
+        i: (it.description, it.theme, it.deleted, len(it.history), it.hit)
+        for i, it in items.items()
+    }
 
 
 def describe_changes(
@@ -36,12 +45,16 @@ def describe_changes(
     """One row per changed item, from its newest history entry: action, reason, time, text."""
     rows = []
     for memory_id, state in after.items():
-        if before.get(memory_id) == state:
+        previous = before.get(memory_id)
+        if previous == state:
             continue
-        try:
-            entry = manager.get(memory_id, include_deleted=True).history[-1]
-        except (KeyError, IndexError):
-            entry = {}
+        if previous is not None and previous[:4] == state[:4]:
+            entry = {"action": "hit"}  # only the hit count moved: no history entry of its own
+        else:
+            try:
+                entry = manager.get(memory_id, include_deleted=True).history[-1]
+            except (KeyError, IndexError):
+                entry = {}
         rows.append(
             {
                 "id": memory_id,
@@ -96,12 +109,28 @@ def format_event(event: str, data: dict[str, Any]) -> str:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
+def change_event(
+    manager: BaseMemoryManager, revision: str, changes: list[dict[str, Any]], trace: list[Any]
+) -> dict[str, Any]:
+    """A `change` event: the rows for the activity panel plus the changed cards, so the page
+    patches those cards instead of fetching the whole list again."""
+    cards = changed_cards(manager, [row["id"] for row in changes]) if changes else {}
+    return {"revision": revision, "changes": changes, "trace": trace, **cards}
+
+
 async def change_stream(
-    memory: LongTermMemory, since: str, is_disconnected: Callable[[], Any]
+    memory: LongTermMemory,
+    since: str,
+    is_disconnected: Callable[[], Any],
+    reopen: Reopen | None = None,
 ) -> AsyncIterator[str]:
-    """Yield a `hello`, then a `change` event after every write, and heartbeats in between."""
+    """Yield a `hello`, then a `change` event after every write, and heartbeats in between.
+
+    `reopen` is for a user with nothing stored (`memory` is then an empty stand-in): each poll
+    asks it for the real memory, which appears with the user's first write; until then nothing
+    is opened or created."""
     manager = memory.manager
-    revision = await to_thread.run_sync(lambda: manager.revision)
+    revision = await to_thread.run_sync(revision_of, manager)
     before = await to_thread.run_sync(snapshot, manager)
     seen: set[tuple[str, int]] = set()
     stamp = await to_thread.run_sync(trace_signature, memory)
@@ -109,13 +138,24 @@ async def change_stream(
     yield "retry: 2000\n\n"
     yield format_event("hello", {"revision": revision, "user_id": manager.user_id})
     if since and since != revision:
-        yield format_event("change", {"revision": revision, "changes": [], "trace": []})
+        # Changes were missed while the page was not listening: it reloads its first page.
+        event = {"revision": revision, "changes": [], "trace": [], "resync": True}
+        yield format_event("change", event)
     last_beat = time.monotonic()
     interval = poll_seconds()
     while not await is_disconnected():
         await sleep(interval)
+        if reopen is not None:
+            opened = await to_thread.run_sync(reopen)
+            if opened is None:
+                if time.monotonic() - last_beat > HEARTBEAT_SECONDS:
+                    yield ": heartbeat\n\n"
+                    last_beat = time.monotonic()
+                continue
+            memory, manager, reopen = opened, opened.manager, None
+            stamp = None  # read the trace on this poll: the first write's rows may be there
         try:
-            current = await to_thread.run_sync(lambda: manager.revision)
+            current = await to_thread.run_sync(revision_of, manager)
         except Exception as exc:  # a corrupt file mid-edit: tell the page, keep the stream
             yield format_event("problem", {"error": str(exc)})
             await sleep(interval * 4)
@@ -131,7 +171,8 @@ async def change_stream(
             after = await to_thread.run_sync(snapshot, manager)
             changes = await to_thread.run_sync(describe_changes, manager, before, after)
             revision, before = current, after
-            yield format_event("change", {"revision": revision, "changes": changes, "trace": trace})
+            event = await to_thread.run_sync(change_event, manager, revision, changes, trace)
+            yield format_event("change", event)
             last_beat = time.monotonic()
         elif trace:
             yield format_event("change", {"revision": revision, "changes": [], "trace": trace})

@@ -1,4 +1,5 @@
-"""Who is asking and may they write: the user id, cross-site write protection, JSON errors."""
+"""Who is asking and may they read or write: the user id, cross-site protection, bounded JSON
+bodies, JSON errors."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ from memory.manager import validate_user_id
 CSRF_HEADER = "x-gulfstream-csrf"
 USER_HEADER = "x-gulfstream-user"
 MAX_BODY_BYTES = 5 * 1024 * 1024
+MAX_JSON_DEPTH = 32  # an export nests five levels; anything far deeper is an attack
+# Sec-Fetch-Site values a browser sends for the editor's own page ("none": a typed URL).
+OWN_SITE = {"same-origin", "none"}
 DEFAULT_LOCAL_USER = "default"
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 
@@ -35,8 +39,18 @@ class ApiError(Exception):
 
 
 def error_response(status: int, message: str, field: str | None = None) -> JSONResponse:
-    """The one JSON error shape the page reads: {"error": ..., "field": ...}."""
-    return JSONResponse({"error": message, "field": field}, status_code=status)
+    """The one JSON error shape the page reads: {"error": ..., "field": ...}. A message may
+    quote what the client sent, lone surrogates included: those are escaped, never a 500."""
+    return JSONResponse(
+        {"error": _encodable(message), "field": None if field is None else _encodable(field)},
+        status_code=status,
+        # A refused body may be half sent: close rather than read the rest of it.
+        headers={"Connection": "close"} if status == 413 else None,
+    )
+
+
+def _encodable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -95,14 +109,34 @@ def check_write_allowed(request: Request) -> None:
         raise ApiError(415, "send the body as application/json", "content-type")
     if request.headers.get(CSRF_HEADER) != "1":
         raise ApiError(403, "missing the X-Gulfstream-CSRF: 1 header", CSRF_HEADER)
+    check_same_origin(request)
+
+
+def check_same_origin(request: Request) -> None:
+    """Refuse a request another web site's page made (reads included): a foreign or opaque
+    `Origin`, or a `Sec-Fetch-Site` other than `same-origin` / `none`.
+
+    A browser sends `Origin` on every cross-origin fetch and `Sec-Fetch-Site` on every request,
+    `<img>` and `<script>` loads included, so a page elsewhere can neither read the API (even
+    where the LangGraph server would add `Access-Control-Allow-Origin: *`) nor make it open a
+    user. Clients that are not browsers send neither. GULFSTREAM_EDITOR_ORIGINS lists origins
+    allowed besides the server's own (a proxy that rewrites the Host header).
+    """
     origin = request.headers.get("origin")
-    if origin and origin != "null":
-        allowed = set(get_settings().editor_origins)
+    allowed = set(get_settings().editor_origins)
+    if origin == "null":
+        raise ApiError(403, "requests from an opaque origin are refused", "origin")
+    if origin:
         host = request.headers.get("host", "")
         if urlsplit(origin).netloc != host and origin not in allowed:
             raise ApiError(403, f"cross-site request from origin {origin!r} refused", "origin")
-    elif origin == "null":
-        raise ApiError(403, "requests from an opaque origin are refused", "origin")
+    site = request.headers.get("sec-fetch-site", "").strip().lower()
+    if site and site not in OWN_SITE and not (origin and origin in allowed):
+        raise ApiError(
+            403,
+            f"a {site} request is refused: only the editor's own page may call its API",
+            "sec-fetch-site",
+        )
 
 
 def is_local_dev_server() -> bool:
@@ -139,15 +173,56 @@ def check_local_host(request: Request) -> None:
         )
 
 
+async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
+    """The body, refused with a 413 as soon as it is known to exceed `limit`: from
+    `Content-Length` before anything is read, else while the chunks arrive (never buffered
+    whole first)."""
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        try:
+            size = int(declared)
+        except ValueError:
+            raise ApiError(400, "Content-Length is not a number", "content-length") from None
+        if size > limit:
+            raise ApiError(413, f"body is {size} bytes; the limit is {limit}", "body")
+    chunks: list[bytes] = []
+    received = 0
+    async for chunk in request.stream():
+        received += len(chunk)
+        if received > limit:
+            raise ApiError(413, f"body is over the limit of {limit} bytes", "body")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def json_depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether `value` nests deeper than `limit` (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(node, dict):
+            stack.extend((child, depth + 1) for child in node.values())
+        elif isinstance(node, list):
+            stack.extend((child, depth + 1) for child in node)
+    return False
+
+
 async def read_json_object(request: Request, allowed: set[str]) -> dict[str, Any]:
-    """The JSON body as a dict with only known fields; anything else is a 400 naming the field."""
-    body = await request.body()
-    if len(body) > MAX_BODY_BYTES:
-        raise ApiError(413, f"body is {len(body)} bytes; the limit is {MAX_BODY_BYTES}", "body")
+    """The JSON body as a dict with only known fields; anything else is a 4xx naming the field
+    (a body too large, malformed or nested too deeply included: never a 500)."""
+    body = getattr(request.state, "body", None)  # read already, before the user was opened
+    if body is None:
+        body = await read_body(request)
     try:
         data = json.loads(body or b"{}")
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError(400, f"body is not valid JSON: {exc}", "body") from exc
+    except RecursionError as exc:
+        raise ApiError(400, f"body nests deeper than {MAX_JSON_DEPTH} levels", "body") from exc
+    if json_depth_exceeds(data, MAX_JSON_DEPTH):
+        raise ApiError(400, f"body nests deeper than {MAX_JSON_DEPTH} levels", "body")
     if not isinstance(data, dict):
         raise ApiError(400, "body must be a JSON object", "body")
     unknown = sorted(set(data) - allowed)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-import sys
+import unicodedata
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -14,24 +14,23 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from graph.settings import get_settings
 from memory.document import Change
 from memory.errors import CorruptStoreError, MemoryNotFound, StaleWrite, WritesDisabled
 from memory.item import check_description, check_reason, check_theme
 from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
-from memory.registry import registry
 from webapp import events, transfer, views
+from webapp.access import is_stand_in, open_memory, read_memory, stored_memory
 from webapp.guard import (
     ApiError,
-    Caller,
     check_local_host,
+    check_same_origin,
     check_write_allowed,
     error_response,
+    read_body,
     read_json_object,
     resolve_caller,
 )
-from webapp.server_store import server_store
 
 Handler = Callable[[Request], Awaitable[Response]]
 # The manager's messages start with the field they reject; the API's names are shorter.
@@ -44,31 +43,6 @@ _FIELD_ALIASES = {
     "id1": "id",
     "id2": "other_id",
 }
-
-
-def open_memory(caller: Caller, loop: asyncio.AbstractEventLoop) -> LongTermMemory:
-    """The caller's memory on the deployment's backend. The `store` backend is the LangGraph
-    server's live store, reached from this server's event loop `loop`; the namespace is always
-    the caller's own."""
-    settings = get_settings()
-    spec = settings.memory_backend
-    store = None
-    if spec.split(":", 1)[0].strip().lower() == "store":
-        if "langgraph_api.server" not in sys.modules:
-            raise ApiError(
-                501,
-                "the store backend lives in the LangGraph server: open the editor under "
-                "`langgraph dev` (make dev), or use a yaml, sqlite or postgres backend",
-                "GULFSTREAM_MEMORY_BACKEND",
-            )
-        store = server_store(loop)
-    return registry.open(
-        spec,
-        caller.user_id,
-        store,
-        default_data_dir=settings.data_dir,
-        snapshot_delay=settings.snapshot_seconds,
-    )
 
 
 def _field_of(message: str) -> str | None:
@@ -113,17 +87,24 @@ async def _apply_checked(
 
 
 def api(handler: Callable[[Request, LongTermMemory], Awaitable[Response]]) -> Handler:
-    """Resolve the user, open their memory, and turn every refusal into a JSON 4xx/5xx."""
+    """Refuse other sites, resolve the user, open their memory (a read of a user with nothing
+    stored gets an empty stand-in and creates nothing), and turn every refusal into a JSON 4xx."""
 
     @functools.wraps(handler)
     async def endpoint(request: Request) -> Response:
         try:
-            if request.method not in ("GET", "HEAD"):
+            reading = request.method in ("GET", "HEAD")
+            if reading:
+                check_same_origin(request)
+            else:
                 check_write_allowed(request)
             check_local_host(request)
             caller = resolve_caller(request)
+            if not reading:  # an oversized body is refused before a new user is created
+                request.state.body = await read_body(request)
             loop = asyncio.get_running_loop()
-            memory = await to_thread.run_sync(open_memory, caller, loop)
+            opener = read_memory if reading else open_memory
+            memory = await to_thread.run_sync(opener, caller, loop)
             return await handler(request, memory)
         except ApiError as exc:
             return exc.response()
@@ -137,8 +118,22 @@ def api(handler: Callable[[Request, LongTermMemory], Awaitable[Response]]) -> Ha
             return error_response(400, str(exc), exc.field)
         except ValueError as exc:
             return error_response(400, str(exc), _field_of(str(exc)))
+        except RecursionError:
+            return error_response(400, "the request nests too deeply", "body")
 
     return endpoint
+
+
+def _memory_id(request: Request) -> str:
+    """The id in the path; one no memory could have (control characters, surrogates, too
+    long) is a 404 before any backend sees it."""
+    memory_id = str(request.path_params["id"])
+    if len(memory_id) > 128 or any(
+        0xD800 <= ord(char) <= 0xDFFF or unicodedata.category(char) in ("Cc", "Cf")
+        for char in memory_id
+    ):
+        raise ApiError(404, "no memory has such an id", "id")
+    return memory_id
 
 
 def _text(data: dict[str, Any], name: str, required: bool = True) -> str | None:
@@ -166,12 +161,26 @@ async def _revision(manager: BaseMemoryManager) -> str:
     return str(await to_thread.run_sync(lambda: manager.revision))
 
 
+def _page_size(request: Request) -> int:
+    raw = request.query_params.get("limit", "")
+    if not raw:
+        return views.PAGE_SIZE
+    if not raw.isdigit() or not 1 <= int(raw) <= views.MAX_PAGE_SIZE:
+        message = f"limit must be a whole number from 1 to {views.MAX_PAGE_SIZE}"
+        raise ApiError(400, message, "limit")
+    return int(raw)
+
+
 @api
 async def list_memories(request: Request, memory: LongTermMemory) -> Response:
     q, theme = request.query_params.get("q", ""), request.query_params.get("theme", "")
     if len(q) > 500:
         raise ApiError(400, "q is longer than 500 characters", "q")
-    return JSONResponse(await _run(views.waterfall, memory, q, theme))
+    after = request.query_params.get("after", "")
+    page = await _run(
+        functools.partial(views.waterfall, after=after, limit=_page_size(request)), memory, q, theme
+    )
+    return JSONResponse(page)
 
 
 @api
@@ -187,7 +196,7 @@ async def add_memory(request: Request, memory: LongTermMemory) -> Response:
 @api
 async def get_memory(request: Request, memory: LongTermMemory) -> Response:
     manager = memory.manager
-    return JSONResponse(await _run(views.card_with_history, manager, request.path_params["id"]))
+    return JSONResponse(await _run(views.card_with_history, manager, _memory_id(request)))
 
 
 @api
@@ -203,14 +212,14 @@ async def edit_memory(request: Request, memory: LongTermMemory) -> Response:
     theme = check_theme(theme) if theme is not None else None
     change = Change(
         op="update",
-        id=request.path_params["id"],
+        id=_memory_id(request),
         description=description,
         theme=theme,
         reason=_reason(data, True),
         expected_update_time=_expected_time(data, "expected_update_time"),
     )
     await _apply_checked(manager, change)
-    return JSONResponse(await _run(views.card_with_history, manager, request.path_params["id"]))
+    return JSONResponse(await _run(views.card_with_history, manager, _memory_id(request)))
 
 
 @api
@@ -219,13 +228,13 @@ async def delete_memory(request: Request, memory: LongTermMemory) -> Response:
     data = await read_json_object(request, {"reason", "expected_update_time"})
     change = Change(
         op="delete",
-        id=request.path_params["id"],
+        id=_memory_id(request),
         reason=_reason(data, False) or "deleted in the memory editor",
         expected_update_time=_expected_time(data, "expected_update_time"),
     )
     await _apply_checked(manager, change)
     return JSONResponse(
-        {"id": request.path_params["id"], "deleted": True, "revision": await _revision(manager)}
+        {"id": _memory_id(request), "deleted": True, "revision": await _revision(manager)}
     )
 
 
@@ -234,8 +243,8 @@ async def restore_memory(request: Request, memory: LongTermMemory) -> Response:
     manager = memory.manager
     data = await read_json_object(request, {"reason"})
     reason = _reason(data, False) or "restored in the memory editor"
-    await _run(manager.restore, request.path_params["id"], reason)
-    return JSONResponse(await _run(views.card_with_history, manager, request.path_params["id"]))
+    await _run(manager.restore, _memory_id(request), reason)
+    return JSONResponse(await _run(views.card_with_history, manager, _memory_id(request)))
 
 
 @api
@@ -299,8 +308,7 @@ async def import_memories(request: Request, memory: LongTermMemory) -> Response:
     manager = memory.manager
     data = await read_json_object(request, transfer.IMPORT_FIELDS)
     items = transfer.parse_import(data)
-    origin_user, exported_at = str(data.get("user_id", "?"))[:64], str(data.get("exported_at", "?"))
-    source = f"an export of user {origin_user} at {exported_at[:40]}"
+    source = transfer.import_source(data)
     outcome = await _run(transfer.import_items, manager, items, source)
     return JSONResponse(
         {
@@ -315,8 +323,12 @@ async def import_memories(request: Request, memory: LongTermMemory) -> Response:
 @api
 async def stream_events(request: Request, memory: LongTermMemory) -> Response:
     since = request.query_params.get("since", "")
+    reopen = None
+    if is_stand_in(memory):
+        caller, loop = resolve_caller(request), asyncio.get_running_loop()
+        reopen = functools.partial(stored_memory, caller, loop)
     return StreamingResponse(
-        events.change_stream(memory, since, request.is_disconnected),
+        events.change_stream(memory, since, request.is_disconnected, reopen),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.item import MemoryItem, check_description, check_theme, now_iso
+from memory.item import MemoryItem, check_description, check_text, check_theme, now_iso
 from memory.manager import BaseMemoryManager
 
 EXPORT_FORMAT = "gulfstream.memories"
@@ -74,24 +74,45 @@ def _parse_item(memory_id: str, raw: Any) -> MemoryItem:
     except ValueError as exc:
         name = "description" if "description" in str(exc).split()[0] else "theme"
         raise ImportRejected(str(exc), f"{where}.{name}") from exc
-    history = raw.get("history", [])
-    if not isinstance(history, list) or not all(
-        isinstance(entry, dict) and all(isinstance(v, str) for v in entry.values())
-        for entry in history
-    ):
-        message = f"{where}.history must be a list of text-valued objects"
-        raise ImportRejected(message, f"{where}.history")
+    history = _parse_history(raw.get("history", []), f"{where}.history")
     hit = raw.get("hit", 0)
     if isinstance(hit, bool) or not isinstance(hit, int) or hit < 0:
         raise ImportRejected(f"{where}.hit must be a whole number ≥ 0", f"{where}.hit")
     deleted = raw.get("deleted", False)
     if not isinstance(deleted, bool):
         raise ImportRejected(f"{where}.deleted must be true or false", f"{where}.deleted")
+    name = f"{where}.latest_update_time"
     updated = raw.get("latest_update_time", "")
     if not isinstance(updated, str):
-        name = f"{where}.latest_update_time"
         raise ImportRejected(f"{name} must be text", name)
-    return MemoryItem(description, theme, [dict(e) for e in history], updated, hit, deleted)
+    return MemoryItem(description, theme, history, _clean(updated, name, False), hit, deleted)
+
+
+def _parse_history(history: Any, where: str) -> list[dict[str, str]]:
+    """History entries as the editor would have written them: objects of clean text."""
+    if not isinstance(history, list) or not all(
+        isinstance(entry, dict) and all(isinstance(v, str) for v in entry.values())
+        for entry in history
+    ):
+        raise ImportRejected(f"{where} must be a list of text-valued objects", where)
+    return [
+        {_clean(key, where, False): _clean(value, where, True) for key, value in entry.items()}
+        for entry in history
+    ]
+
+
+def _clean(value: str, where: str, line_breaks: bool) -> str:
+    try:
+        return check_text(value, where, line_breaks=line_breaks)
+    except ValueError as exc:
+        raise ImportRejected(str(exc), where) from exc
+
+
+def import_source(data: dict[str, Any]) -> str:
+    """Who and when an export came from, as the `import` history entry names it."""
+    user = _clean(str(data.get("user_id", "?"))[:64], "user_id", False)
+    exported_at = _clean(str(data.get("exported_at", "?"))[:40], "exported_at", False)
+    return f"an export of user {user} at {exported_at}"
 
 
 def _already_present(existing: MemoryItem, incoming: MemoryItem) -> bool:

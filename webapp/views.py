@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from memory.errors import CorruptStoreError
@@ -12,6 +14,8 @@ from memory.manager import BaseMemoryManager
 
 logger = logging.getLogger(__name__)
 MAX_SEARCH_RESULTS = 50
+PAGE_SIZE = 200  # cards per page of the waterfall; the page asks for more as the user scrolls
+MAX_PAGE_SIZE = 1000
 
 
 def card(
@@ -46,37 +50,99 @@ def superseded_by(items: dict[str, MemoryItem]) -> dict[str, list[str]]:
     return replacements
 
 
-def waterfall(memory: LongTermMemory, query: str = "", theme: str = "") -> dict[str, Any]:
-    """Cards grouped by theme (newest first), optionally searched and filtered, with counts."""
+def theme_counts(items: dict[str, MemoryItem]) -> dict[str, int]:
+    """Live memories per theme, most used theme first."""
+    counts: dict[str, int] = {}
+    for item in items.values():
+        counts[item.theme] = counts.get(item.theme, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _newest_first(memory_id: str, item: MemoryItem) -> tuple[tuple[float, str], str]:
+    return time_sort_key(item.latest_update_time), memory_id
+
+
+def encode_cursor(memory_id: str, item: MemoryItem) -> str:
+    """Where the next page starts: after this card in newest-first order. A card updated
+    meanwhile moves to the top (the live stream patches it in), so pages neither repeat nor
+    skip a card when memories change between them."""
+    return json.dumps([item.latest_update_time, memory_id], ensure_ascii=False)
+
+
+def decode_cursor(cursor: str) -> tuple[tuple[float, str], str]:
+    """The sort key a cursor names; ValueError ("after ...") when it is not one of ours."""
+    try:
+        time, memory_id = json.loads(cursor)
+        if not isinstance(time, str) or not isinstance(memory_id, str):
+            raise TypeError
+    except (ValueError, TypeError, RecursionError):
+        raise ValueError("after must be the next_cursor of the previous page") from None
+    return time_sort_key(time), memory_id
+
+
+def waterfall(
+    memory: LongTermMemory,
+    query: str = "",
+    theme: str = "",
+    *,
+    after: str = "",
+    limit: int = PAGE_SIZE,
+) -> dict[str, Any]:
+    """One page of cards grouped by theme (newest first), optionally searched and filtered.
+
+    `total` and `themes` count every live memory; `matched` those the query and theme select;
+    `next_cursor` (None on the last page) is the `after` of the next page. A search answers
+    at most MAX_SEARCH_RESULTS cards, best first, in one page.
+    """
     manager = memory.manager
     revision = manager.revision
     items = manager.list_items()
-    all_themes: dict[str, int] = {}
-    for item in items.values():
-        all_themes[item.theme] = all_themes.get(item.theme, 0) + 1
     if query.strip():
         ranked = [i for i in memory.search(query.strip(), MAX_SEARCH_RESULTS) if i in items]
-        selected = {i: items[i] for i in ranked}
+        selected = [(i, items[i]) for i in ranked if not theme or items[i].theme == theme]
+        page, next_cursor = selected, None
     else:
-        ordered = sorted(
-            items.items(), key=lambda kv: time_sort_key(kv[1].latest_update_time), reverse=True
-        )
-        selected = dict(ordered)
+        selected = [(i, it) for i, it in items.items() if not theme or it.theme == theme]
+        selected.sort(key=lambda pair: _newest_first(*pair), reverse=True)
+        if after:
+            start = decode_cursor(after)
+            selected = [pair for pair in selected if _newest_first(*pair) < start]
+        page = selected[:limit]
+        next_cursor = encode_cursor(*page[-1]) if len(selected) > limit else None
     replacements = superseded_by(items)
     groups: dict[str, list[dict[str, Any]]] = {}
-    for memory_id, item in selected.items():
-        if theme and item.theme != theme:
-            continue
+    for memory_id, item in page:
         groups.setdefault(item.theme, []).append(card(memory_id, item, replacements.get(memory_id)))
+    matched = sum(1 for it in items.values() if not theme or it.theme == theme)
     return {
         "revision": revision,
         "total": len(items),
-        "shown": sum(len(cards) for cards in groups.values()),
-        "themes": dict(sorted(all_themes.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "matched": len(selected) if query.strip() else matched,
+        "shown": len(page),
+        "next_cursor": next_cursor,
+        "themes": theme_counts(items),
         "groups": [
             {"theme": name, "count": len(cards), "cards": cards} for name, cards in groups.items()
         ],
     }
+
+
+def changed_cards(manager: BaseMemoryManager, ids: Iterable[str]) -> dict[str, Any]:
+    """What the page needs to patch itself after a write: the current card of each id (None
+    when it is no longer live), plus the live cards those ids replace in a branch (their
+    `superseded_by` changed), the theme counts and the total."""
+    everything = manager.all_items()
+    items = {i: item for i, item in everything.items() if not item.deleted}
+    replacements = superseded_by(items)
+    wanted = set(ids)
+    wanted |= {everything[i].supersedes for i in wanted if i in everything} - {""}
+    cards = {
+        memory_id: card(memory_id, items[memory_id], replacements.get(memory_id))
+        if memory_id in items
+        else None
+        for memory_id in sorted(wanted)
+    }
+    return {"cards": cards, "total": len(items), "themes": theme_counts(items)}
 
 
 def card_with_history(manager: BaseMemoryManager, memory_id: str) -> dict[str, Any]:

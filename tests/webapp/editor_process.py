@@ -71,6 +71,15 @@ def read_events(lines: Iterator[str], wanted: str, seconds: float = 30) -> Itera
 @contextmanager
 def run_editor(data_dir: Path, **extra_env: str) -> Iterator[str]:
     """Start the editor over `yaml:<data_dir>` and yield its base URL (no trailing slash)."""
+    with run_editor_process(data_dir, **extra_env) as (base, _):
+        yield base
+
+
+@contextmanager
+def run_editor_process(
+    data_dir: Path, **extra_env: str
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`run_editor`, yielding the process too (to measure it)."""
     port = free_port()
     env = {
         **os.environ,
@@ -83,8 +92,8 @@ def run_editor(data_dir: Path, **extra_env: str) -> Iterator[str]:
     log = data_dir.parent / f"editor-{port}.log"
     base = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "webapp"]
-    with running(command, ROOT, env, f"{base}/memories/", 30, log):
-        yield base
+    with running(command, ROOT, env, f"{base}/memories/", 30, log) as process:
+        yield base, process
 
 
 # The module-scoped fixtures every editor test module shares: one store folder and one editor

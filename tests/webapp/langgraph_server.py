@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,8 +37,11 @@ async def authenticate(authorization: str | None):
 """
 
 
-def langgraph_json(graphs: dict[str, str]) -> dict[str, Any]:
-    """The editor mounted with custom auth on its routes, as the README documents."""
+def langgraph_json(graphs: dict[str, str], auth: bool = True) -> dict[str, Any]:
+    """The editor mounted with custom auth on its routes, as the README documents; without
+    `auth`, mounted as the repository's langgraph.json does (local mode: `?user=`)."""
+    if not auth:
+        return {"dependencies": ["."], "graphs": graphs, "http": {"app": "./webapp/app.py:app"}}
     return {
         "dependencies": ["."],
         "graphs": graphs,
@@ -48,10 +52,33 @@ def langgraph_json(graphs: dict[str, str]) -> dict[str, Any]:
 
 @contextmanager
 def run_langgraph_dev(
-    app_dir: Path, graph_files: dict[str, str], graphs: dict[str, str], **extra_env: str
+    app_dir: Path,
+    graph_files: dict[str, str],
+    graphs: dict[str, str],
+    *,
+    auth: bool = True,
+    **extra_env: str,
 ) -> Iterator[str]:
     """Copy the packages and `graph_files` into `app_dir`, start `langgraph dev` there and yield
-    its base URL. (`langgraph dev` keeps its state in ./.langgraph_api: never the repository.)"""
+    its base URL. (`langgraph dev` keeps its state in ./.langgraph_api: never the repository.)
+    `auth=False` mounts the editor without custom auth, as the repository's langgraph.json does."""
+    with run_langgraph_dev_process(app_dir, graph_files, graphs, auth=auth, **extra_env) as (
+        base,
+        _,
+    ):
+        yield base
+
+
+@contextmanager
+def run_langgraph_dev_process(
+    app_dir: Path,
+    graph_files: dict[str, str],
+    graphs: dict[str, str],
+    *,
+    auth: bool = True,
+    **extra_env: str,
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`run_langgraph_dev`, yielding the server process too (to measure it)."""
     if not LANGGRAPH.exists():
         pytest.skip("langgraph-cli is not installed in this environment")
     ignore = shutil.ignore_patterns("__pycache__")
@@ -59,7 +86,7 @@ def run_langgraph_dev(
         shutil.copytree(ROOT / package, app_dir / package, ignore=ignore)
     for name, source in {**graph_files, "editor_auth.py": EDITOR_AUTH}.items():
         (app_dir / name).write_text(source)
-    (app_dir / "langgraph.json").write_text(json.dumps(langgraph_json(graphs)))
+    (app_dir / "langgraph.json").write_text(json.dumps(langgraph_json(graphs, auth)))
     port = free_port()
     env = {
         **os.environ,
@@ -74,5 +101,5 @@ def run_langgraph_dev(
     command = [str(LANGGRAPH), "dev", "--no-browser", "--no-reload"]
     command += ["--host", "127.0.0.1", "--port", str(port)]
     base = f"http://127.0.0.1:{port}"
-    with running(command, app_dir, env, f"{base}/ok", 90, app_dir / "server.log"):
-        yield base
+    with running(command, app_dir, env, f"{base}/ok", 90, app_dir / "server.log") as process:
+        yield base, process

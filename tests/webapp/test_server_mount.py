@@ -123,3 +123,14 @@ def test_dev_server_answers_the_editor_only_under_a_loopback_name(server: str) -
     port = server.rsplit(":", 1)[1]
     local = httpx.get(f"http://localhost:{port}/memories/api/whoami", headers=as_user("token-bob"))
     assert local.status_code == 200 and local.json()["user_id"] == "bob"
+
+
+def test_no_cors_header_on_the_editor_even_for_a_signed_in_user(server: str) -> None:
+    # The server's CORS default would let any site read a response its user's token unlocked.
+    evil = {"Origin": "https://evil.example"}
+    refused = httpx.get(
+        f"{server}/memories/api/memories", headers={**as_user("token-alice"), **evil}
+    )
+    assert refused.status_code == 403 and refused.json()["field"] == "origin"
+    for response in (refused, httpx.get(f"{server}/memories/", headers=evil)):
+        assert not [h for h in response.headers if h.lower().startswith("access-control-")]

@@ -72,6 +72,7 @@ const PHRASES = [
     "打开后这条记忆已被他人修改。未保存任何内容；页面已显示最新版本。"],
   ["currentVersion", "Current version", "当前版本"],
   ["waiting", "Changes made by you or the memory agent appear here.", "你或记忆代理做出的修改会显示在这里。"],
+  ["more", "Show more ({n} more)", "显示更多（还有 {n} 条）"],
 ];
 const TEXT = { en: {}, zh: {} };
 for (const [key, en, zh] of PHRASES) {
@@ -79,7 +80,11 @@ for (const [key, en, zh] of PHRASES) {
   TEXT.zh[key] = zh;
 }
 
-const state = { lang: "en", revision: "", themes: {}, cards: {}, query: "", theme: "" };
+// `cards` holds the cards on the page (one page of the waterfall and those loaded after it);
+// a live change patches only the cards it names.
+const state = { lang: "en", revision: "", themes: {}, total: 0, matched: 0, cards: {}, groups: new Map(),
+  query: "", theme: "", nextCursor: null, loading: false, generation: 0 };
+const PAGE_SIZE = 200;
 const params = new URLSearchParams(location.search);
 const $ = (id) => document.getElementById(id);
 
@@ -186,30 +191,174 @@ function renderCard(card) {
       el("button", { type: "button", class: "delete danger", onclick: () => deleteCard(card) }, t("delete"))));
 }
 
-function renderWaterfall(data) {
-  state.revision = data.revision;
-  state.themes = data.themes;
-  state.cards = {};
+// ── the waterfall: one page at a time, patched card by card ───────────
+function themeOptions() {
   const filter = $("theme-filter");
   filter.replaceChildren(el("option", { value: "" }, t("allThemes")),
-    ...Object.entries(data.themes).map(([name, count]) => el("option", { value: name }, `${name} (${count})`)));
-  filter.value = data.themes[state.theme] ? state.theme : "";
-  const groups = data.groups.map((group) => el("section", { class: "group", dataset: { theme: group.theme } },
-    el("h2", {}, el("span", { class: "theme-name" }, group.theme), el("span", { class: "count" }, group.count)),
-    group.cards.map(renderCard)));
-  $("waterfall").replaceChildren(...(groups.length ? groups : [el("p", { class: "empty" }, t("noMemories"))]));
-  $("summary").textContent = `${data.total} ${t("items")} · ${data.shown} ${t("shown")}`;
+    ...Object.entries(state.themes).map(([name, count]) => el("option", { value: name }, `${name} (${count})`)));
+  filter.value = state.themes[state.theme] ? state.theme : "";
+}
+
+function groupCount(theme) {
+  const section = state.groups.get(theme);
+  const shown = section ? section.querySelectorAll(".card").length : 0;
+  return state.query ? shown : (state.themes[theme] ?? shown);
+}
+
+function updateSummary() {
+  for (const [theme, section] of state.groups) section.querySelector(".count").textContent = groupCount(theme);
+  const shown = Object.keys(state.cards).length;
+  $("summary").textContent = `${state.total} ${t("items")} · ${shown} ${t("shown")}`;
+  const more = $("more");
+  more.hidden = !state.nextCursor;
+  more.textContent = fill("more", { n: Math.max(state.matched - shown, 0) });
+  if (!state.groups.size && !$("waterfall").querySelector(".empty"))
+    $("waterfall").replaceChildren(el("p", { class: "empty" }, t("noMemories")));
+}
+
+// The section of a theme, made (first or last) when it is not on the page yet.
+function groupFor(theme, atTop) {
+  let section = state.groups.get(theme);
+  if (!section) {
+    section = el("section", { class: "group", dataset: { theme } },
+      el("h2", {}, el("span", { class: "theme-name" }, theme), el("span", { class: "count" }, "")));
+    state.groups.set(theme, section);
+    $("waterfall").querySelector(".empty")?.remove();
+    if (atTop) $("waterfall").prepend(section); else $("waterfall").append(section);
+  }
+  return section;
+}
+
+function appendCards(cards) {
+  for (const card of cards) {
+    if (state.cards[card.id]) continue;  // already patched in by a live change
+    groupFor(card.theme, false).append(renderCard(card));
+  }
+}
+
+function cardNode(id) {
+  return $("waterfall").querySelector(`.card[data-id="${CSS.escape(id)}"]`);
+}
+
+function removeCard(id) {
+  const node = cardNode(id);
+  delete state.cards[id];
+  if (!node) return;
+  const section = node.closest(".group");
+  node.remove();
+  if (section && !section.querySelector(".card")) {
+    state.groups.delete(section.dataset.theme);
+    section.remove();
+  }
+}
+
+// Put a changed card where a fresh load would: first in its theme, its theme first (newest first).
+// A card whose time and theme did not move (a hit, a badge) is redrawn where it is.
+function upsertCard(card) {
+  const node = cardNode(card.id);
+  const shown = state.cards[card.id];
+  if (state.query) {  // a search shows what matches: patch the card in place and ask again (≤ 50 cards)
+    if (node && !card.deleted) node.replaceWith(renderCard(card));
+    return scheduleSearch();
+  }
+  if (node && shown && !card.deleted && shown.theme === card.theme
+      && shown.latest_update_time === card.latest_update_time) {
+    node.replaceWith(renderCard(card));
+    return updateSummary();
+  }
+  removeCard(card.id);
+  if (card.deleted || (state.theme && card.theme !== state.theme)) return updateSummary();
+  const section = groupFor(card.theme, true);
+  section.querySelector("h2").after(renderCard(card));
+  $("waterfall").prepend(section);
+  updateSummary();
+}
+
+let searchTimer;
+function scheduleSearch() {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(refresh, 100);
+}
+
+function pageQuery(after) {
+  const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  if (state.query) query.set("q", state.query);
+  if (state.theme) query.set("theme", state.theme);
+  if (after) query.set("after", after);
+  return "memories?" + query;
+}
+
+function takePage(data) {
+  state.revision = data.revision;
+  state.themes = data.themes;
+  state.total = data.total;
+  state.matched = data.matched;
+  state.nextCursor = data.next_cursor;
+}
+
+function renderWaterfall(data) {
+  state.generation += 1;  // a page still loading for the previous list is dropped
+  takePage(data);
+  state.cards = {};
+  state.groups = new Map();
+  $("waterfall").replaceChildren();
+  themeOptions();
+  appendCards(data.groups.flatMap((group) => group.cards));
+  updateSummary();
 }
 
 async function refresh() {
-  const query = new URLSearchParams();
-  if (state.query) query.set("q", state.query);
-  if (state.theme) query.set("theme", state.theme);
   try {
-    renderWaterfall(await api("GET", "memories?" + query));
+    renderWaterfall(await api("GET", pageQuery()));
   } catch (error) {
     toast(error.message);
   }
+}
+
+async function loadMore() {
+  if (!state.nextCursor || state.loading) return;
+  state.loading = true;
+  const generation = state.generation;
+  try {
+    const data = await api("GET", pageQuery(state.nextCursor));
+    if (generation !== state.generation) return;
+    state.nextCursor = data.next_cursor;
+    state.matched = data.matched;
+    appendCards(data.groups.flatMap((group) => group.cards));
+    updateSummary();
+  } catch (error) {
+    toast(error.message);
+  } finally {
+    state.loading = false;
+  }
+}
+
+// A live change: patch the cards it names, newest last so that it ends up first.
+function applyChange(payload) {
+  const cards = Object.entries(payload.cards || {});
+  cards.sort(([, a], [, b]) => String(a?.latest_update_time || "").localeCompare(String(b?.latest_update_time || "")));
+  for (const [id, card] of cards) card ? upsertCard(card) : removeCard(id);
+  if (payload.themes) { state.themes = payload.themes; themeOptions(); }
+  if (payload.total !== undefined) state.total = payload.total;
+  if (!state.query && payload.themes)
+    state.matched = state.theme ? (payload.themes[state.theme] || 0) : payload.total;
+  updateSummary();
+}
+
+// Fetch these cards again and patch them in; returns {id: card, or null when it is gone}.
+async function refetchCards(ids) {
+  const fetched = {};
+  for (const id of ids) {
+    try {
+      fetched[id] = await api("GET", "memories/" + encodeURIComponent(id));
+      upsertCard(fetched[id]);
+    } catch (failure) {
+      if (failure.status !== 404) throw failure;
+      fetched[id] = null;
+      removeCard(id);
+    }
+  }
+  return fetched;
 }
 
 async function refreshStatus() {
@@ -289,9 +438,8 @@ function editCard(shown) {
     if (v.description !== card.description) body.description = v.description;
     if (v.theme !== card.theme) body.theme = v.theme;
     if (!body.description && !body.theme) body.description = v.description;
-    await guarded(() => api("PATCH", "memories/" + encodeURIComponent(card.id), body),
-      { expected_update_time: card.id }, (fresh) => { if (fresh) card = fresh; });
-    await refresh();
+    upsertCard(await guarded(() => api("PATCH", "memories/" + encodeURIComponent(card.id), body),
+      { expected_update_time: card.id }, (fresh) => { if (fresh) card = fresh; }));
   });
 }
 
@@ -302,8 +450,9 @@ async function guarded(send, ids, onFresh) {
     return await send();
   } catch (failure) {
     if (failure.status !== 409 || !String(failure.field || "").startsWith("expected_")) throw failure;
-    await refresh();
-    const fresh = state.cards[ids[failure.field]];
+    const fetched = await refetchCards(Object.values(ids));
+    const found = fetched[ids[failure.field]];
+    const fresh = found && !found.deleted ? found : null;
     if (onFresh) onFresh(fresh);
     const now = fresh ? ` ${t("currentVersion")}: ${fresh.description}` : "";
     throw new ApiFailure(t("conflict") + now, failure.field, 409);
@@ -325,13 +474,14 @@ function mergeCard(shown) {
     { name: "reason", label: t("reason"), required: true },
   ], t("merge"), async (v) => {
     const other = seen[v.other_id] || {};
-    await guarded(() => api("POST", "merge", { id: card.id, ...v, expected_update_time: card.latest_update_time,
+    const kept = await guarded(() => api("POST", "merge", { id: card.id, ...v, expected_update_time: card.latest_update_time,
       expected_other_update_time: other.latest_update_time }),
     { expected_update_time: card.id, expected_other_update_time: v.other_id }, () => {
       card = state.cards[card.id] || card;
       Object.assign(seen, state.cards);
     });
-    await refresh();
+    removeCard(v.other_id);
+    upsertCard(kept);
   });
 }
 
@@ -340,7 +490,7 @@ function addCard() {
     { name: "description", label: t("description"), type: "textarea", required: true },
     { name: "theme", label: t("theme"), value: state.theme, required: true },
     { name: "reason", label: t("reasonOptional") },
-  ], t("save"), async (v) => { await api("POST", "memories", v); await refresh(); });
+  ], t("save"), async (v) => { const added = await api("POST", "memories", v); await refetchCards([added.id]); });
 }
 
 async function deleteCard(card) {
@@ -350,20 +500,20 @@ async function deleteCard(card) {
   } catch (error) {
     return toast(error.message);
   }
-  await refresh();
+  removeCard(card.id);
+  updateSummary();
   const undo = el("button", { type: "button", class: "undo", onclick: () => restoreCard(card.id) }, t("undo"));
   toast(`${t("deleted")}: ${card.description.slice(0, 40)}`, undo);
 }
 
 async function restoreCard(id) {
   try {
-    await api("POST", "memories/" + encodeURIComponent(id) + "/restore", {});
+    upsertCard(await api("POST", "memories/" + encodeURIComponent(id) + "/restore", {}));
     $("toast").hidden = true;
     toast(t("restored"));
   } catch (error) {
     toast(error.message);
   }
-  await refresh();
 }
 
 function historyEntry(entry) {
@@ -486,7 +636,12 @@ function handleFrame(frame) {
   if (event === "change") {
     payload.changes.forEach((row) => addActivity(row, false));
     (payload.trace || []).forEach((row) => addActivity(row, true));
-    if (payload.revision !== state.revision) { refresh(); refreshStatus(); }
+    if (payload.resync) { refresh(); refreshStatus(); return; }
+    if (payload.revision !== state.revision) {
+      state.revision = payload.revision;
+      applyChange(payload);
+      refreshStatus();
+    }
   }
 }
 
@@ -512,6 +667,10 @@ function start() {
   });
   $("theme-filter").addEventListener("change", (e) => { state.theme = e.target.value; refresh(); });
   $("add").addEventListener("click", addCard);
+  $("more").addEventListener("click", loadMore);
+  // Scrolling to the end of the list loads the next page.
+  new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) loadMore(); })
+    .observe($("more"));
   $("show-deleted").addEventListener("click", () => showDeleted().catch((e) => toast(e.message)));
   $("export").addEventListener("click", () => exportMemories().catch((e) => toast(e.message)));
   $("import-file").addEventListener("change", (e) => {
