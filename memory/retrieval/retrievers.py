@@ -13,6 +13,7 @@ from memory.retrieval.modes import RetrievalMode
 if TYPE_CHECKING:
     from memory.retrieval.hybrid import HybridRetriever
     from memory.retrieval.llm import LLMRetriever
+    from memory.retrieval.semantic import SemanticChannel
 
 logger = logging.getLogger(__name__)
 
@@ -22,7 +23,9 @@ _warned_without_llm = False
 
 class Retrievers:
     """One manager's retrievers. The BM25 index lives in `mechanical` and is shared by every
-    mode; the LLM retrievers (which need langchain-core) are built on first use, per model."""
+    mode; the LLM retrievers (which need langchain-core) are built on first use, per model.
+    With `embeddings` (see `memory.retrieval.embedder.resolve_embeddings`), the `semantic`
+    channel is fused into BM25's ranking for every mode, search included."""
 
     def __init__(
         self,
@@ -31,12 +34,21 @@ class Retrievers:
         *,
         language: str = "auto",
         on_failure: OnFailure = "mechanical",
+        embeddings: Any = None,
     ) -> None:
         self.manager = manager
         self.llm = llm
         self.language = language  # "en", "zh", or "auto": the prompt follows the query
         self.on_failure: OnFailure = on_failure
         self.mechanical = MechanicalRetriever(manager)
+        self.semantic: SemanticChannel | None = None
+        if embeddings is not None:
+            from memory.retrieval.fusion import FusedRanking
+            from memory.retrieval.semantic import SemanticChannel
+            from memory.retrieval.vector_store import vector_store_for
+
+            self.semantic = SemanticChannel(embeddings, vector_store_for(manager))
+            self.mechanical.fused = FusedRanking(self.semantic)
         self._llm_modes: dict[tuple[RetrievalMode, int], LLMRetriever | HybridRetriever] = {}
 
     def retrieve(
