@@ -14,6 +14,7 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from graph.embeddings import deployment_embeddings
 from graph.settings import get_settings
 from memory.document import Change
 from memory.errors import CorruptStoreError, MemoryNotFound, StaleWrite, WritesDisabled
@@ -68,6 +69,7 @@ def open_memory(caller: Caller, loop: asyncio.AbstractEventLoop) -> LongTermMemo
         store,
         default_data_dir=settings.data_dir,
         snapshot_delay=settings.snapshot_seconds,
+        embeddings=deployment_embeddings(),
     )
 
 

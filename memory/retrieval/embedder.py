@@ -81,9 +81,11 @@ def embeddings_name(embeddings: object) -> str:
 
 def resolve_embeddings(choice: object) -> TextEmbeddings | None:
     """What `LongTermMemory(embeddings=...)` means: `"default"` → the offline model when its
-    package is installed; `None` or `"off"` → no channel; anything else is used as given.
-    Each reason for running on BM25 alone is logged once per process."""
-    if choice is None or choice == OFF:
+    package is installed; `"off"` → no channel (`None` too, silently: the caller said why);
+    anything else is used as given. Each reason for BM25 alone is logged once per process."""
+    if choice is None:
+        return None
+    if choice == OFF:
         _say_once("off", "semantic recall is off (embeddings 'off'): retrieval uses BM25 only", logging.INFO)
         return None
     if choice == DEFAULT or choice == OFFLINE_EMBEDDINGS:
