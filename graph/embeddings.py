@@ -75,6 +75,7 @@ def _build(name: str, base_url: str | None) -> Embeddings | None:
         )
         return None
     provider, model = split_model_name(name)
+    embeddings: Embeddings
     if provider == "openai":
         from langchain_openai import OpenAIEmbeddings
 

@@ -62,10 +62,10 @@ class OfflineEncoder:
         return np.asarray(self._encoder().encode(list(texts)), dtype=np.float32)
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self.encode(texts).tolist()  # type: ignore[no-any-return]
+        return self.encode(texts).tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        return self.encode([text])[0].tolist()  # type: ignore[no-any-return]
+        return self.encode([text])[0].tolist()
 
 
 def embeddings_name(embeddings: object) -> str:
@@ -88,9 +88,13 @@ def resolve_embeddings(choice: object) -> TextEmbeddings | None:
     if choice is None:
         return None
     if choice == OFF:
-        _say_once("off", "semantic recall is off (embeddings 'off'): retrieval uses BM25 only", logging.INFO)
+        _say_once(
+            "off",
+            "semantic recall is off (embeddings 'off'): retrieval uses BM25 only",
+            logging.INFO,
+        )
         return None
-    if choice == DEFAULT or choice == OFFLINE_EMBEDDINGS:
+    if choice in (DEFAULT, OFFLINE_EMBEDDINGS):
         if OfflineEncoder.available():
             return OfflineEncoder()
         _say_once(

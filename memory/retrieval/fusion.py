@@ -19,7 +19,9 @@ RRF_K = 5
 SHORTLIST = 50  # how deep each channel is read before fusing
 
 
-def reciprocal_rank_fusion(rankings: Sequence[Sequence[int]], limit: int, k: int = RRF_K) -> list[int]:
+def reciprocal_rank_fusion(
+    rankings: Sequence[Sequence[int]], limit: int, k: int = RRF_K
+) -> list[int]:
     """Items of `rankings` ordered by the sum of 1 / (k + rank); ties keep the earlier ranking's
     order (BM25 first)."""
     scores: dict[int, float] = {}
@@ -39,7 +41,9 @@ class FusedRanking:
         self.channel = channel
         self._failing = False
 
-    def __call__(self, index: Bm25Index, reading: QueryReading, query: str, limit: int) -> list[int]:
+    def __call__(
+        self, index: Bm25Index, reading: QueryReading, query: str, limit: int
+    ) -> list[int]:
         """Positions in `index`, best first: BM25's and the channel's shortlists fused; BM25's
         alone while the channel fails (an embedding provider down never breaks retrieval)."""
         depth = max(limit, SHORTLIST)

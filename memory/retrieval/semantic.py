@@ -1,4 +1,4 @@
-"""SemanticChannel: one user's memory vectors, kept in step with the BM25 index, ranked by cosine."""
+"""SemanticChannel: one user's memory vectors, in step with the BM25 index, ranked by cosine."""
 
 from __future__ import annotations
 
@@ -61,6 +61,9 @@ class SemanticChannel:
         self._alive: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
         self._row_ids: list[str] = []
         self._rows: dict[str, tuple[int, str]] = {}  # memory id → (row, content hash)
+        # The index entry each row was checked against: the index keeps an unchanged memory's
+        # entry object from revision to revision, so a sync after one write hashes one text.
+        self._checked: dict[str, IndexedMemory] = {}
         self._kept: dict[str, StoredVector] | None = None  # what the store held, until used
         self._revision: str | None = None
         self._pending: dict[str, str] = {}  # memory id → text waiting to be embedded
@@ -108,8 +111,13 @@ class SemanticChannel:
             if self._kept is None:
                 self._kept = {v.memory_id: v for v in self.store.load() if v.model == self.model}
             wanted: dict[str, str] = {}  # id → text of what is missing
+            checked = self._checked
             for memory_id, position in index.positions.items():
-                text = embedded_text(index.entries[position])
+                entry = index.entries[position]
+                if checked.get(memory_id) is entry:
+                    continue
+                checked[memory_id] = entry
+                text = embedded_text(entry)
                 digest = _hash_text(text)
                 current = self._rows.get(memory_id)
                 if current is not None and current[1] == digest:
@@ -122,6 +130,8 @@ class SemanticChannel:
             gone = [i for i in self._rows if i not in index.positions]
             for memory_id in gone:
                 self._kill_row(memory_id)
+            if len(checked) > len(index.positions):
+                self._checked = {i: e for i, e in checked.items() if i in index.positions}
             stale = [i for i in self._kept if i not in index.positions]
             self._kept = {i: v for i, v in self._kept.items() if i in index.positions}
             if gone or stale:

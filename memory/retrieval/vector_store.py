@@ -85,23 +85,31 @@ class SqliteVectors:
 
     def load(self) -> Iterator[StoredVector]:
         with self._lock:
-            rows = self._connection().execute(
-                "SELECT memory_id, model, content_hash, vector FROM memory_vectors "
-                "WHERE user_id = ?",
-                (self.user_id,),
-            ).fetchall()
+            rows = (
+                self._connection()
+                .execute(
+                    "SELECT memory_id, model, content_hash, vector FROM memory_vectors "
+                    "WHERE user_id = ?",
+                    (self.user_id,),
+                )
+                .fetchall()
+            )
         for memory_id, model, content_hash, blob in rows:
             yield StoredVector(memory_id, model, content_hash, np.frombuffer(blob, np.float32))
 
     def put(self, vectors: Iterable[StoredVector]) -> None:
         params = [
-            (self.user_id, v.memory_id, v.model, v.content_hash, v.vector.astype(np.float32).tobytes())
+            (
+                self.user_id,
+                v.memory_id,
+                v.model,
+                v.content_hash,
+                v.vector.astype(np.float32).tobytes(),
+            )
             for v in vectors
         ]
         with self._lock, self._connection() as conn:  # one transaction
-            conn.executemany(
-                "INSERT OR REPLACE INTO memory_vectors VALUES (?, ?, ?, ?, ?)", params
-            )
+            conn.executemany("INSERT OR REPLACE INTO memory_vectors VALUES (?, ?, ?, ?, ?)", params)
 
     def drop(self, memory_ids: Iterable[str]) -> None:
         params = [(self.user_id, memory_id) for memory_id in memory_ids]

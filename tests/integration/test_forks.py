@@ -19,12 +19,12 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-import graph.nodes
 import graph.memory_writer
+import graph.nodes
 from graph.agent import compile_graph
+from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.offline_model import OfflineChatModel
-from graph.cli.session import LocalSession
 from memory.factory import get_memory_manager
 from memory.manager import BaseMemoryManager
 
