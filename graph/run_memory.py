@@ -16,6 +16,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from graph.context import Context
+from graph.embeddings import deployment_embeddings
 from graph.lineage import checkpoint_is_saved, current_checkpoint_id
 from graph.models import check_model_allowed, is_offline, load_chat_model
 from graph.settings import Settings, custom_auth_configured, get_settings, is_studio_user
@@ -129,6 +130,7 @@ def open_run_memory(
         runtime.store if runtime is not None else None,
         default_data_dir=settings.data_dir,
         snapshot_delay=settings.snapshot_seconds,
+        embeddings=deployment_embeddings(),
     )
     configurable = config.get("configurable") or {}
     thread_id = str(configurable.get("thread_id") or "")

@@ -82,6 +82,14 @@ class Settings:
     editor_poll_seconds: float = field(
         default=0.25, metadata={"help": "how often the editor's live view checks for changes"}
     )
+    embeddings: str = field(
+        default="offline/use-multilingual-v3",
+        metadata={
+            "help": "semantic recall fused with BM25: provider/model of a LangChain embeddings "
+            "model (openai/text-embedding-3-small, ...), the offline default "
+            "offline/use-multilingual-v3 (no key, no download), or off"
+        },
+    )
     auth_tokens: str = field(
         default="",
         metadata={"help": "graph/auth.py's example tokens: 'token1:alice,token2:bob'"},

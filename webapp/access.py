@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from graph.embeddings import deployment_embeddings
 from graph.settings import get_settings
 from memory.document import MemoryDocument
 from memory.errors import WritesDisabled
@@ -68,6 +69,7 @@ def open_memory(caller: Caller, loop: asyncio.AbstractEventLoop) -> LongTermMemo
         _store(loop),
         default_data_dir=settings.data_dir,
         snapshot_delay=settings.snapshot_seconds,
+        embeddings=deployment_embeddings(),
     )
 
 

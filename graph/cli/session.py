@@ -15,6 +15,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from graph.agent import compile_graph
 from graph.context import Context
+from graph.embeddings import deployment_embeddings
 from graph.lineage import alineage_of
 from graph.run_memory import writer_consumer
 from graph.settings import get_settings
@@ -74,6 +75,7 @@ class LocalSession:
             default_data_dir=settings.data_dir,
             snapshot_delay=settings.snapshot_seconds,
             consumer=writer_consumer(),
+            embeddings=deployment_embeddings(),
         )
         if self.on_memory_event is not None:
             self.memory.add_listener(self.on_memory_event)

