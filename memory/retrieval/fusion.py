@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Protocol
 
 from memory.retrieval.bm25_index import Bm25Index
 from memory.retrieval.query import QueryReading
-from memory.retrieval.semantic import SemanticChannel
 
 logger = logging.getLogger(__name__)
 
@@ -34,10 +34,21 @@ def reciprocal_rank_fusion(
     return ordered[:limit]
 
 
+class RecallChannel(Protocol):
+    """A ranking by meaning: vectors kept beside the store (`SemanticChannel`) or the store's
+    own index (`StoreIndexChannel`)."""
+
+    model: str
+
+    def similar(
+        self, index: Bm25Index, query: str, depth: int, min_similarity: float = ...
+    ) -> list[int]: ...
+
+
 class FusedRanking:
     """The ranking `MechanicalRetriever.rank` uses when a semantic channel is on."""
 
-    def __init__(self, channel: SemanticChannel) -> None:
+    def __init__(self, channel: RecallChannel) -> None:
         self.channel = channel
         self._failing = False
 

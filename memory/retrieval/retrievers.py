@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from typing import TYPE_CHECKING, Any, Literal
 
 from memory.branch import Lineage
@@ -11,9 +12,9 @@ from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.modes import RetrievalMode
 
 if TYPE_CHECKING:
+    from memory.retrieval.fusion import RecallChannel
     from memory.retrieval.hybrid import HybridRetriever
     from memory.retrieval.llm import LLMRetriever
-    from memory.retrieval.semantic import SemanticChannel
 
 logger = logging.getLogger(__name__)
 
@@ -41,13 +42,11 @@ class Retrievers:
         self.language = language  # "en", "zh", or "auto": the prompt follows the query
         self.on_failure: OnFailure = on_failure
         self.mechanical = MechanicalRetriever(manager)
-        self.semantic: SemanticChannel | None = None
+        self.semantic: RecallChannel | None = None
         if embeddings is not None:
             from memory.retrieval.fusion import FusedRanking
-            from memory.retrieval.semantic import SemanticChannel
-            from memory.retrieval.vector_store import vector_store_for
 
-            self.semantic = SemanticChannel(embeddings, vector_store_for(manager))
+            self.semantic = _channel_for(manager, embeddings)
             self.mechanical.fused = FusedRanking(self.semantic)
         self._llm_modes: dict[tuple[RetrievalMode, int], LLMRetriever | HybridRetriever] = {}
 
@@ -113,6 +112,22 @@ class Retrievers:
                 )  # fmt: skip
             self._llm_modes = {key: retriever}  # one model at a time: switching replaces it
         return retriever
+
+
+def _channel_for(manager: BaseMemoryManager, embeddings: Any) -> RecallChannel:
+    """A store that embeds what is put in it (an index configured in langgraph.json) keeps the
+    vectors itself; every other backend gets vectors kept beside it, made with `embeddings`."""
+    from memory.retrieval.semantic import SemanticChannel
+    from memory.retrieval.store_index import StoreIndexChannel, store_index_of
+    from memory.retrieval.vector_store import vector_store_for
+
+    store_module = sys.modules.get("memory.store_manager")  # loaded when a store manager exists
+    if store_module is not None and isinstance(manager, store_module.StoreMemoryManager):
+        config = store_index_of(manager.store)
+        if config is not None:
+            model = str(config.get("embed", "the store's index"))
+            return StoreIndexChannel(manager.store, manager.items_ns, model)
+    return SemanticChannel(embeddings, vector_store_for(manager))
 
 
 def _warn_without_llm(mode: RetrievalMode) -> None:

@@ -17,9 +17,6 @@ from memory.retrieval.vector_store import StoredVector, VectorStore
 
 logger = logging.getLogger(__name__)
 
-# Up to this many missing vectors are made inside the query (a new memory costs about 1 ms with
-# the offline model); more (a first start on a large store, a new model) go to a background
-# thread while queries use the vectors already made.
 # A memory closer to the query than this (cosine, unit vectors) counts as related. Measured with
 # bench/semantic_recall.py on the labelled sets: chit-chat ("ok", "thanks", "🎹", "哈哈") stays
 # under 0.08 with the offline model, while 90% of relevant memories are above 0.15.
@@ -29,6 +26,9 @@ MIN_SIMILARITY = 0.15
 # I like?" is 0.22 from "plays jazz piano" with the offline model, chit-chat stays under 0.08.
 SEARCH_MIN_SIMILARITY = 0.2
 SEARCH_RELATED_LIMIT = 5
+# Up to this many missing vectors are made inside the query (a new memory costs about 1 ms with
+# the offline model); more (a first start on a large store, a new model) go to a background
+# thread while queries use the vectors already made.
 INLINE_LIMIT = 64
 BATCH = 64
 MAX_DEAD_SHARE = 0.25

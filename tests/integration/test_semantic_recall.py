@@ -219,3 +219,24 @@ def test_without_the_package_or_with_off_it_is_bm25_with_one_log_line(tmp_path: 
     lines = [line for line in done.stderr.splitlines() if "semantic recall is off" in line]
     assert len(lines) == 2, done.stderr  # one for the missing package, one for "off"
     assert "not installed" in lines[0] and "'off'" in lines[1]
+
+
+def test_a_store_with_its_own_index_keeps_the_vectors_itself() -> None:
+    """langgraph.json's `store.index` (here an InMemoryStore with the same index): the store
+    embeds what is put in it, so recall by meaning works and nothing is kept beside it."""
+    from graph.embeddings import OfflineEmbeddings
+
+    index = {"dims": 512, "embed": OfflineEmbeddings(), "fields": ["description"]}
+    store = InMemoryStore(index=index)  # type: ignore[arg-type]
+    manager = open_memory_manager("store", "alice", store)
+    ids = seeded(manager)
+    memory = LongTermMemory(manager)
+    assert top(memory, "what music do I like?") == [ids["jazz"]]  # no word in common
+    off = LongTermMemory(manager, embeddings="off")
+    assert ids["jazz"] not in [
+        m["id"] for m in off.get_related_memory_from("what music?", "mechanical")
+    ]
+    assert store.search(("memories_vectors", "alice")) == []  # no sidecar vectors
+    manager.delete(ids["jazz"], "no longer true")
+    found = [m["id"] for m in memory.get_related_memory_from("what music do I like?", "mechanical")]
+    assert ids["jazz"] not in found  # a tombstone stays in the store's index, never in results
