@@ -114,3 +114,21 @@ def test_declared_dependencies_match_what_the_code_imports() -> None:
     covered = {name.split(".")[0] for name in import_names.values()}
     # langgraph_api is the server itself: imported only when running inside it.
     assert third_party - covered <= {"langgraph_api"}, third_party - covered
+
+
+def test_the_names_users_rely_on_are_importable_from_the_packages() -> None:
+    import graph
+    import memory
+
+    for name in (
+        "LongTermMemory", "BaseMemoryManager", "YamlMemoryManager", "SqliteMemoryManager",
+        "StoreMemoryManager", "MechanicalRetriever", "LLMRetriever", "open_memory_manager",
+        "Turn", "open_memory",
+    ):  # fmt: skip
+        assert getattr(memory, name) is not None, name
+    for method in ("get_related_memory_from", "start", "send_history", "stop", "send"):
+        assert callable(getattr(memory.LongTermMemory, method)), method
+    for method in ("add", "delete", "update", "merge", "hit", "show", "apply", "restore",
+                   "self_check", "forget"):  # fmt: skip
+        assert callable(getattr(memory.BaseMemoryManager, method)), method
+    assert callable(graph.compile_graph) and graph.LocalSession.__name__ == "LocalSession"
