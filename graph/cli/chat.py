@@ -116,7 +116,7 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
         while True:
             line = await read_line("you> ")
             if line is None or line.strip() == "/quit":
-                print("Writing the last memories before exit...")
+                print("Writing the last memories before exit (Ctrl-C leaves them journaled)...")
                 return
             line = line.strip()
             if not line:

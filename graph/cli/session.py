@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +25,10 @@ from memory.long_term import LongTermMemory
 from memory.registry import registry
 from memory.writer.local import local_writer
 from memory.writer.staging import ToolEvent
+
+logger = logging.getLogger(__name__)
+
+EXIT_WAIT_SECONDS = 60.0
 
 
 @dataclasses.dataclass
@@ -55,6 +60,8 @@ class LocalSession:
         self.memory: LongTermMemory | None = None
         self._stack = contextlib.AsyncExitStack()
         self._graph: Any = None
+        # How long leaving the session waits for this user's queued turns (Ctrl-C ends it too).
+        self.exit_wait_seconds = EXIT_WAIT_SECONDS
 
     @property
     def manager(self) -> Any:
@@ -91,7 +98,14 @@ class LocalSession:
     async def __aexit__(self, *exc_info: object) -> None:
         try:
             if self.memory is not None:
-                await self.wait_for_writes(timeout_seconds=None)
+                try:
+                    await self.wait_for_writes(timeout_seconds=self.exit_wait_seconds)
+                except TimeoutError:  # a stalled writer: the turns stay in the journal
+                    logger.warning(
+                        "memory writes still running after %g s; the turns left stay in the "
+                        "journal and are written at the next start",
+                        self.exit_wait_seconds,
+                    )
         finally:
             if self.memory is not None and self.on_memory_event is not None:
                 self.memory.remove_listener(self.on_memory_event)

@@ -22,6 +22,7 @@ from memory.long_term import LongTermMemory
 from memory.turn import Turn
 from memory.writer.breaker import breaker_for
 from memory.writer.consumer import MemoryConsumer, MemoryWriteFailed
+from memory.writer.local import local_writer
 from memory.writer.queue import RetryPolicy
 from memory.yaml_manager import YamlMemoryManager
 from tests.fakes import ScriptedModel
@@ -258,3 +259,25 @@ async def test_turns_paused_by_the_breaker_are_written_once_the_writer_answers_a
     assert memory.retry_dead_letters() == 5
     await wait_until(lambda: len(memory.manager.list_items()) == 7)
     await memory.stop()
+
+
+async def test_leaving_a_session_waits_a_bounded_time_for_a_stalled_writer(
+    silent: SilentServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from graph.cli.session import LocalSession
+    from graph.context import Context
+
+    context = Context(user_id="ada", model="offline/rules", writer_model="openai/stalled")
+    with use_settings(writer_timeout_seconds=60), caplog.at_level(logging.WARNING):
+        session = LocalSession(context, tmp_path / "chat")
+        session.exit_wait_seconds = 1.0
+        async with session:
+            reply = await session.say("t1", "I live in Lisbon.")
+            assert reply.memory_write["status"] == "journaled"
+            await wait_until(lambda: len(silent.connections) == 1)
+            leaving = time.monotonic()
+        assert time.monotonic() - leaving < 3.0
+        assert session.memory is not None
+        assert session.memory.write_status().pending == 1  # kept for the next start
+    assert any("stay in the journal" in r.getMessage() for r in caplog.records)
+    local_writer.run(session.memory.stop(timeout=0.1)).result(5)
