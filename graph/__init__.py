@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memory.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from graph.agent import compile_graph
@@ -19,12 +20,7 @@ _LAZY = {
     "get_settings": "graph.settings",
     "use_settings": "graph.settings",
 }
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'graph' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = ["Context", "LocalSession", "Settings", "compile_graph", "get_settings", "use_settings"]

@@ -6,8 +6,7 @@ retriever, the memory agent and the store backend import it (or LangGraph) when 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memory.branch import Lineage, Provenance, filter_ranked, overfetch_k, visible_ids
 from memory.document import ApplyResult, Change, MemoryDocument
@@ -20,6 +19,7 @@ from memory.errors import (
 )
 from memory.factory import open_memory_manager
 from memory.item import MemoryItem
+from memory.lazy import lazy_exports
 from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager, validate_user_id
 from memory.registry import MemoryRegistry, open_memory
@@ -42,12 +42,7 @@ _LAZY = {
     "HybridRetriever": "memory.retrieval.hybrid",
     "MemoryConsumer": "memory.writer.consumer",
 }
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'memory' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [

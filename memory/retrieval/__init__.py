@@ -5,8 +5,9 @@ The LLM retrievers need langchain-core; they are imported on first use, so BM25 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from memory.lazy import lazy_exports
 from memory.retrieval.bm25_index import Bm25Index, IndexedMemory
 from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.modes import RetrievalMode
@@ -22,14 +23,7 @@ _LAZY = {
     "LLMRetriever": "memory.retrieval.llm",
     "format_memory_lines": "memory.retrieval.llm",
 }
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'memory.retrieval' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [

@@ -5,8 +5,9 @@ The agent needs LangChain; the queue, journal and trace do not (they are importe
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memory.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from memory.writer.breaker import WriterPaused
@@ -20,33 +21,28 @@ if TYPE_CHECKING:
     from memory.writer.trace import TraceEntry, WriteTrace
 
 _LAZY = {
-    "ConsumeResult": "consumer",
-    "MemoryConsumer": "consumer",
-    "MemoryWriteFailed": "consumer",
-    "WriterPaused": "breaker",
-    "detect_forget_request": "guards",
-    "find_secret": "guards",
-    "JournalEntry": "journal",
-    "JournalError": "journal",
-    "TurnJournal": "journal",
-    "LocalWriter": "local",
-    "local_writer": "local",
-    "DurableWriteQueue": "queue",
-    "RetryPolicy": "queue",
-    "WriteStatus": "queue",
-    "EventCallback": "staging",
-    "StagedChange": "staging",
-    "ToolEvent": "staging",
-    "MemoryToolkit": "tools",
-    "TraceEntry": "trace",
-    "WriteTrace": "trace",
+    "ConsumeResult": "memory.writer.consumer",
+    "MemoryConsumer": "memory.writer.consumer",
+    "MemoryWriteFailed": "memory.writer.consumer",
+    "WriterPaused": "memory.writer.breaker",
+    "detect_forget_request": "memory.writer.guards",
+    "find_secret": "memory.writer.guards",
+    "JournalEntry": "memory.writer.journal",
+    "JournalError": "memory.writer.journal",
+    "TurnJournal": "memory.writer.journal",
+    "LocalWriter": "memory.writer.local",
+    "local_writer": "memory.writer.local",
+    "DurableWriteQueue": "memory.writer.queue",
+    "RetryPolicy": "memory.writer.queue",
+    "WriteStatus": "memory.writer.queue",
+    "EventCallback": "memory.writer.staging",
+    "StagedChange": "memory.writer.staging",
+    "ToolEvent": "memory.writer.staging",
+    "MemoryToolkit": "memory.writer.tools",
+    "TraceEntry": "memory.writer.trace",
+    "WriteTrace": "memory.writer.trace",
 }
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"memory.writer.{_LAZY[name]}"), name)
-    raise AttributeError(f"module 'memory.writer' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [
