@@ -236,11 +236,18 @@ class TurnJournal:
         dead, or another process holds a lease that has not run out."""
         now = time.time()
         with self._write(f"lease turn {turn_id}") as db:
+            row = db.execute(
+                "SELECT lease_owner FROM turns WHERE user_id = ? AND turn_id = ?",
+                (user_id, turn_id),
+            ).fetchone()
+            # A lease held by a process of this machine that no longer runs (killed, crashed)
+            # is free now: a restarted writer need not wait for it to run out.
+            dead_owner = row[0] if row and row[0] and _owner_is_gone(row[0]) else None
             cursor = db.execute(
                 "UPDATE turns SET lease_owner = ?, lease_until = ? WHERE user_id = ? AND "
                 "turn_id = ? AND state = 'pending' AND (lease_owner IS NULL OR lease_owner = ? "
-                "OR lease_until < ?)",
-                (self.owner, now + seconds, user_id, turn_id, self.owner, now),
+                "OR lease_until < ? OR lease_owner = ?)",
+                (self.owner, now + seconds, user_id, turn_id, self.owner, now, dead_owner),
             )
             return cursor.rowcount == 1
 
@@ -322,6 +329,21 @@ class TurnJournal:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _owner_is_gone(owner: str) -> bool:
+    """Whether a lease owner (`host:pid:nonce`) is a process of this machine that has ended."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # another user's process: it exists
+        return False
+    return False
 
 
 def _insert(db: sqlite3.Connection, entry: JournalEntry, turn_json: str) -> int | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +20,15 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 import graph.nodes
-import graph.memory_writer
+import graph.run_memory
 from graph.agent import compile_graph
+from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.offline_model import OfflineChatModel
-from graph.cli.session import LocalSession
-from memory.factory import get_memory_manager
+from graph.settings import get_settings, use_settings
+from memory.factory import open_memory_manager
 from memory.manager import BaseMemoryManager
+from memory.registry import registry
 
 USER_FACT = "User's name is Ada"
 KYOTO = "Current task: plan a trip to Kyoto"
@@ -91,7 +93,7 @@ def item_bytes(manager: BaseMemoryManager, memory_id: str) -> str:
 @pytest.fixture
 def writer(monkeypatch: pytest.MonkeyPatch) -> ScriptedWriter:
     scripted = ScriptedWriter()
-    monkeypatch.setattr(graph.memory_writer, "load_chat_model", lambda name: scripted)
+    monkeypatch.setattr(graph.run_memory, "load_chat_model", lambda name, **options: scripted)
     return scripted
 
 
@@ -102,11 +104,9 @@ async def app(tmp_path: Path) -> AsyncIterator[Any]:
 
 
 @pytest.fixture
-def context(tmp_path: Path) -> Context:
-    backend = f"yaml:{tmp_path / 'memory'}"
-    return Context(
-        user_id="ada", model="offline/rules", memory_backend=backend, write_mode="inline"
-    )
+def context(tmp_path: Path) -> Iterator[Context]:
+    with use_settings(memory_backend=f"yaml:{tmp_path / 'memory'}", write_mode="inline"):
+        yield Context(user_id="ada", model="offline/rules")
 
 
 @pytest.fixture
@@ -115,7 +115,7 @@ async def taught(app: Any, context: Context, writer: ScriptedWriter) -> dict[str
     chat = Conversation(app, context, "t1")
     _, end_of_turn_1 = await chat.say("My name is Ada.")
     _, end_of_turn_2 = await chat.say("Let's plan a trip to Kyoto.")
-    manager = get_memory_manager(context.memory_backend, "ada")
+    manager = open_memory_manager(get_settings().memory_backend, "ada")
     by_text = {
         item.description: (memory_id, item) for memory_id, item in manager.list_items().items()
     }
@@ -232,27 +232,25 @@ async def test_core_context_is_seeded_after_the_first_turn_and_enters_the_prompt
 async def teach_and_fork(data_dir: Path) -> tuple[str, str]:
     """A local session (durable write queue, SQLite threads and memory) that tells a user fact,
     then starts a task; returns the checkpoints after turn 1 and turn 2."""
-    context = Context(
-        user_id="ada", model="offline/rules", memory_backend=f"sqlite:{data_dir}/memory.sqlite"
-    )
-    async with LocalSession(context, data_dir) as session:
-        await session.say("t1", "My name is Ada.")
-        turn_1 = await session.latest_checkpoint_id("t1")
-        await session.say("t1", "Let's plan a trip to Kyoto.")
-        turn_2 = await session.latest_checkpoint_id("t1")
-        await session.wait_for_writes()
+    context = Context(user_id="ada", model="offline/rules")
+    with use_settings(memory_backend=f"sqlite:{data_dir}/memory.sqlite"):
+        async with LocalSession(context, data_dir) as session:
+            await session.say("t1", "My name is Ada.")
+            turn_1 = await session.latest_checkpoint_id("t1")
+            await session.say("t1", "Let's plan a trip to Kyoto.")
+            turn_2 = await session.latest_checkpoint_id("t1")
+            await session.wait_for_writes()
     return turn_1, turn_2
 
 
 async def ask_both_branches(data_dir: Path, turn_1: str, turn_2: str) -> tuple[list, list, dict]:
-    context = Context(
-        user_id="ada", model="offline/rules", memory_backend=f"sqlite:{data_dir}/memory.sqlite"
-    )
-    async with LocalSession(context, data_dir) as session:
-        fork = await session.say("t1", QUESTION, checkpoint_id=turn_1)
-        original = await session.say("t1", QUESTION, checkpoint_id=turn_2)
-        assert session.manager is not None
-        core = session.manager.get_core_context()
+    context = Context(user_id="ada", model="offline/rules")
+    with use_settings(memory_backend=f"sqlite:{data_dir}/memory.sqlite"):
+        async with LocalSession(context, data_dir) as session:
+            fork = await session.say("t1", QUESTION, checkpoint_id=turn_1)
+            original = await session.say("t1", QUESTION, checkpoint_id=turn_2)
+            assert session.manager is not None
+            core = session.manager.get_core_context()
     fork_seen = [m["description"] for m in fork.related_memories]
     original_seen = [m["description"] for m in original.related_memories]
     return fork_seen, original_seen, core
@@ -260,13 +258,15 @@ async def ask_both_branches(data_dir: Path, turn_1: str, turn_2: str) -> tuple[l
 
 @pytest.mark.parametrize("keep_store", [True, False], ids=["whole-folder", "snapshot-only"])
 async def test_copying_the_data_folder_elsewhere_keeps_memories_scopes_and_branches(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep_store: bool
+    tmp_path: Path, keep_store: bool
 ) -> None:
-    monkeypatch.setenv("GULFSTREAM_SNAPSHOT_SECONDS", "0.05")
     first = tmp_path / "first"
-    turn_1, turn_2 = await teach_and_fork(first)
-    manager = get_memory_manager(f"sqlite:{first}/memory.sqlite", "ada")
-    manager.snapshot_scheduler.flush()  # type: ignore[attr-defined]  # what the exit hook does
+    with use_settings(snapshot_seconds=0.05):
+        turn_1, turn_2 = await teach_and_fork(first)
+    memory = registry.peek(f"sqlite:{first}/memory.sqlite", "ada")
+    assert memory is not None and memory.snapshots is not None
+    memory.snapshots.flush()  # what the exit hook does
+    manager = memory.manager
     elsewhere = tmp_path / "elsewhere"
     shutil.copytree(first, elsewhere)
     if not keep_store:  # only the threads and memory_backup/ made it: restored at start
@@ -276,7 +276,7 @@ async def test_copying_the_data_folder_elsewhere_keeps_memories_scopes_and_branc
     assert USER_FACT in fork_seen and KYOTO not in fork_seen
     assert {USER_FACT, KYOTO} <= set(original_seen)
     assert core == manager.get_core_context() and USER_FACT in core["human"]
-    moved = get_memory_manager(f"sqlite:{elsewhere}/memory.sqlite", "ada")
+    moved = open_memory_manager(f"sqlite:{elsewhere}/memory.sqlite", "ada")
     assert {k: v.to_dict() for k, v in moved.all_items().items()} == {
         k: v.to_dict() for k, v in manager.all_items().items()
     }

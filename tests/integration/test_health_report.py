@@ -10,6 +10,7 @@ import pytest
 
 from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
+from memory.turn import Turn
 from memory.writer.queue import RetryPolicy
 from memory.yaml_manager import YamlMemoryManager
 
@@ -17,15 +18,7 @@ from memory.yaml_manager import YamlMemoryManager
 class BrokenConsumer:
     """The memory agent with a model that is down: every turn fails the same way."""
 
-    async def consume(
-        self,
-        session_id: Any,
-        turn_id: str,
-        messages: Any,
-        manager: Any,
-        on_event: Any = None,
-        **kwargs: Any,
-    ) -> None:
+    async def consume(self, turn: Turn, memory: Any) -> None:
         raise RuntimeError("the writer model is down (HTTP 503)")
 
 

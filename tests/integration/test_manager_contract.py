@@ -168,19 +168,6 @@ def test_hit_counts_and_purge_really_removes(manager: BaseMemoryManager) -> None
             manager.purge(gone)
 
 
-def test_grouped_by_theme_newest_first_without_tombstones(manager: BaseMemoryManager) -> None:
-    old = manager.add("plays go", "爱好")
-    other = manager.add("lives in Hangzhou", "place")
-    new = manager.add("reads sci-fi", "爱好")
-    hidden = manager.add("deleted hobby", "爱好")
-    manager.delete(hidden)
-    grouped = manager.get_memories_grouped()
-    assert set(grouped) == {"爱好", "place"}
-    assert [row["id"] for row in grouped["爱好"]] == [new, old]
-    assert [row["id"] for row in grouped["place"]] == [other]
-    assert set(grouped["place"][0]) == {"id", "description", "theme", "hit", "latest_update_time"}
-
-
 def test_revision_changes_on_every_write_and_only_then(manager: BaseMemoryManager) -> None:
     seen = [manager.revision]
 
@@ -192,7 +179,7 @@ def test_revision_changes_on_every_write_and_only_then(manager: BaseMemoryManage
     assert changed()
     second = manager.add("b", "t")
     assert changed()
-    manager.show(), manager.list_items(), manager.get(first), manager.get_memories_grouped()
+    manager.show(), manager.list_items(), manager.get(first), manager.all_items()
     assert not changed()
     manager.update(first, "r", new_description="a2")
     assert changed()

@@ -19,7 +19,7 @@ from memory.retrieval import (
     HybridRetriever,
     MechanicalRetriever,
     RetrievalMode,
-    get_related_memories,
+    Retrievers,
 )
 from memory.retrieval.evaluation import LabelledSet, load_labelled_set, recall_at, write_items
 from memory.tokenize import tokenize
@@ -231,36 +231,33 @@ def test_hybrid_falls_back_to_bm25(yaml_store: YamlMemoryManager, answer: Any) -
     assert expected[0]["id"] == "m27"
 
 
-def test_get_related_memories_without_a_model_uses_bm25_and_says_so(
+def test_llm_modes_without_a_model_use_bm25_and_say_so(
     yaml_store: YamlMemoryManager, caplog: pytest.LogCaptureFixture
 ) -> None:
-    import memory.retrieval.dispatch as dispatch
+    import memory.retrieval.retrievers as retrievers
 
-    dispatch._warned_without_llm = False
+    retrievers._warned_without_llm = False
     with caplog.at_level(logging.WARNING):
         for mode in (RetrievalMode.LLM, "hybrid", "LLM"):
-            result = get_related_memories(yaml_store, "塔罗牌重构", mode)
+            result = Retrievers(yaml_store).retrieve("塔罗牌重构", mode)
             assert result[0]["id"] == "m01"
     assert caplog.text.count("needs a chat model") == 1
 
 
-def test_get_related_memories_reuses_the_index(tmp_path: Path, labelled: LabelledSet) -> None:
-    import memory.retrieval.dispatch as dispatch
-
+def test_a_memory_reuses_its_index(tmp_path: Path, labelled: LabelledSet) -> None:
     manager = YamlMemoryManager(tmp_path, "dora")
     write_items(manager, labelled.items)
+    memory = LongTermMemory(manager)
     for _ in range(5):
-        get_related_memories(manager, "coffee", "mechanical")
-    assert dispatch.shared_retrievers(manager).mechanical.builds == 1
+        memory.get_related_memory_from("coffee", "mechanical")
+    assert memory.retrievers.mechanical.builds == 1
     reference = weakref.ref(manager)
-    del manager
+    del manager, memory
     gc.collect()
-    assert reference() is None  # the cache does not keep the manager alive
+    assert reference() is None  # nothing else keeps the manager alive
 
 
 def test_facade_runs_each_mode(yaml_store: YamlMemoryManager) -> None:
-    import memory.retrieval.dispatch as dispatch
-
     model = ScriptedAnswers("[26]", "[0]", when_done="[]")
     memory = LongTermMemory(yaml_store, llm=model)
     assert memory.get_related_memory_from("my dog", RetrievalMode.LLM)[0]["id"] == "m27"
@@ -268,10 +265,10 @@ def test_facade_runs_each_mode(yaml_store: YamlMemoryManager) -> None:
     assert memory.get_related_memory_from("塔罗牌重构", "mechanical", limit=1)[0]["id"] == "m01"
     assert len(model.calls) == 2
     memory.get_related_memory_from("coffee", "mechanical")
-    # One cache per manager, shared by the facade and every other reader: one BM25 index.
-    assert dispatch.shared_retrievers(yaml_store).mechanical.builds == 1
-    get_related_memories(yaml_store, "coffee", "mechanical")
-    assert dispatch.shared_retrievers(yaml_store).mechanical.builds == 1
+    # One BM25 index per memory, shared by every mode and by search.
+    assert memory.retrievers.mechanical.builds == 1
+    memory.search("coffee")
+    assert memory.retrievers.mechanical.builds == 1
 
 
 def test_facade_never_raises(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

@@ -157,10 +157,10 @@ def test_scheduler_debounces_a_burst_into_one_snapshot(tmp_path: Path) -> None:
 
 
 def _snapshot_cli(command: str, folder: Path, path: Path) -> subprocess.CompletedProcess[str]:
-    """Run `python -m memory.snapshot` as `make export` / `make import` do."""
+    """Run `python -m graph.cli.snapshot` as `make export` / `make import` do."""
     backend = ["--backend", f"yaml:{folder}", "--user", "frank", "--file", str(path)]
     return subprocess.run(
-        [sys.executable, "-m", "memory.snapshot", command, *backend],
+        [sys.executable, "-m", "graph.cli.snapshot", command, *backend],
         capture_output=True,
         text=True,
     )
@@ -175,24 +175,24 @@ def test_make_export_and_import_commands(tmp_path: Path) -> None:
     imported = _snapshot_cli("import", tmp_path / "b", out)
     assert imported.returncode == 0 and "imported 3 items" in imported.stdout
     again = _snapshot_cli("import", tmp_path / "b", out)
-    assert again.returncode == 1 and "not empty" in again.stdout
+    assert again.returncode == 1 and "not empty" in again.stderr
 
 
 @pytest.mark.parametrize("kind", ["yaml", "sqlite"])
-def test_get_memory_manager_snapshots_after_writes_and_restores_an_empty_store(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+def test_an_opened_memory_snapshots_after_writes_and_restores_an_empty_store(
+    tmp_path: Path, kind: str
 ) -> None:
     import time
 
     from memory.branch import Provenance
     from memory.document import Change
-    from memory.factory import get_memory_manager
+    from memory.registry import MemoryRegistry
 
     delay = 2.0  # well above the gaps of a burst of fsynced writes, even on a loaded machine
-    monkeypatch.setenv("GULFSTREAM_SNAPSHOT_SECONDS", str(delay))
     target = {"yaml": "data", "sqlite": "data/memory.db"}[kind]
-    manager = get_memory_manager(f"{kind}:{tmp_path / 'a' / target}", "alice")
-    scheduler = manager.snapshot_scheduler
+    memory = MemoryRegistry().open(f"{kind}:{tmp_path / 'a' / target}", "alice",
+                                   snapshot_delay=delay)  # fmt: skip
+    manager, scheduler = memory.manager, memory.snapshots
     assert scheduler is not None
     stamps = _change_times(manager)
     ids = _fill(manager)  # a burst of six writes
@@ -219,7 +219,7 @@ def test_get_memory_manager_snapshots_after_writes_and_restores_an_empty_store(
         "alice.yaml" if kind == "yaml" else "memory.db*"
     ):
         store_file.unlink()
-    restored = get_memory_manager(f"{kind}:{tmp_path / 'b' / target}", "alice")
+    restored = MemoryRegistry().open(f"{kind}:{tmp_path / 'b' / target}", "alice").manager
     assert _state(restored) == _state(manager)
     assert restored.get("plan").origin["checkpoint_id"] == "ckpt-1"
     assert restored.get(ids["gone"], include_deleted=True).deleted
@@ -227,11 +227,9 @@ def test_get_memory_manager_snapshots_after_writes_and_restores_an_empty_store(
     assert restored.get_core_context("thread-1")["goal"] == "写书"
 
 
-def test_a_bad_snapshot_delay_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memory.factory import snapshot_delay_seconds
+def test_a_bad_snapshot_delay_is_named() -> None:
+    from graph.settings import Settings
 
-    monkeypatch.setenv("GULFSTREAM_SNAPSHOT_SECONDS", "soon")
     with pytest.raises(ValueError, match="GULFSTREAM_SNAPSHOT_SECONDS"):
-        snapshot_delay_seconds()
-    monkeypatch.setenv("GULFSTREAM_SNAPSHOT_SECONDS", "off")
-    assert snapshot_delay_seconds() is None
+        Settings.from_env({"GULFSTREAM_SNAPSHOT_SECONDS": "soon"})
+    assert Settings.from_env({"GULFSTREAM_SNAPSHOT_SECONDS": "off"}).snapshot_seconds is None

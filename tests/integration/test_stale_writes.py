@@ -12,7 +12,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from memory.errors import StaleWrite
+from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager, Change
+from memory.turn import Turn
 from memory.writer import MemoryConsumer, MemoryWriteFailed
 from memory.yaml_manager import YamlMemoryManager
 
@@ -108,6 +110,7 @@ TURN = [
     {"role": "user", "content": "I live near the river"},
     {"role": "assistant", "content": "Ok"},
 ]
+TURN_1 = Turn.of("u", TURN, turn_id="turn-1", thread_id="s")
 
 
 async def test_an_edit_between_staging_and_apply_is_kept_and_the_turn_reruns(
@@ -142,7 +145,7 @@ async def test_an_edit_between_staging_and_apply_is_kept_and_the_turn_reruns(
             AIMessage("done"),
         ]
     )
-    result = await MemoryConsumer(model).consume("s", "turn-1", TURN, manager)
+    result = await MemoryConsumer(model).consume(TURN_1, LongTermMemory(manager))
 
     assert result.applied
     rerun_read = [m for m in model.seen[-2] if isinstance(m, ToolMessage)][-1]
@@ -166,7 +169,7 @@ async def test_edits_on_every_run_fail_the_turn_and_keep_the_edits(tmp_path: Pat
 
     model = EditingModel(steps=[_call("read_memories", 1), edit_then_update, AIMessage("done")] * 2)
     with pytest.raises(MemoryWriteFailed, match="changed since the writer read it"):
-        await MemoryConsumer(model).consume("s", "turn-1", TURN, manager)
+        await MemoryConsumer(model).consume(TURN_1, LongTermMemory(manager))
     assert manager.get(lisbon).description == "User lives in Faro"
     assert not manager.has_applied("turn-1")  # the queue retries it later, or dead-letters it
 
@@ -192,7 +195,7 @@ async def test_a_memory_deleted_in_the_editor_meanwhile_reruns_the_turn_without_
             AIMessage("done"),
         ]
     )
-    result = await MemoryConsumer(model).consume("s", "turn-1", TURN, manager)
+    result = await MemoryConsumer(model).consume(TURN_1, LongTermMemory(manager))
     assert result.applied
     assert tea in manager.deleted_items()  # the person's delete stands
     assert [item.hit for item in manager.list_items().values()] == [1]

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from memory.long_term import LongTermMemory
-from memory.manager import BaseMemoryManager
+from memory.long_term import TRACE_FILE, LongTermMemory
+from memory.turn import Turn
 from memory.writer.journal import TurnJournal
 from memory.writer.queue import RetryPolicy
 from memory.writer.trace import WriteTrace
@@ -54,7 +54,7 @@ def assert_each_turn_applied_once(data_dir: Path, count: int) -> None:
     facts = Counter(item.description for item in manager.list_items().values())
     assert facts == Counter(f"The user told fact number {i}." for i in range(count))
     assert all(manager.has_applied(f"turn-{i}") for i in range(count))
-    trace = WriteTrace(data_dir / "journal-trace.sqlite")
+    trace = WriteTrace(data_dir / TRACE_FILE)
     for index in range(count):
         rows = trace.for_turn("alice", f"turn-{index}", include_staged=True)
         assert [(r.tool, r.state) for r in rows] == [("create_memory", "applied")], index
@@ -96,7 +96,7 @@ def test_a_crash_between_commit_and_journal_is_replayed_without_a_second_write(t
     assert worker.returncode == -signal.SIGKILL
     journal = TurnJournal(tmp_path / "journal.sqlite")
     assert journal.get("alice", "turn-2").state == "pending"  # committed, not marked done
-    staged = WriteTrace(tmp_path / "journal-trace.sqlite").for_turn("alice", "turn-2", True)
+    staged = WriteTrace(tmp_path / TRACE_FILE).for_turn("alice", "turn-2", True)
     assert [r.state for r in staged] == ["staged"]
 
     out = resume(tmp_path)
@@ -112,16 +112,8 @@ class RecordingConsumer:
         self.fail = fail or set()
         self.gate = gate
 
-    async def consume(
-        self,
-        session_id: str | None,
-        turn_id: str,
-        turn_messages: list[dict[str, str]],
-        manager: BaseMemoryManager,
-        on_event: Any = None,
-        *,
-        trace: Any = None,
-    ) -> None:
+    async def consume(self, turn: Turn, memory: Any) -> None:
+        turn_id = turn.turn_id
         self.seen.append(turn_id)
         if self.gate is not None:
             await self.gate.wait()
@@ -169,7 +161,7 @@ async def test_a_turn_that_keeps_failing_is_dead_lettered_with_its_error(tmp_pat
     [dead] = status.dead_letters
     assert (dead.turn_id, dead.attempts) == ("bad", 3)
     assert dead.last_error == "ConnectionError: provider down while writing bad"
-    assert dead.messages == one_turn("broken")  # kept whole, ready to requeue
+    assert list(dead.turn.messages) == one_turn("broken")  # kept whole, ready to requeue
     assert "failed 3 times" in status.issues[0]
 
     fixed = RecordingConsumer()
@@ -234,7 +226,7 @@ async def test_send_history_from_session_queues_the_last_turn_once(tmp_path):
     await memory.stop()
     assert first == again == "s1:m2" and consumer.seen == ["s1:m2"]
     journal = TurnJournal(tmp_path / "journal.sqlite")
-    assert journal.get("alice", "s1:m2").messages == [
+    assert list(journal.get("alice", "s1:m2").turn.messages) == [
         {"role": "user", "content": "I moved to Lyon"},
         {"role": "assistant", "content": "Nice!"},
     ]

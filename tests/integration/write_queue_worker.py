@@ -22,6 +22,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from memory.branch import Provenance
 from memory.long_term import LongTermMemory
 from memory.manager import ApplyResult, Change
 from memory.writer.queue import RetryPolicy
@@ -58,8 +59,10 @@ class FactModel(GenericFakeChatModel):
 class CrashingManager(YamlMemoryManager):
     """Dies by SIGKILL just after committing one chosen turn: the worst moment for a queue."""
 
-    def apply(self, changes: Sequence[Change], turn_id: str) -> ApplyResult:
-        result = super().apply(changes, turn_id)
+    def apply(
+        self, changes: Sequence[Change], turn_id: str, provenance: Provenance | None = None
+    ) -> ApplyResult:
+        result = super().apply(changes, turn_id, provenance)
         if turn_id == os.environ.get("WORKER_CRASH_AFTER_APPLY"):
             os.kill(os.getpid(), signal.SIGKILL)
         return result
