@@ -15,6 +15,7 @@ from memory.messages import extract_last_turn
 from memory.repair import SelfCheckReport
 from memory.retrieval import RetrievalMode, Retrievers
 from memory.turn import Turn
+from memory.writer.batching import BatchPolicy
 
 if TYPE_CHECKING:
     from memory.snapshot import SnapshotScheduler
@@ -50,6 +51,7 @@ class LongTermMemory:
         on_event: Callable[[ToolEvent], Any] | None = None,
         retry: RetryPolicy | None = None,
         journal_durability: Literal["full", "normal"] = "normal",
+        batching: BatchPolicy | None = None,
     ) -> None:
         self.manager = manager
         self.retrievers = Retrievers(manager, llm)
@@ -59,6 +61,9 @@ class LongTermMemory:
         self.consumer = consumer
         self.writer_llm = writer_llm if writer_llm is not None else llm
         self._listeners: list[Callable[[ToolEvent], Any]] = [on_event] if on_event else []
+        # How admitted "batch" turns wait per thread before one writer run (graph/ sets the
+        # deployment's; turns without an admission decision never wait).
+        self.batching = batching if batching is not None else BatchPolicy()
         self._retry = retry
         self._durability = journal_durability
         self._queue: DurableWriteQueue | None = None
@@ -202,8 +207,14 @@ class LongTermMemory:
         turn_id = f"{session_id or 'session'}:{message_id}" if message_id else None
         return await self.send_history(messages, session_id=session_id, turn_id=turn_id)
 
+    def flush(self, thread_id: str | None = None) -> int:
+        """Write the turns waiting in a batch (of `thread_id`, or every thread) now instead of
+        when their batch is due: before a conversation is compacted, or when a session ends.
+        Returns how many turns that was. Call it in the queue's event loop."""
+        return self._queue.flush(thread_id) if self._queue is not None else 0
+
     async def join(self) -> None:
-        """Wait until every turn queued so far was processed."""
+        """Wait until every turn queued so far was processed (waiting batches are written)."""
         if self._queue is not None:
             await self._queue.join()
 

@@ -43,9 +43,7 @@ def forget_request(message: Message) -> bool:
     return FORGET(Message(message.text, cleaned, (), 0, ()))
 
 
-CONTRAST = matches_any(
-    r"\b\w+, not \w+|\bnot \w+,? but\b", r"是.{1,10}不是|不是.{1,10}是", flags=I
-)
+CONTRAST = matches_any(r"\b\w+, not \w+|\bnot \w+,? but\b", r"是.{1,10}不是|不是.{1,10}是", flags=I)
 
 
 def correction(message: Message) -> bool:

@@ -173,7 +173,7 @@ class MemoryConsumer:
             raise ValueError(
                 f"turn {turn_id} of user {turn.user_id!r} sent to {user_id!r}'s memory"
             )
-        if await asyncio.to_thread(manager.has_applied, turn_id):
+        if await asyncio.to_thread(self._all_applied, manager, turn):
             if trace is not None:  # a crash after the commit left the trace rows staged
                 await asyncio.to_thread(trace.mark_applied, user_id, turn_id)
             logger.info("memory turn %s was already applied for %s", turn_id, user_id)
@@ -191,8 +191,9 @@ class MemoryConsumer:
             if trace is not None:
                 await asyncio.to_thread(trace.stage, turn, toolkit.staged)
             try:
+                # A batch's turn ids are recorded in the same transaction as its changes.
                 outcome = await asyncio.to_thread(
-                    manager.apply, toolkit.changes, turn_id, turn.provenance
+                    manager.apply, toolkit.changes, turn.turn_ids, turn.provenance
                 )
             except Exception as exc:
                 if trace is not None:
@@ -215,6 +216,10 @@ class MemoryConsumer:
         return ConsumeResult(
             turn_id, outcome.applied, changes, toolkit.events, outcome.results, summary
         )
+
+    @staticmethod
+    def _all_applied(manager: BaseMemoryManager, turn: Turn) -> bool:
+        return all(manager.has_applied(turn_id) for turn_id in turn.turn_ids)
 
     async def _run_turn(
         self, turn: Turn, memory: LongTermMemory, model: BaseChatModel, breaker: CircuitBreaker

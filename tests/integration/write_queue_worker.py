@@ -3,9 +3,10 @@
     python -m tests.integration.write_queue_worker DATA_DIR send N    # queue N turns, then drain
     python -m tests.integration.write_queue_worker DATA_DIR resume    # replay the journal, drain
 
-Each turn says "fact number i"; the scripted model answers it with one create_memory call after
-`WORKER_MODEL_DELAY` seconds. With `WORKER_CRASH_AFTER_APPLY=<turn id>` the process SIGKILLs
-itself right after the store committed that turn and before the journal marked it done.
+Each turn says "fact number i"; the scripted model answers with one create_memory call per fact
+in its prompt after `WORKER_MODEL_DELAY` seconds. With `WORKER_CRASH_AFTER_APPLY=<turn id>` the
+process SIGKILLs itself right after the store committed that turn and before the journal marked
+it done. With `WORKER_BATCH_SIZE=n` the turns are admitted as "batch" and written n at a time.
 """
 
 from __future__ import annotations
@@ -22,11 +23,16 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from memory.admission import Admission
 from memory.branch import Provenance
 from memory.long_term import LongTermMemory
 from memory.manager import ApplyResult, Change
+from memory.turn import Turn
+from memory.writer.batching import BatchPolicy
 from memory.writer.queue import RetryPolicy
 from memory.yaml_manager import YamlMemoryManager
+
+BATCH = Admission(3.0, "batch", ("first_person_fact",))
 
 
 class FactModel(GenericFakeChatModel):
@@ -41,16 +47,18 @@ class FactModel(GenericFakeChatModel):
         await asyncio.sleep(self.delay)
         last = messages[-1]
         if isinstance(last, HumanMessage):
-            fact = re.search(r"fact number \d+", str(last.content))
-            assert fact is not None
-            content = f"The user told {fact.group()}."
-            call = {
-                "name": "create_memory",
-                "args": {"content": content, "section": "moments"},
-                "id": "c1",
-                "type": "tool_call",
-            }
-            reply = AIMessage("", tool_calls=[call])
+            facts = re.findall(r"fact number \d+", str(last.content))
+            assert facts
+            calls = [
+                {
+                    "name": "create_memory",
+                    "args": {"content": f"The user told {fact}.", "section": "moments"},
+                    "id": f"c{n}",
+                    "type": "tool_call",
+                }
+                for n, fact in enumerate(facts)
+            ]
+            reply = AIMessage("", tool_calls=calls)
         else:
             reply = AIMessage("done")
         return ChatResult(generations=[ChatGeneration(message=reply)])
@@ -60,10 +68,14 @@ class CrashingManager(YamlMemoryManager):
     """Dies by SIGKILL just after committing one chosen turn: the worst moment for a queue."""
 
     def apply(
-        self, changes: Sequence[Change], turn_id: str, provenance: Provenance | None = None
+        self,
+        changes: Sequence[Change],
+        turn_id: str | Sequence[str],
+        provenance: Provenance | None = None,
     ) -> ApplyResult:
         result = super().apply(changes, turn_id, provenance)
-        if turn_id == os.environ.get("WORKER_CRASH_AFTER_APPLY"):
+        turn_ids = [turn_id] if isinstance(turn_id, str) else list(turn_id)
+        if os.environ.get("WORKER_CRASH_AFTER_APPLY") in turn_ids:
             os.kill(os.getpid(), signal.SIGKILL)
         return result
 
@@ -84,11 +96,18 @@ async def main(data_dir: str, mode: str, count: int) -> None:
         journal_path=os.path.join(data_dir, "journal.sqlite"),
         retry=RetryPolicy(max_attempts=3, initial_delay=0.05),
     )
+    batch_size = int(os.environ.get("WORKER_BATCH_SIZE", "0"))
+    if batch_size:
+        memory.batching = BatchPolicy(size=batch_size, quiet_seconds=600)
     replayed = memory.start()
     print(f"replayed {replayed}", flush=True)
     if mode == "send":
         for index in range(count):
-            await memory.send_history(turn_messages(index), session_id="s", turn_id=f"turn-{index}")
+            turn = Turn.of(
+                "alice", turn_messages(index), turn_id=f"turn-{index}", thread_id="s",
+                admission=BATCH if batch_size else None,
+            )  # fmt: skip
+            await memory.send(turn)
         print("queued", flush=True)
     await memory.stop()
     print("drained", flush=True)
