@@ -137,7 +137,10 @@ class BaseMemoryManager(ABC):
 
     def read_document(self) -> MemoryDocument:
         """Everything stored (tombstones, applied turns, core context); treat it as read-only."""
-        return self._read_document()
+        document = self._read_document()
+        # The read cache is keyed on the revision, which tracks the items only: the core context
+        # (seeded after a turn is applied) is read afresh, or a snapshot would miss it.
+        return replace(document, core_context=self._read_core_context())
 
     def _read_document(self) -> MemoryDocument:
         revision = self._stored_revision()
