@@ -130,6 +130,7 @@ def open_run_memory(
         default_data_dir=settings.data_dir,
         snapshot_delay=settings.snapshot_seconds,
     )
+    memory.batching = settings.batch_policy()  # the deployment's, for the local queue
     configurable = config.get("configurable") or {}
     thread_id = str(configurable.get("thread_id") or "")
     return RunMemory(

@@ -25,11 +25,13 @@ class State(InputState):
       this branch of the conversation may read;
     - `core_context`: the user's core context block (`{}` until the first turn was written);
     - `memory_write`: what became of this turn's memory write, `{"turn_id", "mode", "status",
-      "error"}` with status `journaled` (local queue: durable, written soon), `scheduled`
-      (server: a memory_writer run is queued), `written` (inline), `skipped` (no user message)
-      or `failed` (nothing was kept: `error` says why; the reply itself is fine).
+      "error", "admission"}` with status `journaled` (local queue: durable, written soon),
+      `scheduled` (server: kept in the store, a memory_writer run is queued), `written`
+      (inline), `skipped` (no user message, or nothing worth keeping: `admission` says why) or
+      `failed` (nothing was kept: `error` says why; the reply itself is fine). `admission` is
+      `{"score", "decision", "reasons"}` (docs/ADMISSION.md) when the turn was scored.
     """
 
     related_memories: list[dict[str, Any]] = field(default_factory=list)
     core_context: dict[str, str] = field(default_factory=dict)
-    memory_write: dict[str, str] = field(default_factory=dict)
+    memory_write: dict[str, Any] = field(default_factory=dict)

@@ -24,9 +24,10 @@ class Admission:
 
     - `score`: the sum of the weights of the rules that fired;
     - `reasons`: those rules' names, strongest first (`memory.admission.rules.RULES`);
-    - `decision`: "write" (an explicit remember, forget or correction: written at once, with
-      whatever of the thread waits in a batch), "batch" (worth keeping: written with the next
-      batch of its thread) or "skip" (nothing worth keeping: never sent to the memory writer).
+    - `decision`: "write" (an explicit remember, forget or correction, or an admitted task
+      set-up: written at once, with whatever of the thread waits in a batch), "batch" (worth
+      keeping: written with the next batch of its thread) or "skip" (nothing worth keeping:
+      never sent to the memory writer).
     """
 
     score: float
@@ -84,7 +85,7 @@ def score_turn(
     if any(rule.forces for rule in fired):
         decision = "write"
     elif score >= admit_score:
-        decision = "batch"
+        decision = "write" if any(rule.urgent for rule in fired) else "batch"
     else:
         decision = "skip"
     return Admission(score, decision, reasons)

@@ -123,7 +123,9 @@ RULES: tuple[Rule, ...] = (
     Rule("possession_or_relation", 3, keep.POSSESSION),
     Rule("preference", 3, keep.PREFERENCE),
     Rule("standing_instruction", 3, keep.STANDING_INSTRUCTION),
-    Rule("task_setup", 3, keep.TASK),
+    # A task's set-up becomes a branch memory, seen below the checkpoint it is written at: written
+    # at once, it belongs to its own turn's checkpoint, not to the last turn of a later batch.
+    Rule("task_setup", 3, keep.TASK, urgent=True),
     Rule("life_event", 3, keep.LIFE_EVENT),
     Rule("plan_or_date", 2, keep.PLAN),
     Rule("emotion", 2, keep.EMOTION),

@@ -35,13 +35,14 @@ Test = Callable[[Message], bool]
 
 @dataclass(frozen=True)
 class Rule:
-    """One rule: its name (the reason recorded with the turn), its weight, whether it forces the
-    turn to be written at once, and its test."""
+    """One rule: its name (the reason recorded with the turn), its weight, its test, and whether
+    it forces the turn to be written at once (`forces`: always; `urgent`: when it is admitted)."""
 
     name: str
     weight: float
     test: Test
     forces: bool = False
+    urgent: bool = False
 
 
 def matches_any(*patterns: str, flags: int = 0) -> Test:

@@ -94,6 +94,7 @@ def auth_server(
             "GULFSTREAM_AUTH_TOKENS": tokens,
             "GULFSTREAM_MEMORY_BACKEND": "store",
             "GULFSTREAM_WRITER_THREAD_SECRET": WRITER_SECRET,
+            "GULFSTREAM_WRITE_BATCH_SECONDS": "1",  # a turn's batch is written a second later
             **env,
         },
     )
@@ -206,7 +207,9 @@ async def test_bob_cannot_read_alices_memories_through_the_store_api(
     server: DevServer, alice_chat: dict
 ) -> None:
     key = next(iter(await memory_texts(server, "alice", "alice")))
-    for prefix in (["memories", "alice"], ["memories"], [], ["memories_meta", "alice"]):
+    prefixes = (["memories", "alice"], ["memories"], [], ["memories_meta", "alice"],
+                ["memories_pending", "alice"], ["memories_pending"])  # fmt: skip
+    for prefix in prefixes:
         response = await search_store(server, "bob", prefix)
         assert response.status_code == 403, (prefix, response.text)
         assert "Porto" not in response.text
