@@ -167,6 +167,17 @@ class BaseMemoryManager(ABC):
         """Tombstones by id, for a "recently deleted" view."""
         return {i: item for i, item in self._read_document().items.items() if item.deleted}
 
+    def changes_since(self, token: str) -> tuple[str, dict[str, MemoryItem]] | None:
+        """What was written after `token` (a `change_token()`): the current token and the items
+        changed since, tombstones included, so that an index learns them without reading the
+        whole store. None when the backend cannot tell (the caller reads everything)."""
+        return None
+
+    def branch_items(self) -> dict[str, MemoryItem]:
+        """The branch-scope items, tombstones included: all a lineage filter needs to know
+        besides which items are live (`memory.branch.LineageFilter`)."""
+        return {i: item for i, item in self.all_items().items() if item.scope == "branch"}
+
     def live_count(self) -> int:
         """How many live items there are; backends with a query for it override this."""
         return len(self.list_items())
