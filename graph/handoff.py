@@ -29,6 +29,7 @@ from graph.run_memory import (
 from graph.state import State
 from memory.admission import score_turn
 from memory.turn import Turn
+from memory.usage import describe, from_dicts
 from memory.writer.local import local_writer
 
 logger = logging.getLogger(__name__)
@@ -65,15 +66,19 @@ def admit(run: RunMemory, turn: Turn, related: Sequence[dict[str, Any]]) -> Turn
     return dataclasses.replace(turn, admission=score_turn(turn.user_text, memories=memories))
 
 
-def record_admission(run: RunMemory, turn: Turn) -> None:
-    """Keep the decision with the write trace (the editor's live view shows it) and log it."""
-    if turn.admission is None:
-        return
-    logger.info("turn %s: %s", turn.turn_id, turn.admission.describe())
+def record_turn(run: RunMemory, turn: Turn, cost: dict[str, dict[str, int]]) -> None:
+    """Keep the admission decision with the write trace (the editor's live view shows it) and
+    the run's model calls in the user's ledger, and log both. Records, not the write itself: a
+    failure is logged and the turn goes on."""
+    usage = from_dicts(cost)
+    logger.info("turn %s: model calls %s", turn.turn_id, describe(usage))
+    if turn.admission is not None:
+        logger.info("turn %s: %s", turn.turn_id, turn.admission.describe())
     try:
         run.memory.trace.record_admission(turn)
-    except Exception:  # a record of the decision, not the write itself
-        logger.exception("recording the admission of turn %s failed", turn.turn_id)
+        run.memory.usage.record(turn.user_id, turn.turn_id, usage, turn.thread_id)
+    except Exception:
+        logger.exception("recording turn %s in the trace and ledger failed", turn.turn_id)
 
 
 async def altm_write(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -90,7 +95,7 @@ async def altm_write(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             return _outcome(None, "", "skipped")
         turn = admit(run, turn, state.related_memories)
         mode = write_mode(run)
-        await asyncio.to_thread(record_admission, run, turn)
+        await asyncio.to_thread(record_turn, run, turn, state.cost)
         if turn.decision == "skip":
             return _outcome(turn, mode, "skipped")
         if mode == "server":
@@ -121,7 +126,7 @@ def ltm_write_sync(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             return _outcome(None, "", "skipped")
         turn = admit(run, turn, state.related_memories)
         mode = write_mode(run)
-        record_admission(run, turn)
+        record_turn(run, turn, state.cost)
         if turn.decision == "skip":
             return _outcome(turn, mode, "skipped")
         if mode == "server":

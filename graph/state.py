@@ -30,8 +30,11 @@ class State(InputState):
       (inline), `skipped` (no user message, or nothing worth keeping: `admission` says why) or
       `failed` (nothing was kept: `error` says why; the reply itself is fine). `admission` is
       `{"score", "decision", "reasons"}` (docs/ADMISSION.md) when the turn was scored.
+    - `cost`: this run's model calls and tokens by purpose, `{"chat" | "retrieval": {"calls",
+      "input_tokens", "output_tokens"}}` (the background writer's are counted in its own run).
     """
 
     related_memories: list[dict[str, Any]] = field(default_factory=list)
     core_context: dict[str, str] = field(default_factory=dict)
     memory_write: dict[str, Any] = field(default_factory=dict)
+    cost: dict[str, dict[str, int]] = field(default_factory=dict)

@@ -19,6 +19,7 @@ from memory.writer.batching import BatchPolicy
 
 if TYPE_CHECKING:
     from memory.snapshot import SnapshotScheduler
+    from memory.usage import UsageLedger
     from memory.writer.queue import DurableWriteQueue, RetryPolicy, TurnConsumer, WriteStatus
     from memory.writer.staging import ToolEvent
     from memory.writer.trace import WriteTrace
@@ -68,6 +69,7 @@ class LongTermMemory:
         self._durability = journal_durability
         self._queue: DurableWriteQueue | None = None
         self._trace: WriteTrace | None = None
+        self._usage: UsageLedger | None = None
         self._open_lock = threading.Lock()
         self.snapshots: SnapshotScheduler | None = None  # set when the registry keeps snapshots
 
@@ -138,6 +140,16 @@ class LongTermMemory:
 
                 self._trace = WriteTrace(self.journal_path.with_name(TRACE_FILE))
             return self._trace
+
+    @property
+    def usage(self) -> UsageLedger:
+        """Model calls and tokens by purpose, per run, beside the journal (opened on first use)."""
+        with self._open_lock:
+            if self._usage is None:
+                from memory.usage import UsageLedger
+
+                self._usage = UsageLedger(self.journal_path.with_name(TRACE_FILE))
+            return self._usage
 
     # ── write interface ─────────────────────────────────────────────────
 
