@@ -29,8 +29,8 @@ def _text(content: Any) -> str:
 
 def scripted_reply(request: dict[str, Any]) -> dict[str, Any]:
     """The assistant message for a request: a memory writer gets one create_memory call for
-    each user message of the turns it writes, then finishes; a chat request gets its memories
-    quoted back."""
+    each user message of the turns it writes, then finishes; the LLM retriever gets [0]; a chat
+    request gets its memories quoted back."""
     messages = request.get("messages", [])
     tools = {t["function"]["name"]: t["function"] for t in request.get("tools") or []}
     if "create_memory" in tools:
@@ -52,6 +52,9 @@ def scripted_reply(request: dict[str, Any]) -> dict[str, Any]:
                 }
             )
         return {"role": "assistant", "content": None, "tool_calls": calls}
+    said = "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "user")
+    if "</query>" in said:  # the LLM retriever: pick the first memory of the numbered list
+        return {"role": "assistant", "content": "[0]"}
     system = "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
     fence = _MEMORIES.search(system)
     content = f"STUB: I remember: {fence.group(1)}" if fence else NO_MEMORIES_REPLY
