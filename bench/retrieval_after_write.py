@@ -115,9 +115,7 @@ def main() -> int:
               f"{slow_p50:16.1f} {slow_p95:16.1f} {speed:12.0f}x")  # fmt: skip
         if size == 100_000 and p95 > TARGET_P95_MS:
             met = False
-    print(
-        "index update (change feed + update, no query) after n memories changed, ms (median of 5)"
-    )
+    print("index update (change feed + update, no query) after n memories changed, ms, median of 5")
     print(f"{'memories':>9} " + " ".join(f"{f'n={n:,}':>10}" for n in CHANGED))
     for size, by_count in costs.items():
         print(f"{size:>9,} " + " ".join(f"{by_count[n]:10.2f}" for n in CHANGED))

@@ -42,11 +42,13 @@ class WriterInput:
     optionally `thread_id`, `checkpoint_id`, `lineage`, `scope_policy`, `language`,
     `writer_model`, `enqueued_at`, `admission`); or `thread_id` and `turn_id`: the chat turn
     whose hand-off scheduled this run. Then the run writes the batches of the user's waiting
-    turns (graph/pending.py) that are due, and ends at once when none is."""
+    turns (graph/pending.py) that are due, and ends at once when none is. With `flush` the
+    batch of `thread_id` is due now (before that conversation is compacted)."""
 
     turn: dict[str, Any] = field(default_factory=dict)
     thread_id: str = ""
     turn_id: str = ""
+    flush: bool = False
 
 
 @dataclass
@@ -96,7 +98,8 @@ async def write_pending(state: WriterState, runtime: Runtime[Context]) -> dict[s
     await drop_pending(store, user, [t.turn_id for t in applied])
     waiting = [t for t in waiting if t not in applied]
     trigger = (state.thread_id, state.turn_id) if state.turn_id else None
-    batches = due_batches(waiting, trigger, run.settings.batch_policy())
+    flush = state.thread_id if state.flush else None
+    batches = due_batches(waiting, trigger, run.settings.batch_policy(), flush=flush)
     if not batches:
         return {"result": "nothing due"}
     attempt = _attempt_number(runtime)

@@ -63,6 +63,7 @@ def due_batches(
     trigger: tuple[str, str] | None,
     policy: BatchPolicy,
     now: datetime | None = None,
+    flush: str | None = None,
 ) -> list[list[Turn]]:
     """The batches a writer run should write now, oldest first.
 
@@ -70,7 +71,8 @@ def due_batches(
     later: when that turn is still its thread's newest, the thread was quiet since, and its batch
     is due (that is the debounce; a newer turn has a run of its own coming). A thread's batch is
     also due once it holds a turn decided "write" (or not scored), `policy.size` turns, or when
-    its newest turn waited so long that its run must have been lost.
+    its newest turn waited so long that its run must have been lost. `flush` names a thread
+    whose batch is due now whatever it holds (before that conversation is compacted).
     """
     now = now or datetime.now(UTC)
     lost_after = timedelta(seconds=2 * policy.quiet_seconds) + LOST_RUN_GRACE
@@ -81,7 +83,8 @@ def due_batches(
     for thread, waiting in by_thread.items():
         newest = waiting[-1]
         if (
-            any(turn.decision != "batch" for turn in waiting)
+            thread == flush
+            or any(turn.decision != "batch" for turn in waiting)
             or len(waiting) >= policy.size
             or trigger == (thread, newest.turn_id)
             or now - _when(newest) >= lost_after

@@ -133,6 +133,7 @@ def test_a_batch_is_due_when_its_thread_went_quiet_or_filled_or_a_write_came() -
     assert due_batches(written, None, policy) == [written]
     lost = [turn(0, "b", BATCH, minutes_ago=10)]  # its run never came
     assert due_batches([*quiet, *lost], ("a", "a-0"), policy) == [lost]
+    assert due_batches(quiet, None, policy, flush="a") == [quiet]  # before compaction
 
 
 async def test_the_server_writer_writes_a_threads_waiting_turns_in_one_agent_run(
