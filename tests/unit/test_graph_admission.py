@@ -19,6 +19,7 @@ from graph.settings import use_settings
 from memory.admission import Admission
 from memory.factory import open_memory_manager
 from memory.long_term import JOURNAL_FILE, TRACE_FILE
+from memory.registry import registry
 from memory.turn import Turn
 from memory.writer.batching import BatchPolicy
 from memory.writer.journal import TurnJournal
@@ -97,6 +98,22 @@ async def test_facts_wait_in_their_batch_and_a_remember_takes_them_along(tmp_pat
         for r in WriteTrace(tmp_path / "memory" / TRACE_FILE).admissions("alice")
     ]
     assert sorted(decisions) == ["batch", "batch", "write"]
+
+
+async def test_a_threads_batch_can_be_flushed_before_compaction(tmp_path: Path) -> None:
+    app = compile_graph(checkpointer=InMemorySaver())
+    with use_settings(write_batch_size=10):
+        await chat(app, "My name is Ada.", thread="t9")
+        await asyncio.sleep(0.2)
+        assert stored(tmp_path) == []
+        memory = registry.peek(f"yaml:{tmp_path / 'memory'}", "alice")
+        assert memory is not None
+        assert await asyncio.wrap_future(local_writer.flush(memory, "t9")) == 1
+        for _ in range(100):  # written without anyone waiting for the queue to drain
+            if stored(tmp_path):
+                break
+            await asyncio.sleep(0.05)
+    assert stored(tmp_path) == ["User's name is Ada"]
 
 
 async def test_with_admission_off_every_turn_is_written_as_before(tmp_path: Path) -> None:
