@@ -10,7 +10,7 @@ import hashlib
 import hmac
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from langgraph.config import get_config
@@ -19,7 +19,7 @@ from langgraph.utils.runnable import RunnableCallable
 
 from graph.context import Context
 from graph.lineage import acurrent_lineage, current_lineage
-from graph.pending import keep_pending, keep_pending_sync
+from graph.pending import PENDING_NAMESPACE, keep_pending, keep_pending_sync
 from graph.run_memory import (
     RunMemory,
     is_under_langgraph_server,
@@ -101,7 +101,8 @@ async def altm_write(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if mode == "server":
             if runtime.store is not None:
                 await keep_pending(runtime.store, turn)
-            await schedule_server_write(run, turn, pending=runtime.store is not None)
+            pending = runtime.store is not None
+            await _kept_if_unscheduled(schedule_server_write(run, turn, pending=pending), pending)
         elif mode == "local":
             await asyncio.wrap_future(local_writer.submit(run.memory, turn, writer_consumer()))
         else:
@@ -133,7 +134,10 @@ def ltm_write_sync(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             if runtime.store is not None:
                 keep_pending_sync(runtime.store, turn)
             pending = runtime.store is not None
-            local_writer.run(schedule_server_write(run, turn, pending=pending)).result()
+            scheduled = _kept_if_unscheduled(
+                schedule_server_write(run, turn, pending=pending), pending
+            )
+            local_writer.run(scheduled).result()
         elif mode == "local":
             local_writer.submit(run.memory, turn, writer_consumer()).result()
         else:
@@ -145,6 +149,20 @@ def ltm_write_sync(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 # The chat graph's last node, with a sync and an async body: both invoke and ainvoke work.
 ltm_write = RunnableCallable(ltm_write_sync, altm_write, name="ltm_write")
+
+
+async def _kept_if_unscheduled(scheduling: Coroutine[Any, Any, None], pending: bool) -> None:
+    """Schedule the writer run; when that fails for a turn already waiting in the store, say so:
+    the user's next writer run writes it (a thread whose run was lost is written then)."""
+    try:
+        await scheduling
+    except Exception as exc:
+        if not pending:
+            raise
+        raise RuntimeError(
+            f"{exc} (the turn is kept in the store under {PENDING_NAMESPACE!r}: a later "
+            "memory_writer run of the user writes it)"
+        ) from exc
 
 
 def _outcome(turn: Turn | None, mode: str, status: str, error: str = "") -> dict[str, Any]:
@@ -160,7 +178,7 @@ def _outcome(turn: Turn | None, mode: str, status: str, error: str = "") -> dict
 def _failed(turn: Turn | None, mode: str, exc: Exception) -> dict[str, Any]:
     user = turn.user_id if turn is not None else "?"
     logger.error(
-        "the memory write of turn %s for user %r failed (%s mode); nothing of it was kept: %s",
+        "the memory write of turn %s for user %r failed (%s mode): %s",
         turn.turn_id if turn is not None else "?",
         user,
         mode or "no",

@@ -94,7 +94,11 @@ async def write_pending(state: WriterState, runtime: Runtime[Context]) -> dict[s
         return {"result": "no store: nothing waits"}
     manager, user = run.memory.manager, run.user_id
     waiting = await pending_turns(store, user)
+    # Applied before a crash kept them waiting: the store has them, so they only leave (and
+    # the trace rows staged under a batch's last id become applied).
     applied = [t for t in waiting if await asyncio.to_thread(manager.has_applied, t.turn_id)]
+    for turn in applied:
+        await asyncio.to_thread(run.memory.trace.mark_applied, user, turn.turn_id)
     await drop_pending(store, user, [t.turn_id for t in applied])
     waiting = [t for t in waiting if t not in applied]
     trigger = (state.thread_id, state.turn_id) if state.turn_id else None

@@ -28,7 +28,8 @@ class State(InputState):
       "error", "admission"}` with status `journaled` (local queue: durable, written soon),
       `scheduled` (server: kept in the store, a memory_writer run is queued), `written`
       (inline), `skipped` (no user message, or nothing worth keeping: `admission` says why) or
-      `failed` (nothing was kept: `error` says why; the reply itself is fine). `admission` is
+      `failed` (the hand-off failed: `error` says why, and whether the server keeps the turn
+      for a later run; the reply itself is fine). `admission` is
       `{"score", "decision", "reasons"}` (docs/ADMISSION.md) when the turn was scored.
     - `cost`: this run's model calls and tokens by purpose, `{"chat" | "retrieval": {"calls",
       "input_tokens", "output_tokens"}}` (the background writer's are counted in its own run).

@@ -378,6 +378,10 @@ async def test_a_taken_writer_thread_loses_the_write_but_never_the_reply(
     assert (outcome["mode"], outcome["status"]) == ("server", "failed"), outcome
     assert f"writer thread {taken} of user 'carol.smith' is not usable" in outcome["error"]
     assert "GULFSTREAM_WRITER_THREAD_SECRET" in outcome["error"]
+    # Not lost for good: the turn waits in her store for a later writer run, and says so.
+    assert "memories_pending" in outcome["error"]
+    waiting = await search_store(server, "carol.smith", ["memories_pending", "carol%2Esmith"])
+    assert [i["key"] for i in waiting.json()["items"]] == [outcome["turn_id"]], waiting.text
     log = server.log()
     assert "the memory write of turn" in log and "for user 'carol.smith' failed" in log
 
