@@ -158,6 +158,8 @@ async def main() -> int:
     db = tmp / "memory.db"
     os.environ["GULFSTREAM_MEMORY_BACKEND"] = f"sqlite:{db}"
     os.environ["GULFSTREAM_SNAPSHOT_SECONDS"] = "off"
+    # Every admitted turn is written on its own, at once: the path of one turn to `apply`.
+    os.environ["GULFSTREAM_WRITE_BATCH_SIZE"] = "1"
     os.environ.pop("OPENAI_API_KEY", None)
     os.environ.pop("OPENAI_BASE_URL", None)
     from langgraph.checkpoint.memory import InMemorySaver
@@ -179,7 +181,9 @@ async def main() -> int:
     await asyncio.to_thread(wait_for_applied_turns, db, 1)
     recorder.armed = True
     sys.setprofile(recorder)
-    second = {"messages": [{"role": "user", "content": "Where do I live?"}]}
+    # A fact (the admission scorer would skip a bare question: it never reaches the writer).
+    said = "I moved to Porto last month, where do I live now?"
+    second = {"messages": [{"role": "user", "content": said}]}
     await app.ainvoke(second, {"configurable": {"thread_id": "path"}}, **context_args)
     await asyncio.to_thread(recorder.write_done.wait, 60)
     sys.setprofile(None)

@@ -18,6 +18,7 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
+from graph.pending import PENDING_NAMESPACE
 from graph.run_memory import DEAD_WRITES_NAMESPACE
 from graph.settings import get_settings
 from memory.manager import validate_user_id
@@ -32,10 +33,12 @@ from memory.store_manager import (
 TOKENS_ENV = "GULFSTREAM_AUTH_TOKENS"
 OWNER_KEY = "owner"
 # Store namespaces laid out as (kind, user label): the second label says whose they are. The
-# memory writer's failed turns (DEAD_WRITES_NAMESPACE) are the user's too: listed, sent again.
+# memory writer's failed turns (DEAD_WRITES_NAMESPACE) and the turns waiting for their batch
+# (PENDING_NAMESPACE) are the user's too: listed, sent again.
 MEMORY_NAMESPACES = frozenset(
-    {ITEMS_NAMESPACE, META_NAMESPACE, TURNS_NAMESPACE, BACKUP_NAMESPACE, DEAD_WRITES_NAMESPACE}
-)
+    {ITEMS_NAMESPACE, META_NAMESPACE, TURNS_NAMESPACE, BACKUP_NAMESPACE, DEAD_WRITES_NAMESPACE,
+     PENDING_NAMESPACE}
+)  # fmt: skip
 EDITOR_PAGE_PREFIX = "/memories"
 EDITOR_API_PREFIX = "/memories/api/"
 ANONYMOUS: Auth.types.MinimalUserDict = {"identity": "anonymous", "is_authenticated": False}

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import hashlib
 import hmac
 import logging
 import uuid
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from langgraph.config import get_config
@@ -17,6 +19,7 @@ from langgraph.utils.runnable import RunnableCallable
 
 from graph.context import Context
 from graph.lineage import acurrent_lineage, current_lineage
+from graph.pending import PENDING_NAMESPACE, keep_pending, keep_pending_sync
 from graph.run_memory import (
     RunMemory,
     is_under_langgraph_server,
@@ -24,7 +27,9 @@ from graph.run_memory import (
     writer_consumer,
 )
 from graph.state import State
+from memory.admission import score_turn
 from memory.turn import Turn
+from memory.usage import describe, from_dicts
 from memory.writer.local import local_writer
 
 logger = logging.getLogger(__name__)
@@ -52,9 +57,34 @@ def write_mode(run: RunMemory) -> str:
     return "server" if is_under_langgraph_server(run.config) else "local"
 
 
+def admit(run: RunMemory, turn: Turn, related: Sequence[dict[str, Any]]) -> Turn:
+    """The turn with the admission scorer's verdict (`memory.admission`), unless the deployment
+    turned admission off. The memories retrieved for this turn tell a repeat."""
+    if not run.settings.admission:
+        return turn
+    memories = [str(m.get("description", "")) for m in related]
+    return dataclasses.replace(turn, admission=score_turn(turn.user_text, memories=memories))
+
+
+def record_turn(run: RunMemory, turn: Turn, cost: dict[str, dict[str, int]]) -> None:
+    """Keep the admission decision with the write trace (the editor's live view shows it) and
+    the run's model calls in the user's ledger, and log both. Records, not the write itself: a
+    failure is logged and the turn goes on."""
+    usage = from_dicts(cost)
+    logger.info("turn %s: model calls %s", turn.turn_id, describe(usage))
+    if turn.admission is not None:
+        logger.info("turn %s: %s", turn.turn_id, turn.admission.describe())
+    try:
+        run.memory.trace.record_admission(turn)
+        run.memory.usage.record(turn.user_id, turn.turn_id, usage, turn.thread_id)
+    except Exception:
+        logger.exception("recording turn %s in the trace and ledger failed", turn.turn_id)
+
+
 async def altm_write(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Hand the finished turn to the memory writer and return (`inline`: once it is written).
-    The outcome is in `memory_write`; a failure is logged and never fails the chat run."""
+    A turn the admission scorer skips goes nowhere. The outcome is in `memory_write`; a failure
+    is logged and never fails the chat run."""
     config = get_config()
     turn: Turn | None = None
     mode = ""
@@ -63,9 +93,16 @@ async def altm_write(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         turn = run.finished_turn(state.messages, await acurrent_lineage(config))
         if turn is None:
             return _outcome(None, "", "skipped")
+        turn = admit(run, turn, state.related_memories)
         mode = write_mode(run)
+        await asyncio.to_thread(record_turn, run, turn, state.cost)
+        if turn.decision == "skip":
+            return _outcome(turn, mode, "skipped")
         if mode == "server":
-            await schedule_server_write(run, turn)
+            if runtime.store is not None:
+                await keep_pending(runtime.store, turn)
+            pending = runtime.store is not None
+            await _kept_if_unscheduled(schedule_server_write(run, turn, pending=pending), pending)
         elif mode == "local":
             await asyncio.wrap_future(local_writer.submit(run.memory, turn, writer_consumer()))
         else:
@@ -88,9 +125,19 @@ def ltm_write_sync(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         turn = run.finished_turn(state.messages, current_lineage(config))
         if turn is None:
             return _outcome(None, "", "skipped")
+        turn = admit(run, turn, state.related_memories)
         mode = write_mode(run)
+        record_turn(run, turn, state.cost)
+        if turn.decision == "skip":
+            return _outcome(turn, mode, "skipped")
         if mode == "server":
-            local_writer.run(schedule_server_write(run, turn)).result()
+            if runtime.store is not None:
+                keep_pending_sync(runtime.store, turn)
+            pending = runtime.store is not None
+            scheduled = _kept_if_unscheduled(
+                schedule_server_write(run, turn, pending=pending), pending
+            )
+            local_writer.run(scheduled).result()
         elif mode == "local":
             local_writer.submit(run.memory, turn, writer_consumer()).result()
         else:
@@ -104,17 +151,34 @@ def ltm_write_sync(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 ltm_write = RunnableCallable(ltm_write_sync, altm_write, name="ltm_write")
 
 
+async def _kept_if_unscheduled(scheduling: Coroutine[Any, Any, None], pending: bool) -> None:
+    """Schedule the writer run; when that fails for a turn already waiting in the store, say so:
+    the user's next writer run writes it (a thread whose run was lost is written then)."""
+    try:
+        await scheduling
+    except Exception as exc:
+        if not pending:
+            raise
+        raise RuntimeError(
+            f"{exc} (the turn is kept in the store under {PENDING_NAMESPACE!r}: a later "
+            "memory_writer run of the user writes it)"
+        ) from exc
+
+
 def _outcome(turn: Turn | None, mode: str, status: str, error: str = "") -> dict[str, Any]:
     turn_id = turn.turn_id if turn is not None else ""
     if turn is not None and not error:
         logger.debug("turn %s handed to the %s writer: %s", turn_id, mode, status)
-    return {"memory_write": {"turn_id": turn_id, "mode": mode, "status": status, "error": error}}
+    outcome: dict[str, Any] = {"turn_id": turn_id, "mode": mode, "status": status, "error": error}
+    if turn is not None and turn.admission is not None:
+        outcome["admission"] = turn.admission.to_dict()
+    return {"memory_write": outcome}
 
 
 def _failed(turn: Turn | None, mode: str, exc: Exception) -> dict[str, Any]:
     user = turn.user_id if turn is not None else "?"
     logger.error(
-        "the memory write of turn %s for user %r failed (%s mode); nothing of it was kept: %s",
+        "the memory write of turn %s for user %r failed (%s mode): %s",
         turn.turn_id if turn is not None else "?",
         user,
         mode or "no",
@@ -124,9 +188,15 @@ def _failed(turn: Turn | None, mode: str, exc: Exception) -> dict[str, Any]:
     return _outcome(turn, mode, "failed", f"{type(exc).__name__}: {exc}")
 
 
-async def schedule_server_write(run: RunMemory, turn: Turn) -> None:
+async def schedule_server_write(run: RunMemory, turn: Turn, *, pending: bool = False) -> None:
     """Queue a `memory_writer` run on the user's writer thread; a thread that cannot be used
-    (another user's, or gone) raises with the user and turn id."""
+    (another user's, or gone) raises with the user and turn id.
+
+    With `pending` the turn waits in the store (graph/pending.py) and the run is told only
+    which turn scheduled it: a "batch" turn's run starts GULFSTREAM_WRITE_BATCH_SECONDS later and
+    writes the thread's batch if no newer turn came meanwhile (the server's own scheduling is the
+    debounce); a "write" turn's run starts after GULFSTREAM_WRITE_DELAY_SECONDS and takes its
+    thread's batch along. Without a store the turn itself is the run's input."""
     from langgraph_sdk import get_client
     from langgraph_sdk.errors import ConflictError, NotFoundError
 
@@ -138,12 +208,16 @@ async def schedule_server_write(run: RunMemory, turn: Turn) -> None:
             if_exists="do_nothing",
             metadata={"gulfstream": "memory_writer", "user_id": turn.user_id},
         )
+        settings = run.settings
+        waits = pending and turn.decision == "batch"
         await client.runs.create(
             writer_thread,
             WRITER_GRAPH_ID,
-            input={"turn": turn.to_dict()},
+            input={"thread_id": turn.thread_id, "turn_id": turn.turn_id}
+            if pending
+            else {"turn": turn.to_dict()},
             context={"user_id": turn.user_id},
-            after_seconds=run.settings.write_delay_seconds,
+            after_seconds=settings.write_batch_seconds if waits else settings.write_delay_seconds,
             # enqueue: a turn arriving while an earlier one waits or runs is queued behind it,
             # never replaces it (the default strategy would reject or interrupt).
             multitask_strategy="enqueue",

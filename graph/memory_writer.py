@@ -1,4 +1,5 @@
-"""The `memory_writer` graph: one finished turn in, written to the user's memory exactly once."""
+"""The `memory_writer` graph: a finished turn, or a thread's batch of waiting turns, written to the
+user's memory exactly once."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from langgraph.types import RetryPolicy
 
 from graph.context import Context
 from graph.models import check_model_allowed
-from graph.run_memory import DEAD_WRITES_NAMESPACE, open_run_memory, writer_consumer
+from graph.pending import drop_pending, due_batches, pending_turns
+from graph.run_memory import DEAD_WRITES_NAMESPACE, RunMemory, open_run_memory, writer_consumer
 from graph.settings import custom_auth_configured
 from memory.store_manager import namespace_label
 from memory.turn import Turn
@@ -35,12 +37,18 @@ WRITE_RETRY = RetryPolicy(
 
 @dataclass
 class WriterInput:
-    """One turn to write, as `memory.turn.Turn.to_dict()` gives it: `user_id`, `turn_id`,
-    `messages` (`[{"role": "user" | "assistant", "content": str}]`), and optionally
-    `thread_id`, `checkpoint_id`, `lineage` (`{thread_id, checkpoint_ids}`), `scope_policy`,
-    `language`, `writer_model`, `enqueued_at`."""
+    """Either `turn`: one turn to write now, as `memory.turn.Turn.to_dict()` gives it
+    (`user_id`, `turn_id`, `messages` = `[{"role": "user" | "assistant", "content": str}]`, and
+    optionally `thread_id`, `checkpoint_id`, `lineage`, `scope_policy`, `language`,
+    `writer_model`, `enqueued_at`, `admission`); or `thread_id` and `turn_id`: the chat turn
+    whose hand-off scheduled this run. Then the run writes the batches of the user's waiting
+    turns (graph/pending.py) that are due, and ends at once when none is. With `flush` the
+    batch of `thread_id` is due now (before that conversation is compacted)."""
 
     turn: dict[str, Any] = field(default_factory=dict)
+    thread_id: str = ""
+    turn_id: str = ""
+    flush: bool = False
 
 
 @dataclass
@@ -51,24 +59,23 @@ class WriterState(WriterInput):
 
 
 async def write_memory(state: WriterState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Apply the turn to the user's memory; after the last failed attempt the turn is recorded
-    under ("memories_dead", <user label>) in the store, to be listed and sent again."""
+    """Apply the turn (or the due batches) to the user's memory; after the last failed attempt
+    each turn is recorded under ("memories_dead", <user label>) in the store, to be listed and
+    sent again."""
+    if not state.turn:
+        return await write_pending(state, runtime)
     turn = Turn.from_dict(state.turn)  # ValueError for bad input: not retried
     config = get_config()
     # With custom auth, a client calling this graph directly writes only its own memory.
     run = await asyncio.to_thread(open_run_memory, runtime, config, user_id=turn.user_id)
     if run.user_id != turn.user_id:
         turn = dataclasses.replace(turn, user_id=run.user_id)
-    if not turn.writer_model:  # "" = the default: the run's writer model
-        turn = dataclasses.replace(turn, writer_model=run.context.writer_model)
-    check_model_allowed("writer_model", turn.writer_model, run.settings, custom_auth_configured())
+    turn = _with_writer_model(turn, run)
     attempt = _attempt_number(runtime)
     try:
         result = await writer_consumer().consume(turn, run.memory)
     except Exception as exc:
-        retry_on = WRITE_RETRY.retry_on
-        will_retry = attempt < WRITE_RETRY.max_attempts and callable(retry_on) and retry_on(exc)
-        if not will_retry or getattr(exc, "dead_letter", False):
+        if _gives_up(exc, attempt):
             await _record_dead_write(runtime.store, turn, exc, attempt)
         raise
     if runtime.store is not None:  # a turn sent again after failing is no longer dead
@@ -76,6 +83,61 @@ async def write_memory(state: WriterState, runtime: Runtime[Context]) -> dict[st
     summary = result.summary or "applied"
     logger.info("memory_writer turn %s for user %r: %s", turn.turn_id, turn.user_id, summary)
     return {"result": summary}
+
+
+async def write_pending(state: WriterState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Write the user's waiting turns whose batch is due, one writer run per batch; a turn is
+    removed from the waiting ones once applied (a crash in between is caught by its id)."""
+    store = runtime.store
+    run = await asyncio.to_thread(open_run_memory, runtime, get_config())
+    if store is None:
+        return {"result": "no store: nothing waits"}
+    manager, user = run.memory.manager, run.user_id
+    waiting = await pending_turns(store, user)
+    # Applied before a crash kept them waiting: the store has them, so they only leave (and
+    # the trace rows staged under a batch's last id become applied).
+    applied = [t for t in waiting if await asyncio.to_thread(manager.has_applied, t.turn_id)]
+    for turn in applied:
+        await asyncio.to_thread(run.memory.trace.mark_applied, user, turn.turn_id)
+    await drop_pending(store, user, [t.turn_id for t in applied])
+    waiting = [t for t in waiting if t not in applied]
+    trigger = (state.thread_id, state.turn_id) if state.turn_id else None
+    flush = state.thread_id if state.flush else None
+    batches = due_batches(waiting, trigger, run.settings.batch_policy(), flush=flush)
+    if not batches:
+        return {"result": "nothing due"}
+    attempt = _attempt_number(runtime)
+    for batch in batches:
+        turn = _with_writer_model(Turn.merge(batch), run)
+        ids = [t.turn_id for t in batch]
+        try:
+            await writer_consumer().consume(turn, run.memory)
+        except Exception as exc:
+            if _gives_up(exc, attempt):
+                for member in batch:
+                    await _record_dead_write(store, member, exc, attempt)
+                await drop_pending(store, user, ids)
+            raise
+        await drop_pending(store, user, ids)
+        logger.info("memory_writer wrote turns %s of user %r in one run", ids, user)
+    written = sum(len(batch) for batch in batches)
+    return {"result": f"wrote {written} turns in {len(batches)} runs"}
+
+
+def _with_writer_model(turn: Turn, run: RunMemory) -> Turn:
+    """The turn with its writer model ("" = the run's), refused when the deployment does not
+    allow it."""
+    if not turn.writer_model:
+        turn = dataclasses.replace(turn, writer_model=run.context.writer_model)
+    check_model_allowed("writer_model", turn.writer_model, run.settings, custom_auth_configured())
+    return turn
+
+
+def _gives_up(exc: Exception, attempt: int) -> bool:
+    """Whether this failure is the last: no retry is left, or the writer model is paused."""
+    retry_on = WRITE_RETRY.retry_on
+    will_retry = attempt < WRITE_RETRY.max_attempts and callable(retry_on) and retry_on(exc)
+    return not will_retry or bool(getattr(exc, "dead_letter", False))
 
 
 def _attempt_number(runtime: Runtime[Context]) -> int:

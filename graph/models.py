@@ -107,7 +107,14 @@ def _build(
         from langchain_openai import ChatOpenAI
 
         api_key = os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_API_KEY
-        return ChatOpenAI(model=model, base_url=base_url, api_key=api_key, **options)  # type: ignore[arg-type]
+        # stream_usage: a streamed answer reports its tokens too (the cost accounting reads them)
+        return ChatOpenAI(
+            model=model,
+            base_url=base_url,
+            api_key=api_key,  # type: ignore[arg-type]
+            stream_usage=True,
+            **options,
+        )
     from langchain.chat_models import init_chat_model
 
     return init_chat_model(model, model_provider=provider, **options)

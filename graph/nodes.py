@@ -17,6 +17,8 @@ from graph.state import State
 from graph.tools import CHAT_TOOLS
 from memory.language import resolve_language
 from memory.messages import text_of
+from memory.metering import metered
+from memory.usage import UsageMeter, add_up, as_dicts, from_dicts
 
 
 def latest_user_text(messages: Sequence[AnyMessage]) -> str:
@@ -32,15 +34,18 @@ def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     core_context = run.core_context()
     query = latest_user_text(state.messages)
     if not query.strip():
-        return {"related_memories": [], "core_context": core_context}
-    memories = run.memory.get_related_memory_from(
-        query,
-        run.context.retrieval_mode,
-        run.context.retrieval_limit,
-        current_lineage(run.config),
-        llm=run.ranking_model(),
-    )
-    return {"related_memories": memories, "core_context": core_context}
+        return {"related_memories": [], "core_context": core_context, "cost": {}}
+    meter = UsageMeter()  # the first node of a run: the run's cost starts here
+    with metered(meter, "retrieval"):  # a model call only in the llm and hybrid modes
+        memories = run.memory.get_related_memory_from(
+            query,
+            run.context.retrieval_mode,
+            run.context.retrieval_limit,
+            current_lineage(run.config),
+            llm=run.ranking_model(),
+        )
+    cost = as_dicts(meter.by_purpose())
+    return {"related_memories": memories, "core_context": core_context, "cost": cost}
 
 
 def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -50,8 +55,11 @@ def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     model = load_chat_model(context.model).bind_tools(CHAT_TOOLS)
     language = resolve_language(context.language, latest_user_text(state.messages))
     prompt = build_system_prompt(context, state.related_memories, state.core_context, language)
-    response = model.invoke([SystemMessage(content=prompt), *state.messages])
-    return {"messages": [response]}
+    meter = UsageMeter()
+    with metered(meter, "chat"):
+        response = model.invoke([SystemMessage(content=prompt), *state.messages])
+    cost = add_up(from_dicts(state.cost), meter.by_purpose())
+    return {"messages": [response], "cost": as_dicts(cost)}
 
 
 def route_after_agent(state: State) -> Literal["tools", "ltm_write"]:

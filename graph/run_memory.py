@@ -132,6 +132,7 @@ def open_run_memory(
         snapshot_delay=settings.snapshot_seconds,
         embeddings=deployment_embeddings(),
     )
+    memory.batching = settings.batch_policy()  # the deployment's, for the local queue
     configurable = config.get("configurable") or {}
     thread_id = str(configurable.get("thread_id") or "")
     return RunMemory(

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from memory.writer.batching import MAX_BATCH_SIZE, BatchPolicy
+
 ENV_PREFIX = "GULFSTREAM_"
 WRITE_MODES = ("auto", "server", "local", "inline")
 MAX_WRITE_DELAY_SECONDS = 3600
@@ -47,6 +49,21 @@ class Settings:
     )
     write_delay_seconds: int = field(
         default=0, metadata={"help": "server mode: the writer run starts this much later"}
+    )
+    admission: bool = field(
+        default=True,
+        metadata={
+            "help": "score each finished turn without a model and write only what is worth "
+            "keeping (memory.admission); off: every turn is written at once"
+        },
+    )
+    write_batch_size: int = field(
+        default=5,
+        metadata={"help": "a thread's admitted turns are written together once this many wait"},
+    )
+    write_batch_seconds: int = field(
+        default=30,
+        metadata={"help": "... or once the thread has been quiet this long (seconds)"},
     )
     writer_thread_secret: str = field(
         default="",
@@ -117,6 +134,12 @@ class Settings:
             raise ValueError(
                 f"GULFSTREAM_WRITE_DELAY_SECONDS must be 0 to {MAX_WRITE_DELAY_SECONDS}"
             )
+        if not 1 <= self.write_batch_size <= MAX_BATCH_SIZE:
+            raise ValueError(f"GULFSTREAM_WRITE_BATCH_SIZE must be 1 to {MAX_BATCH_SIZE}")
+        if not 0 <= self.write_batch_seconds <= MAX_WRITE_DELAY_SECONDS:
+            raise ValueError(
+                f"GULFSTREAM_WRITE_BATCH_SECONDS must be 0 to {MAX_WRITE_DELAY_SECONDS}"
+            )
         if self.writer_timeout_seconds <= 0:
             raise ValueError("GULFSTREAM_WRITER_TIMEOUT_SECONDS must be positive")
         if not self.memory_backend.strip():
@@ -124,6 +147,10 @@ class Settings:
 
     def with_changes(self, **changes: Any) -> Settings:
         return replace(self, **changes)
+
+    def batch_policy(self) -> BatchPolicy:
+        """How the local queue batches a thread's admitted turns."""
+        return BatchPolicy(self.write_batch_size, float(self.write_batch_seconds))
 
 
 def _parse(name: str, raw: str, default: Any) -> Any:

@@ -25,11 +25,17 @@ class State(InputState):
       this branch of the conversation may read;
     - `core_context`: the user's core context block (`{}` until the first turn was written);
     - `memory_write`: what became of this turn's memory write, `{"turn_id", "mode", "status",
-      "error"}` with status `journaled` (local queue: durable, written soon), `scheduled`
-      (server: a memory_writer run is queued), `written` (inline), `skipped` (no user message)
-      or `failed` (nothing was kept: `error` says why; the reply itself is fine).
+      "error", "admission"}` with status `journaled` (local queue: durable, written soon),
+      `scheduled` (server: kept in the store, a memory_writer run is queued), `written`
+      (inline), `skipped` (no user message, or nothing worth keeping: `admission` says why) or
+      `failed` (the hand-off failed: `error` says why, and whether the server keeps the turn
+      for a later run; the reply itself is fine). `admission` is
+      `{"score", "decision", "reasons"}` (docs/ADMISSION.md) when the turn was scored.
+    - `cost`: this run's model calls and tokens by purpose, `{"chat" | "retrieval": {"calls",
+      "input_tokens", "output_tokens"}}` (the background writer's are counted in its own run).
     """
 
     related_memories: list[dict[str, Any]] = field(default_factory=list)
     core_context: dict[str, str] = field(default_factory=dict)
-    memory_write: dict[str, str] = field(default_factory=dict)
+    memory_write: dict[str, Any] = field(default_factory=dict)
+    cost: dict[str, dict[str, int]] = field(default_factory=dict)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,12 +118,34 @@ def visible_ids(items: Mapping[str, MemoryItem], lineage: Lineage | None) -> set
     return visible - superseded
 
 
+class LineageFilter:
+    """`memory_id in LineageFilter(branch_items, lineage)`: whether a run with `lineage` may read
+    a live item, knowing only the branch-scope items (tombstones included). It answers as
+    `visible_ids` does for live ids, without reading the user-scope items: a user item is
+    visible unless a branch item on the lineage supersedes it. Ask it about live ids only."""
+
+    def __init__(self, branch_items: Mapping[str, MemoryItem], lineage: Lineage) -> None:
+        superseded: set[str] = set()
+        seen: set[str] = set()
+        for memory_id, item in branch_items.items():
+            if not in_lineage(item, lineage):
+                continue
+            if item.supersedes:
+                superseded.add(item.supersedes)
+            if not item.deleted:
+                seen.add(memory_id)
+        self._hidden = (set(branch_items) - seen) | superseded
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id not in self._hidden
+
+
 def overfetch_k(limit: int, overfetch: int = DEFAULT_OVERFETCH) -> int:
     """How many ranked candidates to take before the lineage filter: max(overfetch, 40 x limit)."""
     return max(overfetch, limit * 40)
 
 
-def filter_ranked(ranked_ids: Iterable[str], visible: set[str], limit: int) -> list[str]:
+def filter_ranked(ranked_ids: Iterable[str], visible: Container[str], limit: int) -> list[str]:
     """The first `limit` ranked ids that are visible, in rank order."""
     kept: list[str] = []
     if limit <= 0:

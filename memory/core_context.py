@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory.item import now_iso
+
+if TYPE_CHECKING:
+    from memory.manager import BaseMemoryManager
 
 CORE_CONTEXT_KEYS = ("persona", "human", "goal")
 MAX_CORE_CONTEXT_CHARS = 4000
 HUMAN_SEED_CHARS = 600
+IDENTITY_SECTIONS = ("identity", "身份")  # what `human` lists first
 GOAL_SEED_CHARS = 200
 # Stored flat (every backend keeps a str -> str mapping): a thread's goal under "goal@<thread>",
 # and who wrote `human` last: "auto" (the writer's seeding) or "user" (a hand edit pins it).
@@ -146,3 +150,10 @@ def truncate(text: str, limit: int) -> str:
     """`text` on one line, cut at `limit` characters with an ellipsis."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def user_facts(manager: BaseMemoryManager) -> list[str]:
+    """The live user-scope memories, identity sections first (what `human` is made of)."""
+    items = [item for item in manager.list_items().values() if item.scope == "user"]
+    items.sort(key=lambda item: item.theme not in IDENTITY_SECTIONS)  # stable: order kept
+    return [item.description for item in items]

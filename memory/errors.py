@@ -51,3 +51,15 @@ class StaleWrite(MemoryError_):
             f"{op} of memory {memory_id!r} refused: it changed since the writer read it (read at "
             f"{expected!r}, now {found!r}); nothing was applied, re-run the turn on a fresh read"
         )
+
+
+class PartlyApplied(MemoryError_):
+    """Some turns of a batch were applied before (by another writer): nothing was applied now;
+    write the others again without them."""
+
+    def __init__(self, applied: list[str]) -> None:
+        self.applied = applied
+        super().__init__(
+            f"turns {', '.join(applied)} of the batch were already applied; nothing was applied "
+            "now: write the rest as a batch of its own"
+        )

@@ -17,9 +17,11 @@ from memory.retrieval import RetrievalMode, Retrievers
 from memory.retrieval.embedder import DEFAULT as DEFAULT_EMBEDDINGS
 from memory.retrieval.embedder import resolve_embeddings
 from memory.turn import Turn
+from memory.writer.batching import BatchPolicy
 
 if TYPE_CHECKING:
     from memory.snapshot import SnapshotScheduler
+    from memory.usage import UsageLedger
     from memory.writer.queue import DurableWriteQueue, RetryPolicy, TurnConsumer, WriteStatus
     from memory.writer.staging import ToolEvent
     from memory.writer.trace import WriteTrace
@@ -55,6 +57,7 @@ class LongTermMemory:
         retry: RetryPolicy | None = None,
         journal_durability: Literal["full", "normal"] = "normal",
         embeddings: Any = DEFAULT_EMBEDDINGS,
+        batching: BatchPolicy | None = None,
     ) -> None:
         self.manager = manager
         self.retrievers = Retrievers(manager, llm, embeddings=resolve_embeddings(embeddings))
@@ -64,10 +67,14 @@ class LongTermMemory:
         self.consumer = consumer
         self.writer_llm = writer_llm if writer_llm is not None else llm
         self._listeners: list[Callable[[ToolEvent], Any]] = [on_event] if on_event else []
+        # How admitted "batch" turns wait per thread before one writer run (graph/ sets the
+        # deployment's; turns without an admission decision never wait).
+        self.batching = batching if batching is not None else BatchPolicy()
         self._retry = retry
         self._durability = journal_durability
         self._queue: DurableWriteQueue | None = None
         self._trace: WriteTrace | None = None
+        self._usage: UsageLedger | None = None
         self._open_lock = threading.Lock()
         self.snapshots: SnapshotScheduler | None = None  # set when the registry keeps snapshots
 
@@ -145,6 +152,16 @@ class LongTermMemory:
                 self._trace = WriteTrace(self.trace_path)
             return self._trace
 
+    @property
+    def usage(self) -> UsageLedger:
+        """Model calls and tokens by purpose, per run, beside the journal (opened on first use)."""
+        with self._open_lock:
+            if self._usage is None:
+                from memory.usage import UsageLedger
+
+                self._usage = UsageLedger(self.trace_path)
+            return self._usage
+
     # ── write interface ─────────────────────────────────────────────────
 
     def _writer(self) -> DurableWriteQueue:
@@ -213,8 +230,14 @@ class LongTermMemory:
         turn_id = f"{session_id or 'session'}:{message_id}" if message_id else None
         return await self.send_history(messages, session_id=session_id, turn_id=turn_id)
 
+    def flush(self, thread_id: str | None = None) -> int:
+        """Write the turns waiting in a batch (of `thread_id`, or every thread) now instead of
+        when their batch is due: before a conversation is compacted, or when a session ends.
+        Returns how many turns that was. Call it in the queue's event loop."""
+        return self._queue.flush(thread_id) if self._queue is not None else 0
+
     async def join(self) -> None:
-        """Wait until every turn queued so far was processed."""
+        """Wait until every turn queued so far was processed (waiting batches are written)."""
         if self._queue is not None:
             await self._queue.join()
 

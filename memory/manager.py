@@ -21,7 +21,7 @@ from memory.document import (
     MemoryDocument,
     MemoryTransaction,
 )
-from memory.errors import CorruptStoreError, MemoryNotFound, WritesDisabled
+from memory.errors import CorruptStoreError, MemoryNotFound, PartlyApplied, WritesDisabled
 from memory.item import MemoryItem
 from memory.repair import SelfCheckReport
 
@@ -137,7 +137,10 @@ class BaseMemoryManager(ABC):
 
     def read_document(self) -> MemoryDocument:
         """Everything stored (tombstones, applied turns, core context); treat it as read-only."""
-        return self._read_document()
+        document = self._read_document()
+        # The read cache is keyed on the revision, which tracks the items only: the core context
+        # (seeded after a turn is applied) is read afresh, or a snapshot would miss it.
+        return replace(document, core_context=self._read_core_context())
 
     def _read_document(self) -> MemoryDocument:
         revision = self._stored_revision()
@@ -163,6 +166,17 @@ class BaseMemoryManager(ABC):
     def deleted_items(self) -> dict[str, MemoryItem]:
         """Tombstones by id, for a "recently deleted" view."""
         return {i: item for i, item in self._read_document().items.items() if item.deleted}
+
+    def changes_since(self, token: str) -> tuple[str, dict[str, MemoryItem]] | None:
+        """What was written after `token` (a `change_token()`): the current token and the items
+        changed since, tombstones included, so that an index learns them without reading the
+        whole store. None when the backend cannot tell (the caller reads everything)."""
+        return None
+
+    def branch_items(self) -> dict[str, MemoryItem]:
+        """The branch-scope items, tombstones included: all a lineage filter needs to know
+        besides which items are live (`memory.branch.LineageFilter`)."""
+        return {i: item for i, item in self.all_items().items() if item.scope == "branch"}
 
     def live_count(self) -> int:
         """How many live items there are; backends with a query for it override this."""
@@ -234,22 +248,34 @@ class BaseMemoryManager(ABC):
             tx.remove(id)
 
     def apply(
-        self, changes: Sequence[Change], turn_id: str, provenance: Provenance | None = None
+        self,
+        changes: Sequence[Change],
+        turn_id: str | Sequence[str],
+        provenance: Provenance | None = None,
     ) -> ApplyResult:
         """Apply a batch all-or-nothing and record `turn_id`; a repeated turn changes nothing.
+
+        `turn_id` may list the turns of one writer run (a batch): all are recorded in the same
+        transaction, so each is either applied or not, never half. A batch whose turns were all
+        applied changes nothing; one with only some of them applied raises PartlyApplied.
 
         With a `provenance`, new items take it as their origin and every history entry written
         records it. With its `checkpoint_id`, branch items written at another checkpoint are
         copy-on-write: update, delete, merge and restore raise CopyOnWriteRefused, a hit is a
         no-op.
         """
-        if not isinstance(turn_id, str) or not turn_id.strip():
-            raise ValueError("turn_id must be a non-empty string")
+        turn_ids = [turn_id] if isinstance(turn_id, str) else list(turn_id)
+        if not turn_ids or not all(isinstance(t, str) and t.strip() for t in turn_ids):
+            raise ValueError("turn_id must be a non-empty string (or a list of them)")
+        turn_id = turn_ids[-1]
         if provenance is not None and not provenance.turn_id:
             provenance = replace(provenance, turn_id=turn_id)
         with self.transaction() as tx:
-            if tx.has_turn(turn_id):
+            applied = [t for t in turn_ids if tx.has_turn(t)]
+            if len(applied) == len(turn_ids):
                 return ApplyResult(turn_id=turn_id, applied=False, results=[])
+            if applied:
+                raise PartlyApplied(applied)
             work: MemoryTransaction = tx
             if provenance is not None:
                 work = ProvenanceTransaction(tx, provenance)
@@ -257,7 +283,8 @@ class BaseMemoryManager(ABC):
             results = [
                 operations.apply_change(work, change, provenance, self.new_id) for change in changes
             ]
-            tx.record_turn(turn_id)
+            for recorded in turn_ids:
+                tx.record_turn(recorded)
             return ApplyResult(turn_id=turn_id, applied=True, results=results)
 
     def forget(

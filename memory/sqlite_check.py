@@ -65,8 +65,10 @@ def check_and_repair(manager: SqliteMemoryManager) -> tuple[list[str], list[str]
             conn.execute(
                 "UPDATE memory_meta SET revision = 0 WHERE user_id = ?", (manager.user_id,)
             )
-        conn.execute(
-            "UPDATE memory_meta SET revision = revision + 1 WHERE user_id = ?", (manager.user_id,)
+        conn.execute(  # repaired rows carry no revision: change feeds start over
+            "UPDATE memory_meta SET revision = revision + 1, reset_rev = revision + 1"
+            " WHERE user_id = ?",
+            (manager.user_id,),
         )
         conn.execute(
             "INSERT OR IGNORE INTO memory_meta (user_id, revision) VALUES (?, 1)",

@@ -148,13 +148,16 @@ class SqliteMemoryManager(BaseMemoryManager):
         self._check_writable()
         with self._write_lock():
             conn = self._conn()
-            transaction = SqliteTransaction(conn, self.user_id)
+            rev = self._revision(conn) + 1  # read under BEGIN IMMEDIATE: no other writer
+            transaction = SqliteTransaction(conn, self.user_id, rev)
             yield transaction
             if transaction.dirty:
+                reset = rev if transaction.removed else 0
                 conn.execute(
-                    "INSERT INTO memory_meta (user_id, revision) VALUES (?, 1) ON CONFLICT"
-                    " (user_id) DO UPDATE SET revision = revision + 1",
-                    (self.user_id,),
+                    "INSERT INTO memory_meta (user_id, revision, reset_rev) VALUES (?, ?, ?) ON"
+                    " CONFLICT (user_id) DO UPDATE SET revision = excluded.revision,"
+                    " reset_rev = max(reset_rev, excluded.reset_rev)",
+                    (self.user_id, rev, reset),
                 )
         if transaction.dirty:  # committed: tell the listeners
             self._notify_changed()
@@ -200,8 +203,9 @@ class SqliteMemoryManager(BaseMemoryManager):
                 return self._save_all(document)
         for table in ("memory_items", "memory_history", "memory_turns"):
             conn.execute(f"DELETE FROM {table} WHERE user_id = ?", (self.user_id,))
+        rev = document.revision
         conn.executemany(
-            UPSERT_ITEM, [item_params(self.user_id, i, it) for i, it in document.items.items()]
+            UPSERT_ITEM, [item_params(self.user_id, i, it, rev) for i, it in document.items.items()]
         )
         conn.executemany(
             INSERT_HISTORY,
@@ -217,15 +221,19 @@ class SqliteMemoryManager(BaseMemoryManager):
             "INSERT OR IGNORE INTO memory_turns (user_id, turn_id, applied_at) VALUES (?, ?, ?)",
             [(self.user_id, t, applied) for t in document.applied_turns],
         )
-        conn.execute(
-            "INSERT INTO memory_meta (user_id, revision) VALUES (?, ?) ON CONFLICT (user_id)"
-            " DO UPDATE SET revision = excluded.revision",
-            (self.user_id, document.revision),
+        conn.execute(  # everything was rewritten: every change feed starts over
+            "INSERT INTO memory_meta (user_id, revision, reset_rev) VALUES (?, ?, ?) ON CONFLICT"
+            " (user_id) DO UPDATE SET revision = excluded.revision, reset_rev = excluded.reset_rev",
+            (self.user_id, rev, rev),
         )
         return None
 
     def _scan_items(
-        self, conn: sqlite3.Connection, where: str, with_history: bool = True
+        self,
+        conn: sqlite3.Connection,
+        where: str,
+        with_history: bool = True,
+        params: tuple[Any, ...] = (),
     ) -> Iterator[tuple[str, MemoryItem, list[str]]]:
         """(id, item, repairs) for this user's rows matching `where`, in insertion order."""
         histories: dict[str, list[Any]] = {}
@@ -237,8 +245,8 @@ class SqliteMemoryManager(BaseMemoryManager):
                 histories.setdefault(item_id, []).append(decode_entry(entry))
         rows = conn.execute(
             f"SELECT {ITEM_COLUMNS} FROM memory_items WHERE user_id = ? {where} ORDER BY pos",
-            (self.user_id,),
-        )
+            (self.user_id, *params),
+        ).fetchall()
         for row in rows:
             fast = None if with_history else well_formed_item(row)
             if fast is not None:
@@ -267,6 +275,32 @@ class SqliteMemoryManager(BaseMemoryManager):
 
     def _read_item(self, memory_id: str) -> MemoryItem | None:
         return SqliteTransaction(self._conn(), self.user_id).get(memory_id)
+
+    def changes_since(self, token: str) -> tuple[str, dict[str, MemoryItem]] | None:
+        """The rows written after revision `token` (without their history), from one indexed
+        query; None when rows were removed or rewritten since (read everything then)."""
+        if not token.isdigit():
+            return None
+        conn = self._conn()
+        own_transaction = not conn.in_transaction
+        if own_transaction:  # the revision and the rows from one snapshot
+            conn.execute("BEGIN")
+        try:
+            row = conn.execute(
+                "SELECT revision, reset_rev FROM memory_meta WHERE user_id = ?", (self.user_id,)
+            ).fetchone()
+            revision, reset = (row[0], row[1]) if row else (0, 0)
+            if not isinstance(revision, int) or reset > int(token):
+                return None
+            changed = self._scan_items(conn, "AND rev > ?", False, (int(token),))
+            return str(revision), {memory_id: item for memory_id, item, _ in changed}
+        finally:
+            if own_transaction:
+                conn.execute("COMMIT")
+
+    def branch_items(self) -> dict[str, MemoryItem]:
+        rows = self._scan_items(self._conn(), "AND scope = 'branch'", with_history=False)
+        return {memory_id: item for memory_id, item, _ in rows}
 
     def has_applied(self, turn_id: str) -> bool:
         return turn_recorded(self._conn(), self.user_id, turn_id)

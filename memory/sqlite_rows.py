@@ -12,7 +12,7 @@ from memory.item import MAX_THEME_CHARS, MemoryItem, now_iso
 from memory.repair import item_from_raw
 
 BUSY_TIMEOUT_MS = 60_000
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Migration steps by the schema version they reach; `_migrate` runs the missing ones in order.
 MIGRATIONS: dict[int, list[str]] = {
     1: [
@@ -39,16 +39,26 @@ MIGRATIONS: dict[int, list[str]] = {
         """CREATE TABLE IF NOT EXISTS memory_core_context (
             user_id TEXT PRIMARY KEY, context TEXT NOT NULL)""",
     ],
+    # A change feed: each row keeps the revision that last wrote it, so a reader learns what
+    # changed since its revision with one indexed query (`changes_since`). A write that removes
+    # rows or rewrites them all moves `reset_rev`: readers older than it read everything again.
+    3: [
+        "ALTER TABLE memory_items ADD COLUMN rev INTEGER NOT NULL DEFAULT 0",
+        "CREATE INDEX IF NOT EXISTS memory_items_by_rev ON memory_items (user_id, rev)",
+        "CREATE INDEX IF NOT EXISTS memory_items_of_branches ON memory_items (user_id)"
+        " WHERE scope = 'branch'",
+        "ALTER TABLE memory_meta ADD COLUMN reset_rev INTEGER NOT NULL DEFAULT 0",
+    ],
 }
 ITEM_COLUMNS = "id, description, theme, latest_update_time, hit, deleted, scope, origin, supersedes"
 UPSERT_ITEM = (
     "INSERT INTO memory_items (user_id, id, description, theme, latest_update_time, hit, deleted,"
-    " scope, origin, supersedes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " scope, origin, supersedes, rev) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     " ON CONFLICT (user_id, id) DO UPDATE SET"
     " description = excluded.description, theme = excluded.theme,"
     " latest_update_time = excluded.latest_update_time, hit = excluded.hit,"
     " deleted = excluded.deleted, scope = excluded.scope, origin = excluded.origin,"
-    " supersedes = excluded.supersedes"
+    " supersedes = excluded.supersedes, rev = excluded.rev"
 )
 INSERT_HISTORY = "INSERT INTO memory_history (user_id, item_id, seq, entry) VALUES (?, ?, ?, ?)"
 
@@ -103,7 +113,7 @@ def decode_entry(text: Any) -> Any:
         return text  # item_from_raw keeps it as a note and reports the repair
 
 
-def item_params(user_id: str, memory_id: str, item: MemoryItem) -> tuple[Any, ...]:
+def item_params(user_id: str, memory_id: str, item: MemoryItem, rev: int) -> tuple[Any, ...]:
     return (
         user_id,
         memory_id,
@@ -115,15 +125,18 @@ def item_params(user_id: str, memory_id: str, item: MemoryItem) -> tuple[Any, ..
         item.scope,
         json.dumps(item.origin, ensure_ascii=False, sort_keys=True),
         item.supersedes,
+        rev,
     )
 
 
 class SqliteTransaction(MemoryTransaction):
-    """Point reads and writes on one connection inside BEGIN IMMEDIATE; history is appended."""
+    """Point reads and writes on one connection inside BEGIN IMMEDIATE; history is appended.
+    Rows written are stamped with `rev`, the revision this transaction commits."""
 
-    def __init__(self, conn: sqlite3.Connection, user_id: str) -> None:
-        self.conn, self.user_id = conn, user_id
+    def __init__(self, conn: sqlite3.Connection, user_id: str, rev: int = 0) -> None:
+        self.conn, self.user_id, self.rev = conn, user_id, rev
         self.dirty = False
+        self.removed = False  # rows were deleted: the change feed cannot tell
         # What each item's history rows held when read: lets `put` append instead of rewrite.
         self._stored: dict[str, tuple[list[Any], int]] = {}
 
@@ -143,7 +156,7 @@ class SqliteTransaction(MemoryTransaction):
         return item_from_raw(memory_id, raw_row(row, list(history)), [])
 
     def put(self, memory_id: str, item: MemoryItem) -> None:
-        self.conn.execute(UPSERT_ITEM, item_params(self.user_id, memory_id, item))
+        self.conn.execute(UPSERT_ITEM, item_params(self.user_id, memory_id, item, self.rev))
         stored, last_seq = self._stored.get(memory_id, ([], -1))
         if memory_id not in self._stored or item.history[: len(stored)] != stored:
             # New item, or history reordered (merge) or repaired: rewrite this item's history.
@@ -173,7 +186,7 @@ class SqliteTransaction(MemoryTransaction):
                 (self.user_id, memory_id),
             )
         self._stored.pop(memory_id, None)
-        self.dirty = True
+        self.dirty = self.removed = True
 
     def has_turn(self, turn_id: str) -> bool:
         return turn_recorded(self.conn, self.user_id, turn_id)

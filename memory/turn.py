@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from memory.admission import Admission
 from memory.branch import Lineage, Provenance, check_scope_policy
 from memory.item import now_iso
 from memory.language import LANGUAGE_POLICIES
@@ -26,6 +28,10 @@ class Turn:
     - `scope_policy`: "auto" (the writer picks per memory), "user" or "branch".
     - `language`: "auto" (the user's language), "en" or "zh"; `writer_model`: the model that
       writes it ("" = whatever the consumer uses by default).
+    - `admission`: the admission scorer's verdict (`memory.admission`): "write" now, "batch"
+      with its thread's next turns, or "skip"; None when it was not scored (written at once).
+    - `batch`: set only on the value `Turn.merge` makes of several turns of one thread: their
+      ids in order (the last is `turn_id`); `apply` records every one of them.
     """
 
     user_id: str
@@ -38,6 +44,8 @@ class Turn:
     language: str = "auto"
     writer_model: str = ""
     enqueued_at: str = field(default_factory=now_iso)
+    admission: Admission | None = None
+    batch: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         validate_user_id(self.user_id)
@@ -55,6 +63,13 @@ class Turn:
                 f"Turn.language must be one of {', '.join(LANGUAGE_POLICIES)}, "
                 f"got {self.language!r}"
             )
+        if self.admission is not None and not isinstance(self.admission, Admission):
+            raise ValueError("Turn.admission must be an Admission or None")
+        object.__setattr__(self, "batch", tuple(self.batch))
+        if self.batch and (
+            not all(isinstance(i, str) and i for i in self.batch) or self.batch[-1] != self.turn_id
+        ):
+            raise ValueError("Turn.batch lists the merged turns' ids and ends with turn_id")
 
     @classmethod
     def of(
@@ -67,6 +82,33 @@ class Turn:
     ) -> Turn:
         """A turn with a fresh random id unless one is given (`details`: the other fields)."""
         return cls(user_id, turn_id or uuid.uuid4().hex, tuple(messages), **details)  # type: ignore[arg-type]
+
+    @classmethod
+    def merge(cls, turns: Sequence[Turn]) -> Turn:
+        """One value for several turns of one thread, oldest first, for one writer run: their
+        messages in order, where the last was said (its checkpoint and lineage: a branch memory
+        written from the batch is seen below the last turn, which descends from the others),
+        and every turn id in `batch`. One turn is returned as it is."""
+        if not turns:
+            raise ValueError("Turn.merge needs at least one turn")
+        if len(turns) == 1:
+            return turns[0]
+        last = turns[-1]
+        if any((t.user_id, t.thread_id) != (last.user_id, last.thread_id) for t in turns):
+            raise ValueError("Turn.merge takes turns of one user and one thread")
+        messages = tuple(m for t in turns for m in t.messages)
+        ids = tuple(i for t in turns for i in t.turn_ids)
+        return dataclasses.replace(last, messages=messages, batch=ids)
+
+    @property
+    def turn_ids(self) -> tuple[str, ...]:
+        """The ids this value stands for: its own, or those of the turns it merges."""
+        return self.batch or (self.turn_id,)
+
+    @property
+    def decision(self) -> str:
+        """The admission decision; a turn that was not scored is written at once."""
+        return self.admission.decision if self.admission is not None else "write"
 
     @property
     def provenance(self) -> Provenance | None:
@@ -90,6 +132,8 @@ class Turn:
         data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["messages"] = [dict(m) for m in self.messages]
         data["lineage"] = self.lineage.as_dict() if self.lineage is not None else None
+        data["admission"] = self.admission.to_dict() if self.admission is not None else None
+        data["batch"] = list(self.batch)
         return data
 
     @classmethod
@@ -106,7 +150,13 @@ class Turn:
             not isinstance(lineage, Mapping) or not isinstance(lineage.get("checkpoint_ids"), list)
         ):
             raise ValueError("Turn.lineage needs a checkpoint_ids list")
-        values = {**data, "lineage": Lineage.from_dict(lineage)}
+        admission = data.get("admission")
+        values = {
+            **data,
+            "lineage": Lineage.from_dict(lineage),
+            "admission": Admission.from_dict(admission) if admission is not None else None,
+            "batch": tuple(data.get("batch") or ()),
+        }
         for name in ("user_id", "turn_id", "messages"):
             if name not in values:
                 raise ValueError(f"a turn needs {name}")

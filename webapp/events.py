@@ -148,7 +148,19 @@ async def change_stream(
         if reopen is not None:
             opened = await to_thread.run_sync(reopen)
             if opened is None:
-                if time.monotonic() - last_beat > HEARTBEAT_SECONDS:
+                # Nothing stored yet; the trace beside the journal may still say what the
+                # writer decided (a turn the admission scorer skipped writes nothing else).
+                new_stamp = await to_thread.run_sync(trace_signature, memory)
+                trace = []
+                if new_stamp != stamp:
+                    stamp = new_stamp
+                    trace = await to_thread.run_sync(trace_rows, memory, seen)
+                if trace:
+                    yield format_event(
+                        "change", {"revision": revision, "changes": [], "trace": trace}
+                    )
+                    last_beat = time.monotonic()
+                elif time.monotonic() - last_beat > HEARTBEAT_SECONDS:
                     yield ": heartbeat\n\n"
                     last_beat = time.monotonic()
                 continue

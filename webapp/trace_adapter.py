@@ -1,4 +1,5 @@
-"""Read the memory writer's trace (which tool changed what) for the editor's live panel."""
+"""Read the memory writer's trace for the editor: which tool changed what, which turns the
+admission scorer let through or skipped (the live panel), and the model calls (the status)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from memory.long_term import LongTermMemory
-from memory.writer.trace import TraceEntry, WriteTrace
+from memory.usage import UsageLedger, as_dicts
+from memory.writer.trace import AdmissionEntry, TraceEntry, WriteTrace
 
 RECENT_ROWS = 50
+ADMISSION_STEP = -2  # an admission decision's key on a stream, beside the changes' steps
 TraceKey = tuple[str, int]
 
 
@@ -17,16 +20,44 @@ def trace_file(memory: LongTermMemory) -> Path:
     return memory.trace_path
 
 
-def recent_entries(memory: LongTermMemory) -> list[TraceEntry]:
-    """The user's latest applied changes, newest first ([] before anything was written)."""
+def recent_entries(memory: LongTermMemory) -> tuple[list[TraceEntry], list[AdmissionEntry]]:
+    """The user's latest applied changes and admission decisions, newest first (nothing before
+    the first turn was recorded)."""
     path = trace_file(memory)
     if not path.exists():  # opening a WriteTrace would create the file; the editor only reads
-        return []
+        return [], []
     trace = WriteTrace(path)
     try:
-        return trace.for_user(memory.user_id, limit=RECENT_ROWS)
+        user = memory.user_id
+        return trace.for_user(user, limit=RECENT_ROWS), trace.admissions(user, limit=RECENT_ROWS)
     finally:
         trace.close()
+
+
+def usage_totals(memory: LongTermMemory) -> dict[str, dict[str, int]]:
+    """The user's model calls and tokens so far by purpose (`memory.usage`); {} before any."""
+    path = trace_file(memory)
+    if not path.exists():
+        return {}
+    ledger = UsageLedger(path)
+    try:
+        return as_dicts(ledger.totals(memory.user_id))
+    finally:
+        ledger.close()
+
+
+def admission_row(entry: AdmissionEntry) -> dict[str, Any]:
+    """What the page shows for one admission decision: what was said, the decision, and why."""
+    admission = entry.admission
+    return {
+        "tool": "admission",
+        "action": admission.decision,
+        "time": entry.time,
+        "turn_id": entry.turn_id,
+        "id": "",
+        "description": entry.said[:300],
+        "reason": f"score {admission.score:g}: {', '.join(admission.reasons) or '-'}",
+    }
 
 
 def row(entry: TraceEntry) -> dict[str, Any]:
@@ -59,6 +90,10 @@ def trace_signature(memory: LongTermMemory) -> tuple[tuple[str, int, int], ...]:
 
 def unseen_rows(memory: LongTermMemory, seen: set[TraceKey]) -> list[dict[str, Any]]:
     """Rows not reported yet on this stream, oldest first; `seen` is updated in place."""
-    fresh = [e for e in recent_entries(memory) if (e.turn_id, e.step) not in seen]
+    changes, admissions = recent_entries(memory)
+    fresh = [e for e in changes if (e.turn_id, e.step) not in seen]
+    decided = [a for a in admissions if (a.turn_id, ADMISSION_STEP) not in seen]
     seen.update((e.turn_id, e.step) for e in fresh)
-    return [row(e) for e in reversed(fresh)]
+    seen.update((a.turn_id, ADMISSION_STEP) for a in decided)
+    rows = [(e.time, row(e)) for e in fresh] + [(a.time, admission_row(a)) for a in decided]
+    return [shown for _, shown in sorted(rows, key=lambda pair: pair[0])]

@@ -185,4 +185,17 @@ def status(memory: LongTermMemory) -> dict[str, Any]:
         "checked_item_count": report.item_count,
         "backend": manager.backend,
         "user_id": manager.user_id,
+        "usage": model_usage(memory),
     }
+
+
+def model_usage(memory: LongTermMemory) -> dict[str, dict[str, int]]:
+    """The user's model calls and tokens by purpose ({} when the writer package is absent or
+    nothing was recorded; a ledger that cannot be read never stops the status)."""
+    try:
+        from webapp.trace_adapter import usage_totals
+
+        return usage_totals(memory)
+    except Exception:
+        logger.exception("reading the model usage of %r failed", memory.user_id)
+        return {}

@@ -15,15 +15,18 @@ from graph.settings import get_settings, load_dotenv
 from memory.branch import Lineage, Provenance, visible_ids
 from memory.errors import MemoryNotFound
 from memory.item import MemoryItem
+from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
 from memory.registry import registry
+from memory.usage import PURPOSES, describe, from_dicts
 from memory.writer.staging import ToolEvent
 
 WRITE_WAIT_SECONDS = 120.0
 FORGET_REASON = "forgotten from the terminal chat"
 HELP = (
-    "Commands: /memories  /forget <id or text>  /restore <id>  /back (take back your last "
-    "message: the next one starts a sibling branch)  /new (a new thread)  /quit"
+    "Commands: /memories  /forget <id or text>  /restore <id>  /cost (model calls by purpose)  "
+    "/back (take back your last message: the next one starts a sibling branch)  /new (a new "
+    "thread)  /quit"
 )
 
 
@@ -98,6 +101,22 @@ def restore(manager: BaseMemoryManager, memory_id: str) -> str:
     return f"  restored {memory_id}: {deleted[memory_id].description}"
 
 
+def cost_report(memory: LongTermMemory, last_turn: dict[str, dict[str, int]]) -> str:
+    """The last turn's model calls and the user's so far, by purpose (the background writer's
+    appear once it has written; a skipped turn costs it nothing)."""
+    totals = memory.usage.totals(memory.user_id)
+    lines = [f"  last turn: {describe(from_dicts(last_turn))}" if last_turn else ""]
+    lines.append(f"  you so far: {describe(totals)}")
+    for purpose in PURPOSES:
+        usage = totals.get(purpose)
+        if usage is not None and usage.calls:
+            lines.append(
+                f"    {purpose:<9} {usage.calls:>4} calls {usage.input_tokens:>8} in "
+                f"{usage.output_tokens:>7} out tokens"
+            )
+    return "\n".join(line for line in lines if line)
+
+
 async def read_line(prompt: str) -> str | None:
     try:
         return await asyncio.to_thread(input, prompt)
@@ -113,6 +132,7 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
         # `fork_from` when it is set.
         turn_ends: list[str] = []
         fork_from: str | None = None
+        last_cost: dict[str, dict[str, int]] = {}
         while True:
             line = await read_line("you> ")
             if line is None or line.strip() == "/quit":
@@ -141,6 +161,9 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
             elif line.startswith("/restore"):
                 target = line.removeprefix("/restore")
                 print(await asyncio.to_thread(restore, session.manager, target))
+            elif line == "/cost":
+                assert session.memory is not None
+                print(await asyncio.to_thread(cost_report, session.memory, last_cost))
             elif line == "/new":
                 thread_id = uuid.uuid4().hex[:8]
                 turn_ends, fork_from = [], None
@@ -156,7 +179,7 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
                 print(f"  unknown command. {HELP}")
             else:
                 reply = await session.say(thread_id, line, checkpoint_id=fork_from)
-                fork_from = None
+                fork_from, last_cost = None, reply.cost
                 turn_ends.append(await session.latest_checkpoint_id(thread_id))
                 print(f"bot> {reply.text}")
 

@@ -33,11 +33,13 @@ EXIT_WAIT_SECONDS = 60.0
 
 @dataclasses.dataclass
 class TurnReply:
-    """What one turn produced: the reply, the memories it was given, and its memory write."""
+    """What one turn produced: the reply, the memories it was given, its memory write, and its
+    model calls by purpose."""
 
     text: str
     related_memories: list[dict[str, Any]]
-    memory_write: dict[str, str] = dataclasses.field(default_factory=dict)
+    memory_write: dict[str, Any] = dataclasses.field(default_factory=dict)
+    cost: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
 
 
 class LocalSession:
@@ -128,7 +130,8 @@ class LocalSession:
         last = state["messages"][-1]
         reply = last.text if isinstance(last, AIMessage) else str(last.content)
         related = list(state.get("related_memories", []))
-        return TurnReply(reply, related, dict(state.get("memory_write") or {}))
+        write, cost = dict(state.get("memory_write") or {}), dict(state.get("cost") or {})
+        return TurnReply(reply, related, write, cost)
 
     async def latest_checkpoint_id(self, thread_id: str) -> str:
         """The checkpoint the thread's last turn ended at (to fork from it later); "" for a

@@ -54,30 +54,51 @@ class Bm25Index:
     """Postings per term; BM25 weights are computed at query time for the query's terms only.
 
     A query's cost grows with the postings of its own terms, not with the size of the store. An
-    index is never changed once built: `updated()` returns a new one that shares the untouched
-    postings, so a reader holding the old index is never disturbed.
+    update costs what changed: the entries list, the id → position map and the postings are
+    shared with the index it was made from and only appended to (positions at or beyond an
+    index's `count` belong to later indexes: queries cut them off); the small per-position
+    arrays are the index's own. A reader holding an older index is never disturbed. Only the
+    newest index of a line is updated in place like this; updating an older one rebuilds.
     """
 
     revision: str
-    entries: list[IndexedMemory]  # by position; dead positions included (see `alive`)
-    positions: dict[str, int]  # live id → position
-    postings: dict[str, Posting]
+    entries: list[IndexedMemory]  # by position; dead positions included (see `alive`); shared
+    positions: dict[str, int]  # live id → position, of the newest index of the line; shared
+    postings: dict[str, Posting]  # shared; arrays sorted by position
     lengths: npt.NDArray[np.float64]
-    alive: npt.NDArray[np.bool_]
+    alive: npt.NDArray[np.bool_]  # this index's positions: `count` of them
     updated_at: npt.NDArray[np.float64]
     total_length: float
     total_chars: int  # characters of the live descriptions and themes (hybrid's budget)
     theme_counts: dict[str, int] = field(default_factory=dict)  # theme key → live items
+    live: int = 0  # how many live memories
+    generation: int = 0
+    tip: list[int] = field(default_factory=lambda: [0])  # the line's newest generation; shared
 
     @classmethod
-    def build(cls, revision: str, items: Mapping[str, MemoryItem]) -> Bm25Index:
-        """Index every live item from scratch."""
+    def build(
+        cls,
+        revision: str,
+        items: Mapping[str, MemoryItem],
+        entries: list[IndexedMemory] | None = None,
+    ) -> Bm25Index:
+        """Index every live item (or the given `entries`) from scratch."""
         empty = cls(revision, [], {}, {}, np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0),
                     0.0, 0, {})  # fmt: skip
-        return empty._with(revision, [IndexedMemory.of(i, item) for i, item in items.items()], [])
+        entries = entries if entries is not None else [
+            IndexedMemory.of(i, item) for i, item in items.items()
+        ]  # fmt: skip
+        return empty._with(revision, entries, [])
+
+    @property
+    def count(self) -> int:
+        """Positions this index covers, dead ones included."""
+        return len(self.alive)
 
     def updated(self, revision: str, items: Mapping[str, MemoryItem]) -> Bm25Index:
         """The index of `items` at `revision`, re-tokenizing only what was added or changed."""
+        if self.tip[0] != self.generation:
+            return Bm25Index.build(revision, items)
         added: list[IndexedMemory] = []
         gone: list[int] = []
         refreshed: dict[int, IndexedMemory] = {}
@@ -92,11 +113,41 @@ class Bm25Index:
                 added.append(IndexedMemory.of(memory_id, item))
             elif old.hit != item.hit or old.latest_update_time != item.latest_update_time:
                 refreshed[position] = IndexedMemory.of(memory_id, item)
-        if len(items) - len(added) + len(gone) < len(self.positions):  # some ids disappeared
+        if len(items) - len(added) + len(gone) < self.live:  # some ids disappeared
             gone += [p for i, p in self.positions.items() if i not in items]
-        dead = int((~self.alive).sum()) + len(gone)
-        if dead > MAX_DEAD_SHARE * (len(self.entries) + len(added)):
+        dead = self.count - self.live + len(gone)
+        if dead > MAX_DEAD_SHARE * (self.count + len(added)):
             return Bm25Index.build(revision, items)
+        return self._with(revision, added, gone, refreshed)
+
+    def with_changes(self, revision: str, changed: Mapping[str, MemoryItem]) -> Bm25Index:
+        """The index at `revision` from the items written since this index's revision only
+        (tombstones included: they leave it), as a manager's `changes_since` gives them: the
+        update costs what changed, and the store is not read again."""
+        added: list[IndexedMemory] = []
+        gone: list[int] = []
+        refreshed: dict[int, IndexedMemory] = {}
+        for memory_id, item in changed.items():
+            position = self.positions.get(memory_id) if self.tip[0] == self.generation else None
+            if item.deleted:
+                gone += [position] if position is not None else []
+            elif position is None:
+                added.append(IndexedMemory.of(memory_id, item))
+            elif (self.entries[position].description, self.entries[position].theme) != (
+                item.description,
+                item.theme,
+            ):
+                gone.append(position)
+                added.append(IndexedMemory.of(memory_id, item))
+            else:
+                refreshed[position] = IndexedMemory.of(memory_id, item)
+        dead = self.count - self.live + len(gone)
+        if self.tip[0] != self.generation or dead > MAX_DEAD_SHARE * (self.count + len(added)):
+            # An older index of the line, or too many dead positions: build afresh from what
+            # this index holds and what changed.
+            kept = {entry.id: entry for entry in self.live_entries() if entry.id not in changed}
+            kept.update({entry.id: entry for entry in [*refreshed.values(), *added]})
+            return Bm25Index.build(revision, {}, entries=list(kept.values()))
         return self._with(revision, added, gone, refreshed)
 
     def _with(
@@ -106,12 +157,12 @@ class Bm25Index:
         gone: list[int],
         refreshed: dict[int, IndexedMemory] | None = None,
     ) -> Bm25Index:
-        entries = list(self.entries)
-        positions = dict(self.positions)
-        alive = self.alive.copy()
+        entries, positions, postings = self.entries, self.positions, self.postings
+        alive = np.concatenate([self.alive, np.ones(len(added), dtype=bool)])
         updated_at = self.updated_at.copy()
         total_length, total_chars = self.total_length, self.total_chars
         theme_counts = dict(self.theme_counts)
+        live = self.live - len(gone) + len(added)
         for position in gone:
             entry = entries[position]
             alive[position] = False
@@ -123,7 +174,7 @@ class Bm25Index:
             if theme_counts[key] <= 0:
                 del theme_counts[key]
         for position, entry in (refreshed or {}).items():
-            entries[position] = entry
+            entries[position] = entry  # the same text: older readers see a fresher hit count
             updated_at[position] = entry.updated_at
         new_postings: dict[str, list[tuple[int, int]]] = {}
         new_lengths: list[float] = []
@@ -138,35 +189,43 @@ class Bm25Index:
             total_chars += len(entry.description) + len(entry.theme)
             key = theme_key(entry.theme)
             theme_counts[key] = theme_counts.get(key, 0) + 1
-        postings = dict(self.postings)
         for term, pairs in new_postings.items():
             docs = np.fromiter((p for p, _ in pairs), dtype=np.int32, count=len(pairs))
             freqs = np.fromiter((c for _, c in pairs), dtype=np.float32, count=len(pairs))
             if term in postings:
                 old_docs, old_freqs = postings[term]
                 docs, freqs = np.concatenate([old_docs, docs]), np.concatenate([old_freqs, freqs])
-            postings[term] = (docs, freqs)
+            postings[term] = (docs, freqs)  # one assignment: a reader sees old or new arrays
+        self.tip[0] = self.generation + 1
         return Bm25Index(
             revision=revision,
             entries=entries,
             positions=positions,
             postings=postings,
             lengths=np.concatenate([self.lengths, np.asarray(new_lengths, dtype=np.float64)]),
-            alive=np.concatenate([alive, np.ones(len(added), dtype=bool)]),
+            alive=alive,
             updated_at=np.concatenate([updated_at, [entry.updated_at for entry in added]]),
             total_length=total_length + sum(new_lengths),
             total_chars=total_chars,
             theme_counts=theme_counts,
+            live=live,
+            generation=self.generation + 1,
+            tip=self.tip,
         )
 
     @property
     def size(self) -> int:
         """How many live memories the index holds."""
-        return len(self.positions)
+        return self.live
+
+    @cached_property
+    def live_positions(self) -> list[int]:
+        """This index's live positions, in order."""
+        return [int(p) for p in np.flatnonzero(self.alive)]
 
     def live_entries(self) -> list[IndexedMemory]:
         """The live memories, in position order."""
-        return [self.entries[p] for p in sorted(self.positions.values())]
+        return [self.entries[p] for p in self.live_positions]
 
     def search(self, tokens: list[str], limit: int, favour_recent: bool = False) -> list[int]:
         """Positions of the best `limit` entries for these tokens, best first."""
@@ -203,6 +262,9 @@ class Bm25Index:
             if posting is None:
                 continue
             docs, freqs = posting
+            if len(docs) and docs[-1] >= self.count:  # positions of later indexes: not ours
+                cut = int(np.searchsorted(docs, self.count))
+                docs, freqs = docs[:cut], freqs[:cut]
             live = self.alive[docs]
             if not live.all():
                 docs, freqs = docs[live], freqs[live]
@@ -229,25 +291,23 @@ class Bm25Index:
     @cached_property
     def broad_order(self) -> list[int]:
         """Recent *and* often used first: recency rank and hit count, each scaled to 0..1, added."""
-        live = sorted(self.positions.values(), key=lambda p: self.entries[p].updated_at)
+        live = sorted(self.live_positions, key=lambda p: self.updated_at[p])
         if not live:
             return []
         recency = {p: rank / max(len(live) - 1, 1) for rank, p in enumerate(live)}
         max_hit = max(max(self.entries[p].hit, 0) for p in live)
         scale = math.log1p(max_hit) if max_hit > 0 else 1.0
         score = {p: recency[p] + math.log1p(max(self.entries[p].hit, 0)) / scale for p in live}
-        return sorted(live, key=lambda p: (-score[p], -self.entries[p].updated_at))
+        return sorted(live, key=lambda p: (-score[p], -self.updated_at[p]))
 
     @cached_property
     def recent_order(self) -> list[int]:
-        return sorted(self.positions.values(), key=lambda p: -self.entries[p].updated_at)
+        return sorted(self.live_positions, key=lambda p: -self.updated_at[p])
 
     @cached_property
     def hit_order(self) -> list[int]:
         entries = self.entries
-        return sorted(
-            self.positions.values(), key=lambda p: (-entries[p].hit, -entries[p].updated_at)
-        )
+        return sorted(self.live_positions, key=lambda p: (-entries[p].hit, -self.updated_at[p]))
 
     @cached_property
     def theme_keys(self) -> frozenset[str]:

@@ -6,7 +6,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from memory.branch import Lineage, filter_ranked, overfetch_k, visible_ids
+from memory.branch import Lineage, LineageFilter, filter_ranked, overfetch_k
 from memory.manager import BaseMemoryManager
 from memory.retrieval.bm25_index import Bm25Index
 from memory.retrieval.query import QueryReading, read_query
@@ -27,7 +27,7 @@ class MechanicalRetriever:
         self.manager = manager
         self.builds = 0  # indexes made, one per revision seen (tests and benchmarks read it)
         self._index: Bm25Index | None = None
-        self._visible: tuple[tuple[str, Lineage], set[str]] | None = None
+        self._visible: tuple[tuple[str, Lineage], LineageFilter] | None = None
         self._lock = threading.Lock()
         # With a semantic channel on (memory.retrieval.fusion), topic queries are ranked by it.
         self.fused: Callable[[Bm25Index, QueryReading, str, int], list[int]] | None = None
@@ -41,23 +41,28 @@ class MechanicalRetriever:
         with self._lock:
             index = self._index
             if index is None or index.revision != revision:
-                items = self.manager.list_items()
-                if index is None:
-                    index = Bm25Index.build(revision, items)
+                # What was written since: from the manager's change feed when it has one (the
+                # store is not read again), else by comparing every item with the index.
+                delta = self.manager.changes_since(index.revision) if index else None
+                if index is not None and delta is not None:
+                    index = index.with_changes(*delta)
+                elif index is None:
+                    index = Bm25Index.build(revision, self.manager.list_items())
                 else:  # only what changed since the last revision is tokenized again
-                    index = index.updated(revision, items)
+                    index = index.updated(revision, self.manager.list_items())
                 self._index = index
                 self.builds += 1
                 logger.debug("built BM25 index of %d memories at revision %s", index.size, revision)
         return index
 
-    def visible(self, lineage: Lineage) -> set[str]:
-        """Ids a run with `lineage` may read, computed once per store revision and lineage."""
+    def visible(self, lineage: Lineage) -> LineageFilter:
+        """Which live ids a run with `lineage` may read (`id in visible`), computed once per store
+        revision and lineage from the branch items alone."""
         key = (self.manager.change_token(), lineage)
         cached = self._visible
         if cached is not None and cached[0] == key:
             return cached[1]
-        visible = visible_ids(self.manager.all_items(), lineage)
+        visible = LineageFilter(self.manager.branch_items(), lineage)
         self._visible = (key, visible)
         return visible
 

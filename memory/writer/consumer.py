@@ -4,23 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memory.core_context import GOAL_SEED_CHARS, HUMAN_SEED_CHARS, truncate
+from memory.core_context import GOAL_SEED_CHARS, HUMAN_SEED_CHARS, truncate, user_facts
 from memory.errors import MemoryNotFound, StaleWrite
 from memory.fencing import format_messages
 from memory.language import resolve_language
 from memory.manager import BaseMemoryManager, Change
 from memory.prompts.writer import WriterPrompts, default_persona, format_sections, writer_prompts
 from memory.turn import Turn
+from memory.usage import ByPurpose, UsageMeter, as_dicts, describe
 from memory.writer import budget
 from memory.writer.breaker import CircuitBreaker, breaker_for
 from memory.writer.staging import ToolEvent
-from memory.writer.tools import TOOL_NAMES, MemoryToolkit
+from memory.writer.tool_calls import REPAIR_NOTE, REPAIR_ROUNDS, unusable_call
+from memory.writer.tools import MemoryToolkit
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -32,17 +33,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_STEP_LIMIT = 12  # tool rounds; a turn rarely needs more than read + a few writes
 DEFAULT_TIMEOUT_SECONDS = 120.0  # the whole turn; each model call has its own timeout
 SLOW_CALL_SECONDS = 15.0  # log while the agent waits this long, and again each period
-IDENTITY_SECTIONS = ("identity", "身份")
 STALE_RERUNS = 1  # runs of a turn again after a stale write (a user edit raced the agent)
-REPAIR_ROUNDS = 1  # a tool call the model got wrong is sent back once with the error
-_TOOL_CALL_AS_TEXT = re.compile(
-    rf"\b(?:{'|'.join(TOOL_NAMES)})\s*\(\s*(?:[a-z_]+\s*=|[\"'{{\d])"
-    rf"|\"(?:name|tool|function)\"\s*:\s*\"(?:{'|'.join(TOOL_NAMES)})\""
-)
-REPAIR_NOTE = (
-    "Your last tool call could not be used: {problem}. Call the tool again with valid JSON "
-    "arguments, or answer 'no changes' if nothing needs to change."
-)
 
 
 class MemoryWriteFailed(Exception):
@@ -60,27 +51,7 @@ class ConsumeResult:
     events: list[ToolEvent] = field(default_factory=list)
     results: list[Any] = field(default_factory=list)
     summary: str = ""
-
-
-def user_facts(manager: BaseMemoryManager) -> list[str]:
-    """The live user-scope memories, identity sections first (what `human` is made of)."""
-    items = [item for item in manager.list_items().values() if item.scope == "user"]
-    items.sort(key=lambda item: item.theme not in IDENTITY_SECTIONS)  # stable: order kept
-    return [item.description for item in items]
-
-
-def unusable_call(message: Any) -> str | None:
-    """Why the agent's last message is a tool call that cannot run (arguments that are not
-    JSON, or a call written out as text), or None."""
-    invalid = getattr(message, "invalid_tool_calls", None) or []
-    if invalid:
-        call = invalid[0]
-        name = call.get("name") or "tool"
-        return f"the arguments of your {name} call are not valid JSON ({call.get('error') or ''})"
-    text = getattr(message, "text", "")
-    if isinstance(text, str) and _TOOL_CALL_AS_TEXT.search(text):
-        return "you wrote a tool call as text instead of calling the tool"
-    return None
+    usage: dict[str, dict[str, int]] = field(default_factory=dict)  # the writer's model calls
 
 
 def _local_now() -> datetime:
@@ -161,11 +132,34 @@ class MemoryConsumer:
             ) from exc
 
     async def consume(self, turn: Turn, memory: LongTermMemory) -> ConsumeResult:
-        """Run the memory agent on one turn and apply its changes exactly once (key: turn id).
+        """Run the memory agent on one turn (or a batch `Turn.merge` made) and apply its changes
+        exactly once (key: the turn ids). Its model calls are counted as "writer" and recorded
+        in the user's ledger (`memory.usage`), failed attempts included.
 
         Raises MemoryWriteFailed when nothing could be written (the queue retries or
         dead-letters the turn) and WriterPaused while the model's breaker is open.
         """
+        from memory.metering import metered  # needs LangChain, like the agent
+
+        meter = UsageMeter()
+        try:
+            with metered(meter, "writer"):
+                result = await self._consume(turn, memory)
+        finally:
+            usage = meter.by_purpose()
+            if usage:
+                logger.info("memory turn %s: model calls %s", turn.turn_id, describe(usage))
+                await asyncio.to_thread(self._record_usage, memory, turn, usage)
+        return replace(result, usage=as_dicts(usage))
+
+    @staticmethod
+    def _record_usage(memory: LongTermMemory, turn: Turn, usage: ByPurpose) -> None:
+        try:
+            memory.usage.record(turn.user_id, f"writer:{turn.turn_id}", usage, turn.thread_id)
+        except Exception:  # an account of the calls, not the write
+            logger.exception("recording the writer's model calls of %s failed", turn.turn_id)
+
+    async def _consume(self, turn: Turn, memory: LongTermMemory) -> ConsumeResult:
         # The trace opens its SQLite file on first use: off the loop, like every file call here.
         manager, trace = memory.manager, await asyncio.to_thread(getattr, memory, "trace")
         user_id, turn_id = manager.user_id, turn.turn_id
@@ -173,7 +167,7 @@ class MemoryConsumer:
             raise ValueError(
                 f"turn {turn_id} of user {turn.user_id!r} sent to {user_id!r}'s memory"
             )
-        if await asyncio.to_thread(manager.has_applied, turn_id):
+        if await asyncio.to_thread(self._all_applied, manager, turn):
             if trace is not None:  # a crash after the commit left the trace rows staged
                 await asyncio.to_thread(trace.mark_applied, user_id, turn_id)
             logger.info("memory turn %s was already applied for %s", turn_id, user_id)
@@ -191,8 +185,9 @@ class MemoryConsumer:
             if trace is not None:
                 await asyncio.to_thread(trace.stage, turn, toolkit.staged)
             try:
+                # A batch's turn ids are recorded in the same transaction as its changes.
                 outcome = await asyncio.to_thread(
-                    manager.apply, toolkit.changes, turn_id, turn.provenance
+                    manager.apply, toolkit.changes, turn.turn_ids, turn.provenance
                 )
             except Exception as exc:
                 if trace is not None:
@@ -218,6 +213,10 @@ class MemoryConsumer:
         return ConsumeResult(
             turn_id, outcome.applied, changes, toolkit.events, outcome.results, summary
         )
+
+    @staticmethod
+    def _all_applied(manager: BaseMemoryManager, turn: Turn) -> bool:
+        return all(manager.has_applied(turn_id) for turn_id in turn.turn_ids)
 
     async def _run_turn(
         self, turn: Turn, memory: LongTermMemory, model: BaseChatModel, breaker: CircuitBreaker

@@ -268,8 +268,15 @@ class TurnJournal:
             ).fetchone()
         return float(row[0]) if row else 0.0
 
-    def mark_done(self, user_id: str, turn_id: str) -> None:
-        self._set(user_id, turn_id, "state = 'done', lease_owner = NULL", ())
+    def mark_done(self, user_id: str, *turn_ids: str) -> None:
+        """The store has these turns (one writer run's): done, in one transaction."""
+        with self._write(f"finish turns {', '.join(turn_ids)}") as db:
+            for turn_id in turn_ids:
+                db.execute(
+                    "UPDATE turns SET state = 'done', lease_owner = NULL, updated_at = ? "
+                    "WHERE user_id = ? AND turn_id = ?",
+                    (now_iso(), user_id, turn_id),
+                )
 
     def record_failure(self, user_id: str, turn_id: str, error: str) -> int:
         """Count one failed attempt, keep its error, and return the number of attempts so far."""

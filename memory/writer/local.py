@@ -69,6 +69,17 @@ class LocalWriter:
         self._started[id(memory)] = memory
         return await memory.send(turn)
 
+    def flush(
+        self, memory: LongTermMemory, thread_id: str | None = None
+    ) -> concurrent.futures.Future[int]:
+        """Send `memory`'s waiting batches (of `thread_id`, or all) to the writer now, e.g.
+        before a conversation is compacted; the future gives how many turns that was."""
+        return self.run(self._flush(memory, thread_id))
+
+    @staticmethod
+    async def _flush(memory: LongTermMemory, thread_id: str | None) -> int:
+        return memory.flush(thread_id)
+
     def drain(self, memory: LongTermMemory | None = None) -> concurrent.futures.Future[None]:
         """A future done when `memory`'s queue (every queue without one) has nothing left."""
         return self.run(self._drain(memory))

@@ -1,4 +1,5 @@
-"""DurableWriteQueue: one user's turns, journaled, then written one at a time by a consumer task."""
+"""DurableWriteQueue: one user's turns, journaled, then written by a consumer task, one turn or
+one thread's batch of turns at a time."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from memory.turn import Turn
+from memory.writer.batching import BatchHolder
 from memory.writer.journal import JournalEntry, TurnJournal
 
 if TYPE_CHECKING:
@@ -76,7 +78,11 @@ class WriteStatus:
 
 class DurableWriteQueue:
     """`send` journals a turn, then queues it, and returns at once; one task writes the turns in
-    arrival order; `stop` drains. Unfinished turns are replayed by `start`."""
+    arrival order; `stop` drains. Unfinished turns are replayed by `start`.
+
+    Turns the admission scorer decided to "batch" wait per thread (`memory.batching`) and are
+    written in one consumer run with the thread's next turns; the journal keeps each of them
+    pending until that run's commit, which records all their ids at once."""
 
     def __init__(
         self,
@@ -96,10 +102,11 @@ class DurableWriteQueue:
         limit = getattr(consumer, "timeout_seconds", None)
         default = limit + LEASE_MARGIN_SECONDS if limit else DEFAULT_LEASE_SECONDS
         self.lease_seconds = lease_seconds if lease_seconds is not None else default
-        self._queue: asyncio.Queue[Turn | None] | None = None
+        self._queue: asyncio.Queue[list[Turn] | None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._queued: set[str] = set()
         self._paused: set[str] = set()  # dead-lettered because the writer model was paused
+        self._holder = BatchHolder(lambda: memory.batching, self._put)
 
     @property
     def running(self) -> bool:
@@ -116,6 +123,7 @@ class DurableWriteQueue:
         replayed = self.journal.pending(self.user_id)
         for entry in replayed:
             self._enqueue(entry.turn)
+        self.flush()  # replayed turns have waited long enough
         if replayed:
             logger.info("replaying %d unfinished memory turns of %r", len(replayed), self.user_id)
         self._task = asyncio.create_task(self._consumer_loop(), name="memory-writer")
@@ -124,7 +132,20 @@ class DurableWriteQueue:
     def _enqueue(self, turn: Turn) -> None:
         if self._queue is not None and turn.turn_id not in self._queued:
             self._queued.add(turn.turn_id)
-            self._queue.put_nowait(turn)
+            for batch in self._holder.add(turn):
+                self._put(batch)
+
+    def _put(self, batch: list[Turn]) -> None:
+        if self._queue is not None and batch:
+            self._queue.put_nowait(batch)
+
+    def flush(self, thread_id: str | None = None) -> int:
+        """Send the waiting batches (of one thread, or all) to the writer now, e.g. before the
+        conversation is compacted; returns how many turns that was."""
+        batches = self._holder.take_all() if thread_id is None else [self._holder.take(thread_id)]
+        for batch in batches:
+            self._put(batch)
+        return sum(len(batch) for batch in batches)
 
     async def send(self, turn: Turn) -> str:
         """Journal the turn (durable when this returns: JournalError if it could not be), queue
@@ -141,8 +162,9 @@ class DurableWriteQueue:
         return entry.turn_id
 
     async def join(self) -> None:
-        """Wait until every turn queued so far was processed."""
+        """Wait until every turn queued so far was processed (waiting batches go now)."""
         if self._queue is not None:
+            self.flush()
             await self._queue.join()
 
     async def stop(self, timeout: float | None = None) -> bool:
@@ -152,6 +174,7 @@ class DurableWriteQueue:
         if self._queue is None or self._task is None:
             return True
         task = self._task
+        self.flush()  # the session ends: what waits in a batch is written first
         await self._queue.put(None)
         try:
             await asyncio.wait_for(asyncio.shield(task), timeout)
@@ -175,62 +198,85 @@ class DurableWriteQueue:
         assert self._queue is not None
         queue = self._queue
         while True:
-            turn = await queue.get()
+            batch = await queue.get()
             try:
-                if turn is None:
+                if batch is None:
                     break
-                await self._process(turn)
+                await self._process(batch)
             except asyncio.CancelledError:
-                raise  # the turn stays pending in the journal and is replayed by the next start
-            except Exception:  # journal trouble: keep the loop alive; the turn stays pending
-                logger.exception("memory writer could not process turn %s", turn and turn.turn_id)
+                raise  # the turns stay pending in the journal and are replayed by the next start
+            except Exception:  # journal trouble: keep the loop alive; the turns stay pending
+                logger.exception("memory writer could not process turns %s", batch and _ids(batch))
             finally:
                 queue.task_done()
-                if turn is not None:
+                for turn in batch or []:
                     self._queued.discard(turn.turn_id)
 
-    async def _process(self, turn: Turn) -> None:
+    async def _process(self, batch: list[Turn]) -> None:
         journal, user = self.journal, self.user_id
         delay = 0.0
         while True:
-            lease = delay + self.lease_seconds
-            if not await asyncio.to_thread(journal.claim, user, turn.turn_id, lease):
-                self._look_again_later(turn)
+            turns = await self._claim(batch, delay + self.lease_seconds)
+            if not turns:
                 return
             if delay:
                 await asyncio.sleep(delay)
+            ids = [turn.turn_id for turn in turns]
             try:
-                await self.consumer.consume(turn, self.memory)
+                await self.consumer.consume(Turn.merge(turns), self.memory)
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
-                attempts = await asyncio.to_thread(
-                    journal.record_failure, user, turn.turn_id, error
-                )
+                attempts = 0
+                for turn_id in ids:
+                    failed = await asyncio.to_thread(journal.record_failure, user, turn_id, error)
+                    attempts = max(attempts, failed)
                 paused = getattr(exc, "dead_letter", False)
                 if attempts >= self.retry.max_attempts or paused:
-                    await asyncio.to_thread(journal.mark_dead, user, turn.turn_id)
+                    for turn_id in ids:
+                        await asyncio.to_thread(journal.mark_dead, user, turn_id)
                     if paused:  # the writer was paused: retried once it answers again
-                        self._paused.add(turn.turn_id)
+                        self._paused.update(ids)
                     logger.error(
-                        "memory turn %s dead-lettered after %d attempts: %s",
-                        turn.turn_id,
+                        "memory turns %s dead-lettered after %d attempts: %s",
+                        _ids(turns),
                         attempts,
                         error,
                     )
                     return
                 delay = self.retry.delay(attempts)
                 logger.warning(
-                    "memory turn %s failed (attempt %d), retrying in %.1f s: %s",
-                    turn.turn_id,
+                    "memory turns %s failed (attempt %d), retrying in %.1f s: %s",
+                    _ids(turns),
                     attempts,
                     delay,
                     error,
                 )
             else:
-                await asyncio.to_thread(journal.mark_done, user, turn.turn_id)
+                await asyncio.to_thread(journal.mark_done, user, *ids)
                 if self._paused:
                     self._requeue_paused()
                 return
+
+    async def _claim(self, batch: list[Turn], seconds: float) -> list[Turn]:
+        """The turns of `batch` this process may write now: leased, and (in a batch of several)
+        not applied already (a crash between the store's commit and the journal's leaves a turn
+        pending that the store has: it is only marked done)."""
+        claimed = []
+        for turn in batch:
+            if await asyncio.to_thread(self.journal.claim, self.user_id, turn.turn_id, seconds):
+                claimed.append(turn)
+            else:
+                self._look_again_later(turn)
+        if len(claimed) < 2:
+            return claimed  # one turn: the consumer itself skips an applied one
+        manager = self.memory.manager
+        applied = [t for t in claimed if await asyncio.to_thread(manager.has_applied, t.turn_id)]
+        if applied:
+            trace = await asyncio.to_thread(getattr, self.memory, "trace")
+            for turn in applied:  # their trace rows were staged under the batch's last id
+                await asyncio.to_thread(trace.mark_applied, self.user_id, turn.turn_id)
+            await asyncio.to_thread(self.journal.mark_done, self.user_id, *_ids(applied))
+        return [t for t in claimed if t not in applied]
 
     def _look_again_later(self, turn: Turn) -> None:
         """Another process holds the turn's lease: if that process dies, its lease runs out and
@@ -248,6 +294,7 @@ class DurableWriteQueue:
             if entry.turn_id in self._paused:
                 self.journal.requeue(self.user_id, entry.turn_id)
                 self._enqueue(entry.turn)
+        self.flush()
         logger.info("memory writer of %r resumes %d paused turns", self.user_id, len(self._paused))
         self._paused.clear()
 
@@ -258,8 +305,13 @@ class DurableWriteQueue:
         for entry in dead:
             self.journal.requeue(self.user_id, entry.turn_id)
             self._enqueue(entry.turn)
+        self.flush()
         return len(dead)
 
     def status(self) -> WriteStatus:
         """Pending, done and dead counts with the dead letters and their errors."""
         return WriteStatus.read(self.journal, self.user_id, self.running)
+
+
+def _ids(turns: list[Turn]) -> list[str]:
+    return [turn.turn_id for turn in turns]

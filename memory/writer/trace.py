@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory.admission import Admission
 from memory.item import now_iso
 from memory.turn import Turn
 from memory.writer.sqlite_file import open_wal, write_transaction
@@ -32,7 +33,20 @@ CREATE TABLE IF NOT EXISTS write_trace (
     PRIMARY KEY (user_id, turn_id, step)
 );
 CREATE INDEX IF NOT EXISTS write_trace_by_user ON write_trace (user_id, time);
+CREATE TABLE IF NOT EXISTS admissions (
+    user_id    TEXT NOT NULL,
+    turn_id    TEXT NOT NULL,
+    thread_id  TEXT,
+    decision   TEXT NOT NULL,             -- write | batch | skip
+    score      REAL NOT NULL,
+    reasons    TEXT NOT NULL,             -- JSON list of rule names
+    said       TEXT NOT NULL,             -- the start of the user's message
+    time       TEXT NOT NULL,
+    PRIMARY KEY (user_id, turn_id)
+);
+CREATE INDEX IF NOT EXISTS admissions_by_user ON admissions (user_id, time);
 """
+SAID_CHARS = 200  # enough of the message to recognise it in the editor
 # Traces written before failed attempts were recorded allow only staged and applied rows.
 _WITH_FAILED = (
     "DROP INDEX IF EXISTS write_trace_by_user; ALTER TABLE write_trace RENAME TO write_trace_old;"
@@ -40,6 +54,18 @@ _WITH_FAILED = (
     + "INSERT INTO write_trace SELECT * FROM write_trace_old; DROP TABLE write_trace_old;"
 )
 FAILED_STEP = -1  # the row of a failed attempt (one per turn: the latest failure)
+
+
+@dataclass(frozen=True)
+class AdmissionEntry:
+    """What the admission scorer decided for one turn, and why (`memory.admission`)."""
+
+    user_id: str
+    turn_id: str
+    thread_id: str | None
+    admission: Admission
+    said: str
+    time: str
 
 
 @dataclass(frozen=True)
@@ -70,7 +96,9 @@ class WriteTrace:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
-        self._connection = open_wal(self.path, _SCHEMA)
+        # NORMAL: a record of what happened, not the turns themselves (the journal keeps those
+        # durably); a commit then costs no fsync, which matters on the reply path.
+        self._connection = open_wal(self.path, _SCHEMA, synchronous="NORMAL")
         table = self._connection.execute(
             "SELECT sql FROM sqlite_master WHERE name = 'write_trace'"
         ).fetchone()
@@ -114,6 +142,33 @@ class WriteTrace:
                 (turn.user_id, turn.turn_id, FAILED_STEP, turn.thread_id or None, "memory_writer",
                  "failed", "{}", error, now_iso()),
             )  # fmt: skip
+
+    def record_admission(self, turn: Turn) -> None:
+        """Record the admission decision a turn carries (a turn sent again replaces its row)."""
+        if turn.admission is None:
+            return
+        admission = turn.admission
+        with self._write() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO admissions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (turn.user_id, turn.turn_id, turn.thread_id or None, admission.decision,
+                 admission.score, json.dumps(list(admission.reasons)),
+                 turn.user_text[:SAID_CHARS], now_iso()),
+            )  # fmt: skip
+
+    def admissions(self, user_id: str, limit: int = 200) -> list[AdmissionEntry]:
+        """The user's latest admission decisions, newest first."""
+        with self._lock:
+            rows = self._connection.execute(
+                "SELECT user_id, turn_id, thread_id, decision, score, reasons, said, time "
+                "FROM admissions WHERE user_id = ? ORDER BY time DESC LIMIT ?",
+                (user_id, limit),
+            ).fetchall()
+        return [
+            AdmissionEntry(r[0], r[1], r[2], Admission(r[4], r[3], tuple(json.loads(r[5]))),
+                           r[6], r[7])
+            for r in rows
+        ]  # fmt: skip
 
     def mark_applied(self, user_id: str, turn_id: str) -> int:
         """The store committed the turn: its staged rows become applied. Returns how many."""

@@ -113,6 +113,38 @@ def test_a_write_from_another_process_shows_up_live(page, data_dir: Path, user: 
     )
 
 
+RECORD_TURNS = """
+import sys
+from memory.admission import score_turn
+from memory.long_term import TRACE_FILE
+from memory.turn import Turn
+from memory.usage import Usage, UsageLedger
+from memory.writer.trace import WriteTrace
+
+folder, user = sys.argv[1], sys.argv[2]
+trace = WriteTrace(f"{folder}/{TRACE_FILE}")
+for text in ("ok thanks", "I moved to Hangzhou in May"):
+    said = [{"role": "user", "content": text}]
+    trace.record_admission(Turn.of(user, said, thread_id="t", admission=score_turn(text)))
+UsageLedger(f"{folder}/{TRACE_FILE}").record(user, "writer:t", {"writer": Usage(2, 900, 40)})
+"""
+
+
+def test_admission_decisions_show_live_and_the_status_counts_model_calls(
+    page, data_dir: Path, user: str
+) -> None:
+    """What ltm_write records for each turn (another process: the chat) appears in the live
+    panel, and the model calls in the status panel."""
+    sync_api.expect(page.locator("#live.on")).to_be_visible()
+    subprocess.run([sys.executable, "-c", RECORD_TURNS, str(data_dir), user], cwd=ROOT, check=True)
+    skipped = page.locator("#activity li.admission.skip")
+    sync_api.expect(skipped).to_contain_text("Admission: skipped", timeout=10_000)
+    sync_api.expect(skipped).to_contain_text("small_talk")
+    sync_api.expect(page.locator("#activity li.admission.batch")).to_contain_text("Hangzhou")
+    page.locator("#status").click()
+    sync_api.expect(page.locator("dialog .panel")).to_contain_text("memory writer: 2 calls")
+
+
 def test_xss_payloads_show_literally_and_run_nothing(page, data_dir: Path, user: str) -> None:
     store = open_store(data_dir, user)
     store.add(f"Bio: {XSS_IMG}", XSS_SCRIPT[:32], "seed")

@@ -29,23 +29,32 @@ def _text(content: Any) -> str:
 
 def scripted_reply(request: dict[str, Any]) -> dict[str, Any]:
     """The assistant message for a request: a memory writer gets one create_memory call for
-    what the user said, then finishes; a chat request gets its memories quoted back."""
+    each user message of the turns it writes, then finishes; the LLM retriever gets [0]; a chat
+    request gets its memories quoted back."""
     messages = request.get("messages", [])
     tools = {t["function"]["name"]: t["function"] for t in request.get("tools") or []}
     if "create_memory" in tools:
         if any(m.get("role") == "tool" for m in messages):
             return {"role": "assistant", "content": "Memory updated."}
         prompt = "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "user")
-        said = " ".join(match.group(2).strip() for match in _USER_BLOCK.finditer(prompt))
-        arguments = {"content": f"The user said: {said}", "section": "identity"}
-        if "scope" in tools["create_memory"].get("parameters", {}).get("properties", {}):
-            arguments["scope"] = "branch" if _TASK_MARKER.search(said) else "user"
-        call = {
-            "id": f"call_{uuid.uuid4().hex[:10]}",
-            "type": "function",
-            "function": {"name": "create_memory", "arguments": json.dumps(arguments)},
-        }
-        return {"role": "assistant", "content": None, "tool_calls": [call]}
+        scoped = "scope" in tools["create_memory"].get("parameters", {}).get("properties", {})
+        calls = []
+        for match in _USER_BLOCK.finditer(prompt):
+            said = match.group(2).strip()
+            arguments = {"content": f"The user said: {said}", "section": "identity"}
+            if scoped:
+                arguments["scope"] = "branch" if _TASK_MARKER.search(said) else "user"
+            calls.append(
+                {
+                    "id": f"call_{uuid.uuid4().hex[:10]}",
+                    "type": "function",
+                    "function": {"name": "create_memory", "arguments": json.dumps(arguments)},
+                }
+            )
+        return {"role": "assistant", "content": None, "tool_calls": calls}
+    said = "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "user")
+    if "</query>" in said:  # the LLM retriever: pick the first memory of the numbered list
+        return {"role": "assistant", "content": "[0]"}
     system = "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
     fence = _MEMORIES.search(system)
     content = f"STUB: I remember: {fence.group(1)}" if fence else NO_MEMORIES_REPLY
@@ -53,10 +62,12 @@ def scripted_reply(request: dict[str, Any]) -> dict[str, Any]:
 
 
 class StubOpenAI:
-    """`with StubOpenAI() as stub:` serves on `stub.base_url` and records every request."""
+    """`with StubOpenAI() as stub:` serves on `stub.base_url` and records every request. Each
+    answer takes `delay_seconds` (a hosted model's latency, for the benchmarks)."""
 
-    def __init__(self) -> None:
+    def __init__(self, delay_seconds: float = 0.0) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.delay_seconds = delay_seconds
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -74,10 +85,14 @@ class StubOpenAI:
                     self.send_error(404)
                     return
                 message = scripted_reply(request)
+                if stub.delay_seconds:
+                    time.sleep(stub.delay_seconds)
+                usage = _usage(request, message)
                 if request.get("stream"):
-                    self._stream(message)
+                    include = (request.get("stream_options") or {}).get("include_usage")
+                    self._stream(message, usage if include else None)
                 else:
-                    self._json(_completion(message))
+                    self._json(_completion(message, usage))
 
             def _json(self, payload: dict[str, Any]) -> None:
                 body = json.dumps(payload).encode()
@@ -87,7 +102,7 @@ class StubOpenAI:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def _stream(self, message: dict[str, Any]) -> None:
+            def _stream(self, message: dict[str, Any], usage: dict[str, int] | None) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")
@@ -98,6 +113,9 @@ class StubOpenAI:
                     self.wfile.flush()
                 finish = "tool_calls" if message.get("tool_calls") else "stop"
                 self.wfile.write(f"data: {json.dumps(_chunk({}, finish))}\n\n".encode())
+                if usage is not None:  # as OpenAI sends it: a last chunk without choices
+                    last = {**_chunk({}, None), "choices": [], "usage": usage}
+                    self.wfile.write(f"data: {json.dumps(last)}\n\n".encode())
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
 
@@ -117,7 +135,17 @@ class StubOpenAI:
         self._server.server_close()
 
 
-def _completion(message: dict[str, Any]) -> dict[str, Any]:
+def _usage(request: dict[str, Any], message: dict[str, Any]) -> dict[str, int]:
+    """Tokens as a provider would count them, roughly: four characters each."""
+    asked = sum(len(_text(m.get("content"))) for m in request.get("messages", []))
+    asked += len(json.dumps(request.get("tools") or []))
+    answered = len(message.get("content") or "") + len(json.dumps(message.get("tool_calls") or []))
+    prompt, completion = max(1, asked // 4), max(1, answered // 4)
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion}  # fmt: skip
+
+
+def _completion(message: dict[str, Any], usage: dict[str, int]) -> dict[str, Any]:
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
         "object": "chat.completion",
@@ -130,7 +158,7 @@ def _completion(message: dict[str, Any]) -> dict[str, Any]:
                 "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
             }
         ],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        "usage": usage,
     }
 
 

@@ -94,6 +94,7 @@ def auth_server(
             "GULFSTREAM_AUTH_TOKENS": tokens,
             "GULFSTREAM_MEMORY_BACKEND": "store",
             "GULFSTREAM_WRITER_THREAD_SECRET": WRITER_SECRET,
+            "GULFSTREAM_WRITE_BATCH_SECONDS": "1",  # a turn's batch is written a second later
             **env,
         },
     )
@@ -206,7 +207,9 @@ async def test_bob_cannot_read_alices_memories_through_the_store_api(
     server: DevServer, alice_chat: dict
 ) -> None:
     key = next(iter(await memory_texts(server, "alice", "alice")))
-    for prefix in (["memories", "alice"], ["memories"], [], ["memories_meta", "alice"]):
+    prefixes = (["memories", "alice"], ["memories"], [], ["memories_meta", "alice"],
+                ["memories_pending", "alice"], ["memories_pending"])  # fmt: skip
+    for prefix in prefixes:
         response = await search_store(server, "bob", prefix)
         assert response.status_code == 403, (prefix, response.text)
         assert "Porto" not in response.text
@@ -375,6 +378,10 @@ async def test_a_taken_writer_thread_loses_the_write_but_never_the_reply(
     assert (outcome["mode"], outcome["status"]) == ("server", "failed"), outcome
     assert f"writer thread {taken} of user 'carol.smith' is not usable" in outcome["error"]
     assert "GULFSTREAM_WRITER_THREAD_SECRET" in outcome["error"]
+    # Not lost for good: the turn waits in her store for a later writer run, and says so.
+    assert "memories_pending" in outcome["error"]
+    waiting = await search_store(server, "carol.smith", ["memories_pending", "carol%2Esmith"])
+    assert [i["key"] for i in waiting.json()["items"]] == [outcome["turn_id"]], waiting.text
     log = server.log()
     assert "the memory write of turn" in log and "for user 'carol.smith' failed" in log
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 from langgraph_sdk import get_client
+from langgraph_sdk.errors import NotFoundError
 
 from graph.context import DEPLOYMENT_SETTINGS
 from graph.handoff import writer_thread_id
@@ -39,8 +41,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
                 # The deployment path: memories in the server's own store.
                 "GULFSTREAM_MEMORY_BACKEND": "store",
                 "GULFSTREAM_WRITE_DELAY_SECONDS": str(WRITE_DELAY_SECONDS),
+                # An admitted turn's batch is written once its thread was quiet this long.
+                "GULFSTREAM_WRITE_BATCH_SECONDS": str(WRITE_DELAY_SECONDS),
             },
         )
+        dev.stub = stub  # type: ignore[attr-defined]  # what the models were asked
         try:
             if not dev.wait_ready(STARTUP_SECONDS):
                 pytest.fail(f"langgraph dev did not become ready:\n{dev.log()[-5000:]}")
@@ -62,9 +67,11 @@ async def chat(
         context={"user_id": user_id, **context},
     )
     assert isinstance(state, dict) and "messages" in state, state
-    # Under the server every turn goes to a background run of memory_writer.
-    assert state["memory_write"]["mode"] == "server", state["memory_write"]
-    assert state["memory_write"]["status"] == "scheduled", state["memory_write"]
+    # Under the server every admitted turn goes to a background run of memory_writer.
+    write = state["memory_write"]
+    assert write["mode"] == "server", write
+    expected = "skipped" if write["admission"]["decision"] == "skip" else "scheduled"
+    assert write["status"] == expected, write
     return state
 
 
@@ -139,18 +146,45 @@ async def test_reply_streams_token_chunks(server: DevServer, alice_remembered: s
     assert "Porto" in "".join(pieces)
 
 
-async def test_quick_burst_of_turns_is_written_turn_by_turn(server: DevServer) -> None:
+async def test_a_burst_of_facts_is_written_as_one_batch(server: DevServer) -> None:
     client = get_client(url=server.url)
     thread_id = (await client.threads.create())["thread_id"]
     facts = ["I own a red bicycle.", "My sister is called Maria.", "I play the cello."]
     for fact in facts:  # each turn schedules a delayed writer run; none may replace another
-        await chat(server.url, "carol", fact, thread_id=thread_id)
+        state = await chat(server.url, "carol", fact, thread_id=thread_id)
+        assert state["memory_write"]["admission"]["decision"] == "batch"
     runs = await wait_for_writer_runs(server.url, "carol", len(facts))
     assert [r["status"] for r in runs] == ["success"] * len(facts)
+    # The runs of the first two found a newer turn waiting and ended at once; the last one,
+    # a quiet second after the third turn, wrote all three in one agent run: two model calls
+    # (its tool calls, then its answer), every turn id recorded, nothing left waiting.
+    stub: StubOpenAI = server.stub  # type: ignore[attr-defined]
+    writer_calls = [r for r in stub.requests if "Maria" in json.dumps(r) and r.get("tools")
+                    and "create_memory" in json.dumps(r["tools"])]  # fmt: skip
+    assert len(writer_calls) == 2, writer_calls
+    assert all(fact in json.dumps(writer_calls[0], ensure_ascii=False) for fact in facts)
+    applied = await client.store.search_items(["memories_turns", "carol"], limit=20)
+    assert len(applied["items"]) == len(facts)
+    assert (await client.store.search_items(["memories_pending", "carol"]))["items"] == []
     state = await chat(server.url, "carol", "bicycle Maria cello")
     remembered = " ".join(m["description"] for m in state["related_memories"])
     for word in ("bicycle", "Maria", "cello"):
         assert word in remembered
+
+
+async def test_small_talk_never_reaches_the_memory_writer(server: DevServer) -> None:
+    client = get_client(url=server.url)
+    thread_id = (await client.threads.create())["thread_id"]
+    for text in ("Hi there!", "ok", "Thanks!", "哈哈", "What's the capital of Australia?"):
+        state = await chat(server.url, "gina", text, thread_id=thread_id)
+        write = state["memory_write"]
+        assert write["status"] == "skipped" and write["admission"]["decision"] == "skip", write
+        assert write["admission"]["reasons"], write  # which rules said so
+    await asyncio.sleep(WRITE_DELAY_SECONDS + 1)
+    with pytest.raises(NotFoundError):  # not one writer run: its thread was never created
+        await client.runs.list(writer_thread_id("gina", ""))
+    waiting = await client.store.search_items(["memories_pending", "gina"])
+    assert waiting["items"] == []
 
 
 async def test_a_fork_from_an_earlier_checkpoint_does_not_see_its_siblings_branch_memory(

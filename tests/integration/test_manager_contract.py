@@ -443,3 +443,14 @@ def test_the_store_backend_without_a_store_is_refused_not_silently_in_memory(
     assert isinstance(throwaway, StoreMemoryManager)
     throwaway.add("kept only in this process", "t")
     assert open_memory_manager("store:memory", unique_user).show() == []  # a new, empty store
+
+
+def test_read_document_sees_the_core_context_seeded_after_it_was_read(
+    manager: BaseMemoryManager,
+) -> None:
+    """The read cache is keyed on the revision, which core-context writes do not move: a
+    snapshot written after the writer seeded the block must still carry it."""
+    manager.add("User's name is Ada", "identity")
+    assert manager.read_document().core_context == {}  # cached at this revision
+    manager.seed_core_context(persona="helper", human="User's name is Ada")
+    assert manager.read_document().core_context["human"] == "User's name is Ada"

@@ -272,7 +272,7 @@ async def test_leaving_a_session_waits_a_bounded_time_for_a_stalled_writer(
         session = LocalSession(context, tmp_path / "chat")
         session.exit_wait_seconds = 1.0
         async with session:
-            reply = await session.say("t1", "I live in Lisbon.")
+            reply = await session.say("t1", "Remember that I live in Lisbon.")
             assert reply.memory_write["status"] == "journaled"
             await wait_until(lambda: len(silent.connections) == 1)
             leaving = time.monotonic()

@@ -6,9 +6,10 @@
 Either waits until the journal has no pending turn of "alice" before it stops. A turn is leased
 to the process writing it for `WORKER_LEASE_SECONDS` (default: the queue's own lease).
 
-Each turn says "fact number i"; the scripted model answers it with one create_memory call after
-`WORKER_MODEL_DELAY` seconds. With `WORKER_CRASH_AFTER_APPLY=<turn id>` the process SIGKILLs
-itself right after the store committed that turn and before the journal marked it done.
+Each turn says "fact number i"; the scripted model answers with one create_memory call per fact
+in its prompt after `WORKER_MODEL_DELAY` seconds. With `WORKER_CRASH_AFTER_APPLY=<turn id>` the
+process SIGKILLs itself right after the store committed that turn and before the journal marked
+it done. With `WORKER_BATCH_SIZE=n` the turns are admitted as "batch" and written n at a time.
 
 The store is YAML in DATA_DIR/memory; the journal and the trace live beside it, where
 LongTermMemory keeps them (`write-journal.sqlite`, `write-journal-trace.sqlite`).
@@ -29,12 +30,16 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from memory.admission import Admission
 from memory.branch import Provenance
 from memory.long_term import LongTermMemory
 from memory.manager import ApplyResult, Change
 from memory.turn import Turn
+from memory.writer.batching import BatchPolicy
 from memory.writer.queue import RetryPolicy
 from memory.yaml_manager import YamlMemoryManager
+
+BATCH = Admission(3.0, "batch", ("first_person_fact",))
 
 
 class FactModel(GenericFakeChatModel):
@@ -49,16 +54,18 @@ class FactModel(GenericFakeChatModel):
         await asyncio.sleep(self.delay)
         last = messages[-1]
         if isinstance(last, HumanMessage):
-            fact = re.search(r"fact number \d+", str(last.content))
-            assert fact is not None
-            content = f"The user told {fact.group()}."
-            call = {
-                "name": "create_memory",
-                "args": {"content": content, "section": "moments"},
-                "id": "c1",
-                "type": "tool_call",
-            }
-            reply = AIMessage("", tool_calls=[call])
+            facts = re.findall(r"fact number \d+", str(last.content))
+            assert facts
+            calls = [
+                {
+                    "name": "create_memory",
+                    "args": {"content": f"The user told {fact}.", "section": "moments"},
+                    "id": f"c{n}",
+                    "type": "tool_call",
+                }
+                for n, fact in enumerate(facts)
+            ]
+            reply = AIMessage("", tool_calls=calls)
         else:
             reply = AIMessage("done")
         return ChatResult(generations=[ChatGeneration(message=reply)])
@@ -68,10 +75,14 @@ class CrashingManager(YamlMemoryManager):
     """Dies by SIGKILL just after committing one chosen turn: the worst moment for a queue."""
 
     def apply(
-        self, changes: Sequence[Change], turn_id: str, provenance: Provenance | None = None
+        self,
+        changes: Sequence[Change],
+        turn_id: str | Sequence[str],
+        provenance: Provenance | None = None,
     ) -> ApplyResult:
         result = super().apply(changes, turn_id, provenance)
-        if turn_id == os.environ.get("WORKER_CRASH_AFTER_APPLY"):
+        turn_ids = [turn_id] if isinstance(turn_id, str) else list(turn_id)
+        if os.environ.get("WORKER_CRASH_AFTER_APPLY") in turn_ids:
             os.kill(os.getpid(), signal.SIGKILL)
         return result
 
@@ -93,11 +104,17 @@ async def main(data_dir: str, mode: str, count: int) -> None:
     # A turn this process is writing is leased to it: a process killed mid-turn keeps its lease
     # until it runs out, and only then may the next process take the turn.
     queue.lease_seconds = float(os.environ.get("WORKER_LEASE_SECONDS", queue.lease_seconds))
+    batch_size = int(os.environ.get("WORKER_BATCH_SIZE", "0"))
+    if batch_size:
+        memory.batching = BatchPolicy(size=batch_size, quiet_seconds=600)
     replayed = memory.start()
     print(f"replayed {replayed}", flush=True)
     if mode == "send":
         for index in range(count):
-            turn = Turn.of("alice", turn_messages(index), turn_id=f"turn-{index}", thread_id="s")
+            turn = Turn.of(
+                "alice", turn_messages(index), turn_id=f"turn-{index}", thread_id="s",
+                admission=BATCH if batch_size else None,
+            )  # fmt: skip
             await memory.send(turn)
         print("queued", flush=True)
     # A turn still leased by a killed process is not in the queue yet (it is taken once the

@@ -53,6 +53,9 @@ def test_token_lookup() -> None:
         (("alice", "notes"), True),  # the usual (user, ...) layout
         (("bob", "notes"), False),
         (("memories_meta", "alice%2Ex"), False),
+        (("memories_pending", "alice"), True),  # turns waiting for their batch
+        (("memories_pending", "bob"), False),
+        (("memories_pending",), False),
     ],
 )
 def test_store_namespaces_owned_by_alice(namespace: tuple[str, ...] | None, owned: bool) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +70,19 @@ def test_chat_writes_lists_and_forgets(tmp_path: Path) -> None:
     memory_file = (tmp_path / "memory" / "default.yaml").read_text()
     assert "deleted: true" in memory_file  # forgetting is a tombstone, undoable
     assert (tmp_path / "chat" / "threads.sqlite").exists()
+
+
+def test_chat_cost_shows_the_model_calls_by_purpose_and_small_talk_costs_no_writer_call(
+    tmp_path: Path,
+) -> None:
+    commands = "ok\n/cost\nMy name is Bob.\n/memories\n/cost\n/quit\n"
+    done = run_chat(tmp_path, commands)
+    assert done.returncode == 0, done.stderr
+    after_ok, after_fact = done.stdout.split("you so far:", 2)[1:]
+    assert after_ok.split("\n")[0].strip().startswith("chat 1 call")  # "ok": no writer call
+    assert "writer" not in after_ok.split("you>")[0]
+    totals = after_fact.split("you>")[0]
+    assert "chat 2 calls" in totals and re.search(r"writer \d+ calls? \(\d+ in", totals), totals
 
 
 def run_make(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -52,6 +52,20 @@ WITHOUT_LANGCHAIN = textwrap.dedent(
     assert journal.claim("alice", turn.turn_id, 30)
     journal.mark_done("alice", turn.turn_id)
     assert journal.counts("alice") == {"pending": 0, "done": 1, "dead": 0}
+    # Admission, batching, the change feed and the usage ledger need no LangChain either.
+    from memory.admission import score_turn
+    from memory.usage import Usage, UsageLedger
+    from memory.writer.batching import split_runs
+    assert score_turn("ok thanks").decision == "skip"
+    assert score_turn("记住我住在杭州").decision == "write"
+    assert len(split_runs([turn, turn])) == 1
+    sqlite = open_memory_manager(f"sqlite:{folder}/memory.db", "alice")
+    token = sqlite.change_token()
+    sqlite.add("User likes jazz", "taste")
+    assert [i.description for i in sqlite.changes_since(token)[1].values()] == ["User likes jazz"]
+    ledger = UsageLedger(folder / "usage.sqlite")
+    ledger.record("alice", "run-1", {"chat": Usage(1, 10, 2)})
+    assert ledger.totals("alice")["chat"].calls == 1
     assert not any(name.startswith(("langchain", "langgraph")) and sys.modules[name]
                    for name in sys.modules), "something imported LangChain or LangGraph"
     print("library ok")

@@ -386,6 +386,48 @@ def test_event_stream_shows_what_the_memory_agent_changed_and_with_which_tool(
     ]
 
 
+async def admit_two_turns(manager: YamlMemoryManager) -> None:
+    """What ltm_write does with two turns: "ok thanks" is scored skip (recorded, never sent);
+    a fact is scored batch and written by the memory agent (a scripted model)."""
+    from memory.admission import score_turn
+    from memory.turn import Turn
+
+    script = [step(call("create_memory", content="The user plays the guzheng.", section="music"))]
+    memory = LongTermMemory(
+        manager, writer_llm=ScriptedModel(messages=iter([*script, AIMessage("Saved.")]))
+    )
+    memory.start()
+    for text in ("ok thanks", "I play the guzheng every evening."):
+        said = [{"role": "user", "content": text}]
+        turn = Turn.of(manager.user_id, said, thread_id="t1", admission=score_turn(text))
+        await asyncio.to_thread(memory.trace.record_admission, turn)
+        if turn.decision != "skip":
+            await memory.send(turn)
+    await memory.stop()
+
+
+def test_the_live_view_shows_admission_decisions_and_the_status_counts_model_calls(
+    editor: Editor,
+) -> None:
+    with editor.http.stream("GET", "events", timeout=40) as stream:
+        lines = stream.iter_lines()
+        assert next(lines) == "retry: 2000"
+        asyncio.run(admit_two_turns(editor.store))
+        trace: list[dict[str, Any]] = []
+        for event in read_events(lines, "change"):
+            trace += event["trace"]
+            if len(trace) >= 3:
+                break
+    admissions = [(t["action"], t["description"]) for t in trace if t["tool"] == "admission"]
+    assert admissions == [("skip", "ok thanks"), ("batch", "I play the guzheng every evening.")]
+    skip = next(t for t in trace if t["action"] == "skip")
+    assert skip["reason"].startswith("score -") and "small_talk" in skip["reason"]
+    assert any(t["tool"] == "create_memory" for t in trace)
+    usage = editor.get("status").json()["usage"]
+    assert usage["writer"]["calls"] == 2 and usage["writer"]["input_tokens"] > 0
+    assert "chat" not in usage  # the editor's user chatted nowhere here
+
+
 def test_the_standalone_editor_answers_only_to_loopback_names(base_url: str) -> None:
     rebound = httpx.get(f"{base_url}/memories/api/memories", headers={"Host": "evil.example"})
     assert rebound.status_code == 400

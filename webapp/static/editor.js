@@ -49,6 +49,19 @@ const PHRASES = [
   ["mergedInto", "merged into", "已合并到"],
   ["nothingToMerge", "There is no other memory to merge with.", "没有可以合并的其他记忆。"],
   ["user", "User", "用户"],
+  ["modelCalls", "Model calls so far", "模型调用累计"],
+  ["noModelCalls", "No model calls recorded yet.", "还没有模型调用记录。"],
+  ["calls", "calls", "次调用"],
+  ["tokensIn", "tokens in", "输入 token"],
+  ["tokensOut", "out", "输出"],
+  ["purpose_chat", "chat", "对话"],
+  ["purpose_retrieval", "retrieval", "检索"],
+  ["purpose_writer", "memory writer", "记忆写入"],
+  ["purpose_summary", "summaries", "摘要"],
+  ["admission", "Admission", "准入"],
+  ["decision_write", "written now", "立即写入"],
+  ["decision_batch", "batched", "批量写入"],
+  ["decision_skip", "skipped", "跳过"],
   ["action_create", "created", "创建"],
   ["action_update", "edited", "编辑"],
   ["action_delete", "deleted", "删除"],
@@ -368,7 +381,8 @@ async function refreshStatus() {
     const badge = $("status");
     badge.textContent = status.status;
     badge.className = "pill status " + status.status.toLowerCase();
-    badge.onclick = () => showStatus(status);
+    // Read again on click: the model calls move with every turn, not only with memory writes.
+    badge.onclick = () => api("GET", "status").then(showStatus, () => showStatus(status));
   } catch (error) {
     toast(error.message);
   }
@@ -549,11 +563,17 @@ async function showDeleted() {
   showPanel(t("recentlyDeleted"), rows.length ? el("ul", { class: "deleted-list" }, rows) : el("p", {}, t("noDeleted")));
 }
 
+function usageList(usage) {
+  const rows = Object.entries(usage || {}).map(([purpose, u]) => el("li", { class: "usage" },
+    `${t("purpose_" + purpose)}: ${u.calls} ${t("calls")} · ${u.input_tokens} ${t("tokensIn")} / ${u.output_tokens} ${t("tokensOut")}`));
+  return [el("h4", {}, t("modelCalls")), rows.length ? el("ul", { class: "usage-list" }, rows) : el("p", {}, t("noModelCalls"))];
+}
+
 function showStatus(status) {
   const list = (label, items) => items.length ? [el("h4", {}, label), el("ul", {}, items.map((i) => el("li", {}, i)))] : [];
   showPanel(`${t("statusTitle")}: ${status.status}`, el("div", {},
     el("p", {}, `${status.backend} · ${status.item_count ?? "?"} ${t("items")}`),
-    list(t("issues"), status.issues), list(t("repaired"), status.repaired),
+    list(t("issues"), status.issues), list(t("repaired"), status.repaired), usageList(status.usage),
     el("button", { type: "button", onclick: async () => {
       const fresh = await api("POST", "self-check", {}); await refreshStatus(); showStatus(fresh);
     } }, t("rerun"))));
@@ -582,9 +602,11 @@ async function importMemories(file) {
 // ── live updates: SSE read through fetch, so the same auth headers go with it ──
 function addActivity(row, isTrace) {
   const action = actionLabel(row.action);
-  const item = el("li", { class: isTrace ? "trace" : "change" },
+  const admission = row.tool === "admission";
+  const label = admission ? `${t("admission")}: ${t("decision_" + row.action)}` : (row.tool || action);
+  const item = el("li", { class: admission ? `trace admission ${row.action}` : (isTrace ? "trace" : "change") },
     el("span", { class: "when" }, when(row.time)), " ",
-    el("strong", {}, row.tool ? `${row.tool}` : action), " ",
+    el("strong", {}, label), " ",
     el("span", { class: "what" }, row.description || row.summary || row.id || ""),
     row.reason ? el("span", { class: "why" }, " — " + row.reason) : null);
   $("activity-empty").hidden = true;
