@@ -17,6 +17,9 @@ from memory.writer.batching import MAX_BATCH_SIZE, BatchPolicy
 ENV_PREFIX = "GULFSTREAM_"
 WRITE_MODES = ("auto", "server", "local", "inline")
 MAX_WRITE_DELAY_SECONDS = 3600
+DEFAULT_BUDGET_TOKENS = 16_000  # when the chat model's window is unknown
+DEFAULT_BUDGET_FRACTION = 0.5
+MIN_BUDGET_TOKENS = 200
 DOTENV = ".env"
 
 
@@ -107,6 +110,37 @@ class Settings:
             "offline/use-multilingual-v3 (no key, no download), or off"
         },
     )
+    archive: str = field(
+        default="auto",
+        metadata={
+            "help": "the conversation archive: auto (beside the memory store: SQLite files, or "
+            "PostgreSQL for postgres:<dsn>, and for the store backend when the platform sets "
+            "DATABASE_URI), sqlite:<folder>, postgres:<dsn>, or off"
+        },
+    )
+    context_budget_tokens: str = field(
+        default="auto",
+        metadata={
+            "help": "compaction starts when a turn's prompt would exceed this: a token count, "
+            "a fraction of the chat model's window (0.5), auto (half the window, "
+            f"{DEFAULT_BUDGET_TOKENS} tokens when the window is unknown), or off"
+        },
+    )
+    compaction_keep_messages: int = field(
+        default=6,
+        metadata={"help": "compaction keeps at least this many recent messages"},
+    )
+    compaction_cooldown_seconds: float = field(
+        default=60.0,
+        metadata={
+            "help": "after a failed summary, the next attempt waits this long (doubling per "
+            "failure, at most 15 minutes); the prompt is trimmed meanwhile"
+        },
+    )
+    digests: bool = field(
+        default=True,
+        metadata={"help": "seal each user's day of conversation into a daily digest"},
+    )
     auth_tokens: str = field(
         default="",
         metadata={"help": "graph/auth.py's example tokens: 'token1:alice,token2:bob'"},
@@ -144,6 +178,39 @@ class Settings:
             raise ValueError("GULFSTREAM_WRITER_TIMEOUT_SECONDS must be positive")
         if not self.memory_backend.strip():
             raise ValueError("GULFSTREAM_MEMORY_BACKEND must name a backend")
+        self.context_budget(None)  # a bad budget stops the start
+        if not 1 <= self.compaction_keep_messages <= 1000:
+            raise ValueError("GULFSTREAM_COMPACTION_KEEP_MESSAGES must be 1 to 1000")
+        if self.compaction_cooldown_seconds < 0:
+            raise ValueError("GULFSTREAM_COMPACTION_COOLDOWN_SECONDS must not be negative")
+
+    def context_budget(self, window: int | None) -> int | None:
+        """The prompt budget in tokens for a chat model whose window is `window` tokens (None:
+        unknown); None when compaction is off."""
+        raw = self.context_budget_tokens.strip().lower()
+        variable = "GULFSTREAM_CONTEXT_BUDGET_TOKENS"
+        if raw in ("off", "none", "0"):
+            return None
+        if raw == "auto":
+            fraction = DEFAULT_BUDGET_FRACTION
+        else:
+            try:
+                number = float(raw)
+            except ValueError:
+                raise ValueError(
+                    f"{variable} must be a token count, a fraction of the model's window "
+                    f"(0 < f <= 1), auto or off; got {self.context_budget_tokens!r}"
+                ) from None
+            if number > 1:
+                if number < MIN_BUDGET_TOKENS or number != int(number):
+                    raise ValueError(f"{variable} must be a whole number >= {MIN_BUDGET_TOKENS}")
+                return int(number)
+            if number <= 0:
+                raise ValueError(f"{variable} must be positive (or off)")
+            fraction = number
+        if not window:
+            return DEFAULT_BUDGET_TOKENS
+        return max(MIN_BUDGET_TOKENS, int(window * fraction))
 
     def with_changes(self, **changes: Any) -> Settings:
         return replace(self, **changes)
