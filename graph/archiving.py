@@ -66,7 +66,7 @@ def archived_form(
 ) -> list[ArchivedMessage]:
     """The archivable messages of a state: user and assistant text, tool results as a preview
     (with the tool's name); system messages and tool-call-only replies are left out."""
-    found = []
+    found: list[ArchivedMessage] = []
     for message in messages:
         if not isinstance(message, BaseMessage):
             continue

@@ -72,7 +72,7 @@ class ConversationArchive(ABC):
     def clear(self) -> None:
         """Remove every message and digest of this user (before a rebuild)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - most backends hold nothing to release
         """Release connections (the archive can be opened again)."""
 
     # ── what search_conversations does ─────────────────────────────────
@@ -113,7 +113,7 @@ class ConversationArchive(ABC):
         if terms.broad:
             return self._broad(query, window, limit)
         hits = self._hits(terms, window, limit, around)
-        digests = self.digests(window.since, window.until, terms.required)[:1]
+        digests = self._visible_digests(window, terms.required)[:1]
         return SearchResult(query, (*hits, *(_digest_hit(d) for d in digests)))
 
     def _hits(self, terms: Terms, window: Window, limit: int, around: int) -> list[Hit]:
@@ -139,8 +139,25 @@ class ConversationArchive(ABC):
                 break
         return hits
 
+    def _visible_digests(self, window: Window, terms: Sequence[str] = ()) -> list[Digest]:
+        """Digests of the window's days; a day on which the current thread has messages this
+        branch may not see (a sibling branch's) is left out, since its digest covers them."""
+        found = self.digests(window.since, window.until, terms)
+        lineage = window.lineage
+        if lineage is None or not found:
+            return found
+        from memory.archive.digest import day_bounds
+
+        visible = []
+        for digest in found:
+            start, end = day_bounds(digest.day)
+            day = self.messages(lineage.thread_id, start, end)
+            if all(window.sees(m.thread_id, m.checkpoint_id) for m in day):
+                visible.append(digest)
+        return visible
+
     def _broad(self, query: str, window: Window, limit: int) -> SearchResult:
-        digests = self.digests(window.since, window.until)
+        digests = self._visible_digests(window)
         if digests:
             return SearchResult(query, tuple(_digest_hit(d) for d in digests[: limit * 3]))
         recent = [

@@ -40,9 +40,7 @@ def extractive_digest(messages: Sequence[ArchivedMessage], max_chars: int = DIGE
     """What the user said that day that is most worth keeping (the admission scorer's rank),
     in the order it was said, each line cut short; no model."""
     said = [m for m in messages if m.role == "user" and m.content.strip()]
-    ranked = sorted(
-        range(len(said)), key=lambda i: (-score_turn(said[i].content).score, -i)
-    )
+    ranked = sorted(range(len(said)), key=lambda i: (-score_turn(said[i].content).score, -i))
     chosen: list[int] = []
     used = 0
     for index in ranked:

@@ -1,4 +1,4 @@
-"""open_archive: one user's conversation archive from a spec (`sqlite:<folder>`, `postgres:<dsn>`)."""
+"""open_archive: one user's conversation archive from a spec (sqlite:<folder>, postgres:<dsn>)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from memory.archive.base import ConversationArchive
@@ -46,26 +47,35 @@ CREATE TABLE IF NOT EXISTS gulfstream_archive_digests (
 """
 _TABLE = "gulfstream_archive_messages"
 _COLUMNS = "thread_id, checkpoint_id, message_id, role, content, ts, position, content_hash"
-_pools: dict[str, Any] = {}
-_pools_lock = threading.Lock()
-_ready: set[str] = set()
 
 
-def pool_for(dsn: str) -> Any:
-    """One small connection pool per database for the whole process, schema created once."""
-    from psycopg_pool import ConnectionPool
+class SharedConnection:
+    """One autocommit connection per database for the whole process, used by one statement
+    (or transaction) at a time, opened again when it broke; the schema is made once."""
 
-    with _pools_lock:
-        pool = _pools.get(dsn)
-        if pool is None:
-            pool = ConnectionPool(dsn, min_size=1, max_size=4, open=True,
-                                  kwargs={"autocommit": True})  # fmt: skip
-            _pools[dsn] = pool
-        if dsn not in _ready:
-            with pool.connection() as conn:
-                conn.execute(_SCHEMA)
-            _ready.add(dsn)
-        return pool
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self._lock = threading.Lock()
+        self._conn: Any = None
+
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        import psycopg
+
+        with self._lock:
+            if self._conn is None or self._conn.closed or self._conn.broken:
+                self._conn = psycopg.connect(self.dsn, autocommit=True)
+                self._conn.execute(_SCHEMA)
+            yield self._conn
+
+
+_shared: dict[str, SharedConnection] = {}
+_shared_lock = threading.Lock()
+
+
+def pool_for(dsn: str) -> SharedConnection:
+    with _shared_lock:
+        return _shared.setdefault(dsn, SharedConnection(dsn))
 
 
 def tsquery(terms: Sequence[str], any_term: bool) -> str:
@@ -106,8 +116,8 @@ class PostgresArchive(ConversationArchive):
 
     def known(self, thread_id: str) -> list[tuple[str, str, str]]:
         return [
-            tuple(r)  # type: ignore[misc]
-            for r in self._read(
+            (str(a), str(b), str(c))
+            for a, b, c in self._read(
                 f"SELECT message_id, content_hash, checkpoint_id FROM {_TABLE} "
                 "WHERE user_id = %s AND thread_id = %s",
                 (self.user_id, thread_id),
@@ -195,7 +205,7 @@ class PostgresArchive(ConversationArchive):
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
         with self.pool.connection() as conn:
-            return conn.execute(sql, tuple(params)).fetchall()  # type: ignore[arg-type]
+            return list(conn.execute(sql, tuple(params)).fetchall())
 
     def _message(self, row: Sequence[Any]) -> ArchivedMessage:
         thread, checkpoint, message_id, role, content, ts, position, digest = row
@@ -206,7 +216,8 @@ class PostgresArchive(ConversationArchive):
 
 
 def _window_sql(window: Window, column: str = "ts") -> tuple[str, list[Any]]:
-    clauses, params = [], []
+    clauses: list[str] = []
+    params: list[Any] = []
     if window.since is not None:
         clauses.append(f"AND {column} >= %s")
         params.append(window.since)

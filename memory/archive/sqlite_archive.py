@@ -94,7 +94,7 @@ class SqliteArchive(ConversationArchive):
 
     def known(self, thread_id: str) -> list[tuple[str, str, str]]:
         sql = "SELECT message_id, content_hash, checkpoint_id FROM messages WHERE thread_id = ?"
-        return [tuple(row) for row in self._read(sql, (thread_id,))]  # type: ignore[misc]
+        return [(str(a), str(b), str(c)) for a, b, c in self._read(sql, (thread_id,))]
 
     def match(
         self, terms: Sequence[str], any_term: bool, window: Window, limit: int
@@ -130,7 +130,9 @@ class SqliteArchive(ConversationArchive):
         self, thread_id: str | None = None, since: float | None = None, until: float | None = None
     ) -> list[ArchivedMessage]:
         where, params = _window_sql(Window(since, until, thread_id), "")
-        sql = f"SELECT {_COLUMNS} FROM messages WHERE 1 {where} ORDER BY ts, checkpoint_id, position"
+        sql = (
+            f"SELECT {_COLUMNS} FROM messages WHERE 1 {where} ORDER BY ts, checkpoint_id, position"
+        )
         return [self._message(row) for row in self._read(sql, params)]
 
     def put_digest(self, digest: Digest) -> None:
@@ -199,7 +201,8 @@ def _prefixed(prefix: str) -> str:
 
 
 def _window_sql(window: Window, prefix: str, column: str = "ts") -> tuple[str, list[Any]]:
-    clauses, params = [], []
+    clauses: list[str] = []
+    params: list[Any] = []
     if window.since is not None:
         clauses.append(f"AND {prefix}{column} >= ?")
         params.append(window.since)
@@ -210,4 +213,3 @@ def _window_sql(window: Window, prefix: str, column: str = "ts") -> tuple[str, l
         clauses.append(f"AND {prefix}thread_id = ?")
         params.append(window.thread_id)
     return " ".join(clauses), params
-
