@@ -40,7 +40,9 @@ def extractive_digest(messages: Sequence[ArchivedMessage], max_chars: int = DIGE
     """What the user said that day that is most worth keeping (the admission scorer's rank),
     in the order it was said, each line cut short; no model."""
     said = [m for m in messages if m.role == "user" and m.content.strip()]
-    ranked = sorted(range(len(said)), key=lambda i: (-score_turn(said[i].content).score, -i))
+    scores = [score_turn(m.content).score for m in said]
+    # Small talk ("ok thanks") says nothing about the day; the newest wins a tie.
+    ranked = sorted((i for i in range(len(said)) if scores[i] > 0), key=lambda i: (-scores[i], -i))
     chosen: list[int] = []
     used = 0
     for index in ranked:

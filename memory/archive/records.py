@@ -12,6 +12,7 @@ from memory.manager import validate_user_id
 ROLES = ("user", "assistant", "tool", "digest")
 TOOL_PREVIEW_CHARS = 600  # a tool result is archived as its start, not whole
 MAX_MESSAGE_CHARS = 20_000  # a message longer than this is archived cut, with a note
+CUT_NOTE = "; archived cut]"
 # uuid6 (LangGraph's checkpoint ids) count 100 ns from the Gregorian calendar's start.
 _GREGORIAN_OFFSET = 0x01B21DD213814000
 
@@ -24,9 +25,9 @@ def content_hash(role: str, content: str) -> str:
 def bounded(role: str, content: str) -> str:
     """The text as archived: a tool result's preview, any message cut at a sane length."""
     limit = TOOL_PREVIEW_CHARS if role == "tool" else MAX_MESSAGE_CHARS
-    if len(content) <= limit:
-        return content
-    return f"{content[:limit]}… [{len(content)} characters; archived cut]"
+    if len(content) <= limit or (content.endswith(CUT_NOTE) and len(content) <= limit + 48):
+        return content  # short, or already cut (read back from the archive)
+    return f"{content[:limit]}… [{len(content)} characters{CUT_NOTE}"
 
 
 def checkpoint_time(checkpoint_id: str) -> datetime | None:
