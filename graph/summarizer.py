@@ -20,6 +20,7 @@ SUMMARY_WORDS = 250  # at most; a small budget asks for fewer
 CHARS_PER_TOKEN = 4  # as count_tokens_approximately counts
 LINE_CHARS = 200
 SPAN_CHARS = 24_000  # what of a span the model is shown (the start and the end)
+LINE_PREFIX = "- user: "
 EXTRACT_MIN_SCORE = 0.0  # user messages the admission rules would not call small talk
 
 
@@ -70,17 +71,22 @@ def transcript(span: Sequence[BaseMessage], limit: int = SPAN_CHARS) -> str:
 
 def extractive_update(previous: str, span: Sequence[BaseMessage], max_chars: int) -> str:
     """The previous summary's lines, then one line for each user message of the span that
-    says something (the admission rules' score), the oldest lines leaving first past the cap."""
+    says something (the admission rules' score); past the cap, the lines that say least leave
+    first (the oldest of equals), and the rest keep their order."""
     lines = [line for line in previous.splitlines() if line.strip()]
     for message in span:
         if not isinstance(message, HumanMessage):
             continue
         text = " ".join(text_of(message.content).split())
         if text and score_turn(text).score > EXTRACT_MIN_SCORE:
-            lines.append(f"- user: {text[:LINE_CHARS]}")
-    while lines and sum(len(line) + 1 for line in lines) > max_chars:
-        lines.pop(0)
-    return "\n".join(lines)
+            lines.append(f"{LINE_PREFIX}{text[:LINE_CHARS]}")
+    scores = [score_turn(line.removeprefix(LINE_PREFIX)).score for line in lines]
+    keep = set(range(len(lines)))
+    for index in sorted(keep, key=lambda i: (scores[i], i)):
+        if sum(len(lines[i]) + 1 for i in keep) <= max_chars:
+            break
+        keep.discard(index)
+    return "\n".join(lines[i] for i in sorted(keep))
 
 
 def summarize(
