@@ -4,6 +4,7 @@ summary that fails never fails the turn."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -158,3 +159,21 @@ def test_the_offline_summary_is_extractive(app: Any, monkeypatch: pytest.MonkeyP
             state = say(app, "ada", "x", f"Turn {i}: it rained {i} millimetres today.")
     assert "Mei lives in Porto" in state["summary"]["text"]
     assert all("Mei" not in str(m.content) for m in state["messages"])  # left the state
+
+
+@pytest.mark.postgres
+def test_the_deployment_path_archives_into_postgres(app: Any) -> None:
+    from memory.archive import PostgresArchive
+    from tests.integration.conftest import POSTGRES_URL, postgres_unreachable_reason
+
+    if reason := postgres_unreachable_reason():
+        pytest.skip(reason)
+    user = f"pg-{uuid.uuid4().hex[:8]}"
+    with use_settings(archive=f"postgres:{POSTGRES_URL}"):
+        say(app, user, "t1", "我下周要去上海出差")
+        say(app, user, "t1", "ok")
+        try:
+            assert found(app, user, "上海") == ["我下周要去上海出差"]
+            assert isinstance(archives.open(archive_spec(), user), PostgresArchive)
+        finally:
+            PostgresArchive(POSTGRES_URL, user).clear()
