@@ -55,7 +55,8 @@ def found(app: Any, user: str, query: str, thread: str = "", at: str = "") -> li
     lineage = lineage_of(app.checkpointer, thread, at) if thread and at else None
     archive = archives.open(archive_spec(), user)
     assert archive is not None
-    return [h.anchor.content for h in archive.search(query, Window(lineage=lineage)).hits]
+    hits = archive.search(query, Window(lineage=lineage)).hits
+    return [h.anchor.content for h in hits if h.digest is None]  # messages, not day digests
 
 
 def test_skipped_turns_are_archived_too(app: Any) -> None:
