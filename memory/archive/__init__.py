@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from memory.archive.base import ConversationArchive
 from memory.archive.digest import DigestSealer, extractive_digest
-from memory.archive.factory import ArchiveRegistry, archives, open_archive
+from memory.archive.factory import ArchiveRegistry, archive_exists, archives, open_archive
 from memory.archive.query import Window, parse_day, query_terms
 from memory.archive.records import ArchivedMessage, Digest, Hit, SearchResult, checkpoint_time
 from memory.archive.render import render
@@ -35,6 +35,7 @@ __all__ = [
     "SearchResult",
     "SqliteArchive",
     "Window",
+    "archive_exists",
     "archives",
     "checkpoint_time",
     "extractive_digest",

@@ -28,6 +28,17 @@ def open_archive(spec: str, user_id: str) -> ConversationArchive | None:
     raise ValueError(f"conversation archive {spec!r} cannot be used: {SPEC_HELP}")
 
 
+def archive_exists(spec: str, user_id: str) -> bool:
+    """Whether `spec` may hold anything of `user_id`, found without creating a file: what a
+    read-only caller asks before opening the archive of a user who may never have chatted."""
+    kind, _, target = spec.strip().partition(":")
+    if kind.lower() == "sqlite" and target.strip():
+        from memory.archive.sqlite_archive import archive_path
+
+        return archive_path(target.strip(), user_id).exists()
+    return kind.lower() != "off"
+
+
 class ArchiveRegistry:
     """Each user's archive opened once per spec and kept (bounded, least recently used out)."""
 
