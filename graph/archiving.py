@@ -50,7 +50,8 @@ def archive_spec(settings: Settings | None = None) -> str:
     folder = backend_folder(settings.memory_backend)
     if folder is None:
         for name in PLATFORM_DATABASE_VARIABLES:
-            if os.environ.get(name):
+            # `langgraph dev` sets DATABASE_URI=":memory:" for its in-process runtime.
+            if os.environ.get(name, "").startswith(("postgres://", "postgresql://")):
                 return f"postgres:{os.environ[name]}"
         folder = Path(settings.data_dir)
     return f"sqlite:{folder / ARCHIVE_FOLDER}"

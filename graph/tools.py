@@ -3,6 +3,7 @@ the model reads."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -18,6 +19,7 @@ from memory.archive import Window, parse_day, render
 from memory.language import resolve_language
 
 SEARCH_LIMIT = 20
+logger = logging.getLogger(__name__)
 
 
 def get_current_time() -> str:
@@ -56,7 +58,11 @@ def search_conversations(query: str, since: str = "", until: str = "", thread: s
     Returns the best few matches with the messages around each, their thread and time.
     """
     run = open_run_memory(get_runtime(Context))
-    archive = run_archive(run)
+    try:
+        archive = run_archive(run)
+    except Exception as exc:  # the archive's database is unreachable: say so, keep the turn
+        logger.exception("the conversation archive of %r cannot be opened", run.user_id)
+        return f"Error: the conversation archive cannot be read ({type(exc).__name__})."
     if archive is None:
         return "The conversation archive is turned off on this deployment."
     try:
@@ -67,8 +73,12 @@ def search_conversations(query: str, since: str = "", until: str = "", thread: s
         )  # fmt: skip
     except ValueError as exc:
         return f"Error: {exc}"
-    # No model call: the archive's full-text index, this branch of this thread only.
-    return render(archive.search(query, window))
+    try:
+        # No model call: the archive's full-text index, this branch of this thread only.
+        return render(archive.search(query, window))
+    except Exception as exc:
+        logger.exception("searching the conversation archive of %r failed", run.user_id)
+        return f"Error: the conversation archive cannot be read ({type(exc).__name__})."
 
 
 def convert_units(value: float, unit_from: str, unit_to: str) -> str:
