@@ -46,6 +46,7 @@ CREATE TABLE IF NOT EXISTS gulfstream_archive_digests (
 );
 """
 _TABLE = "gulfstream_archive_messages"
+RANKED = 2_000  # matches ranked by relevance at most: the newest ones
 _COLUMNS = "thread_id, checkpoint_id, message_id, role, content, ts, position, content_hash"
 
 
@@ -131,11 +132,16 @@ class PostgresArchive(ConversationArchive):
             return []
         where, params = _window_sql(window)
         query = tsquery(terms, any_term)
+        # As in SQLite: a common word's matches are ranked among the newest RANKED only (the
+        # matches come from the GIN index, materialized so that the planner cannot walk the
+        # primary key backwards instead).
         rows = self._read(
-            f"SELECT {_COLUMNS}, ts_rank(terms, q) AS score FROM {_TABLE}, "
-            "CAST(%s AS tsquery) AS q WHERE user_id = %s AND terms @@ q "
-            f"{where} ORDER BY score DESC, ts DESC LIMIT %s",
-            (query, self.user_id, *params, limit),
+            f"WITH hits AS MATERIALIZED (SELECT id FROM {_TABLE} WHERE user_id = %s AND "
+            f"terms @@ CAST(%s AS tsquery) {where}), recent AS (SELECT id FROM hits ORDER BY id "
+            f"DESC LIMIT %s) SELECT {_COLUMNS}, ts_rank(terms, q) AS score FROM {_TABLE} "
+            "JOIN recent USING (id), CAST(%s AS tsquery) AS q "
+            "ORDER BY score DESC, ts DESC LIMIT %s",
+            (self.user_id, query, *params, RANKED, query, limit),
         )
         return [(self._message(r[:8]), float(r[8])) for r in rows]
 

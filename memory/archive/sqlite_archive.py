@@ -47,6 +47,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS digests_fts USING fts5(
     terms, tokenize='unicode61 remove_diacritics 0'
 );
 """
+RANKED = 2_000  # matches ranked by relevance at most: the newest ones
 _COLUMNS = "thread_id, checkpoint_id, message_id, role, content, ts, position, content_hash"
 
 
@@ -102,12 +103,22 @@ class SqliteArchive(ConversationArchive):
         if not terms:
             return []
         where, params = _window_sql(window, "m.")
-        sql = (
-            f"SELECT {_prefixed('m.')}, bm25(messages_fts) AS score FROM messages_fts "
-            "JOIN messages m ON m.id = messages_fts.rowid "
-            f"WHERE messages_fts MATCH ? {where} ORDER BY score, m.ts DESC LIMIT ?"
+        query = fts_query(terms, any_term)
+        join = "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
+        # A common word matches a large part of the archive, and ranking every match costs
+        # tens of milliseconds at 100,000 messages: only the newest RANKED matches are ranked
+        # (rows are added in time order, so the newest have the highest ids).
+        floor = self._read(
+            f"SELECT messages_fts.rowid {join} WHERE messages_fts MATCH ? {where} "
+            "ORDER BY messages_fts.rowid DESC LIMIT 1 OFFSET ?",
+            (query, *params, RANKED - 1),
         )
-        rows = self._read(sql, (fts_query(terms, any_term), *params, limit))
+        lowest = int(floor[0][0]) if floor else 0
+        rows = self._read(
+            f"SELECT {_prefixed('m.')}, bm25(messages_fts) AS score {join} WHERE messages_fts "
+            f"MATCH ? AND messages_fts.rowid >= ? {where} ORDER BY score, m.ts DESC LIMIT ?",
+            (query, lowest, *params, limit),
+        )
         return [(self._message(row[:8]), -float(row[8])) for row in rows]
 
     def neighbours(
