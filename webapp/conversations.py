@@ -18,7 +18,7 @@ HITS = 10
 
 
 def _result(result: SearchResult) -> dict[str, Any]:
-    hits = []
+    hits: list[dict[str, Any]] = []
     for hit in result.hits:
         if hit.digest is not None:
             hits.append({"digest": {"day": hit.digest.day, "text": hit.digest.text,
