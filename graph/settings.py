@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from graph.env_values import parse_value, read_dotenv
 from memory.writer.batching import MAX_BATCH_SIZE, BatchPolicy
 
 ENV_PREFIX = "GULFSTREAM_"
@@ -155,7 +156,7 @@ class Settings:
         for spec in fields(cls):
             raw = source.get(ENV_PREFIX + spec.name.upper())
             if raw is not None and raw.strip() != "":
-                values[spec.name] = _parse(spec.name, raw.strip(), spec.default)
+                values[spec.name] = parse_value(spec.name, raw.strip(), spec.default)
         return cls(**values)
 
     def __post_init__(self) -> None:
@@ -218,52 +219,6 @@ class Settings:
     def batch_policy(self) -> BatchPolicy:
         """How the local queue batches a thread's admitted turns."""
         return BatchPolicy(self.write_batch_size, float(self.write_batch_seconds))
-
-
-def _parse(name: str, raw: str, default: Any) -> Any:
-    variable = ENV_PREFIX + name.upper()
-    try:
-        if isinstance(default, bool):
-            if raw.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
-                raise ValueError(raw)
-            return raw.lower() in ("1", "true", "yes", "on")
-        if isinstance(default, tuple):
-            return tuple(part.strip() for part in raw.split(",") if part.strip())
-        if name == "snapshot_seconds":
-            if raw.lower() in ("off", "none", "no", "false"):
-                return None
-            value = float(raw)
-            if value < 0:
-                raise ValueError(raw)
-            return value
-        if name == "write_mode":
-            return raw.lower()
-        if isinstance(default, int):
-            return int(raw)
-        if isinstance(default, float):
-            return float(raw)
-    except ValueError:
-        raise ValueError(f"{variable} has a value that cannot be used: {raw!r}") from None
-    return raw
-
-
-def read_dotenv(path: Path) -> dict[str, str]:
-    """KEY=VALUE lines of a `.env` file (comments, `export` and quotes allowed); {} without one."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
-        return {}
-    values = {}
-    for line in lines:
-        line = line.strip().removeprefix("export ").strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.partition("=")
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        values[key.strip()] = value
-    return values
 
 
 def load_dotenv() -> None:
