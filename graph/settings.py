@@ -12,10 +12,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from graph.env_values import parse_value, read_dotenv
+from graph.env_values import ENV_PREFIX, parse_value, read_dotenv
 from memory.writer.batching import MAX_BATCH_SIZE, BatchPolicy
 
-ENV_PREFIX = "GULFSTREAM_"
 WRITE_MODES = ("auto", "server", "local", "inline")
 MAX_WRITE_DELAY_SECONDS = 3600
 DEFAULT_BUDGET_TOKENS = 16_000  # when the chat model's window is unknown
