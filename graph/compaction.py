@@ -15,6 +15,7 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context
 from graph.models import load_chat_model
+from graph.pending import waiting_in_thread
 from graph.prompt_budget import budget_for, prompt_tokens, system_prompt
 from graph.run_memory import RunMemory, open_run_memory
 from graph.settings import get_settings
@@ -129,7 +130,10 @@ def flush_writer(run: RunMemory, store: Any) -> int:
         if mode == "local":
             return int(local_writer.flush(run.memory, run.thread_id).result(FLUSH_WAIT_SECONDS))
         if mode == "server" and store is not None:
-            return int(local_writer.run(schedule_flush(run, store)).result(FLUSH_WAIT_SECONDS))
+            waiting = waiting_in_thread(store, run.user_id, run.thread_id)
+            if waiting:
+                local_writer.run(schedule_flush(run)).result(FLUSH_WAIT_SECONDS)
+            return waiting
     except Exception:
         # The turns stay durable where they wait (journal or store): their batch still comes.
         logger.exception("flushing the memory writer before compaction of %s failed",

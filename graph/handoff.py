@@ -20,7 +20,7 @@ from langgraph.utils.runnable import RunnableCallable
 from graph.archiving import archive_turn
 from graph.context import Context
 from graph.lineage import acurrent_lineage, current_lineage
-from graph.pending import PENDING_NAMESPACE, keep_pending, keep_pending_sync, pending_turns
+from graph.pending import PENDING_NAMESPACE, keep_pending, keep_pending_sync
 from graph.run_memory import (
     RunMemory,
     is_under_langgraph_server,
@@ -235,15 +235,11 @@ async def schedule_server_write(run: RunMemory, turn: Turn, *, pending: bool = F
         ) from exc
 
 
-async def schedule_flush(run: RunMemory, store: Any) -> int:
-    """Server mode, before compaction: when turns of this thread wait in the store, queue a
-    `memory_writer` run that writes their batch now (`{"thread_id", "flush": true}`); returns
-    how many turns wait."""
+async def schedule_flush(run: RunMemory) -> None:
+    """Server mode, before compaction: queue a `memory_writer` run that writes the batch of
+    this thread's turns waiting in the store now (`{"thread_id", "flush": true}`)."""
     from langgraph_sdk import get_client
 
-    waiting = [t for t in await pending_turns(store, run.user_id) if t.thread_id == run.thread_id]
-    if not waiting:
-        return 0
     client = get_client()
     writer_thread = writer_thread_id(run.user_id, run.settings.writer_thread_secret)
     await client.threads.create(
@@ -258,4 +254,3 @@ async def schedule_flush(run: RunMemory, store: Any) -> int:
         context={"user_id": run.user_id},
         multitask_strategy="enqueue",
     )
-    return len(waiting)
