@@ -147,7 +147,7 @@ _sealing_lock = threading.Lock()
 def seal_digests_soon(run: RunMemory, archive: ConversationArchive) -> None:
     """Seal the user's due daily digests on the background writer's loop, at most every
     DIGEST_EVERY_SECONDS per user (the digests' own model calls count as "summary")."""
-    key = f"{archive.backend}:{run.user_id}"
+    key = f"{archive_spec(run.settings)}\n{run.user_id}"  # the archive, as the registry keys it
     now = time.monotonic()
     with _sealing_lock:
         if now - _last_sealed.get(key, -DIGEST_EVERY_SECONDS) < DIGEST_EVERY_SECONDS:

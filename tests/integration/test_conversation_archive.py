@@ -4,6 +4,7 @@ summary that fails never fails the turn."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +23,7 @@ from graph.context import Context
 from graph.lineage import lineage_of
 from graph.offline_model import OfflineChatModel
 from graph.settings import use_settings
-from memory.archive import SqliteArchive, Window, archives, render
+from memory.archive import SqliteArchive, Window, archives, parse_day, render
 from tests.fakes import ScriptedModel
 
 pytestmark = pytest.mark.slow
@@ -178,3 +179,17 @@ def test_the_deployment_path_archives_into_postgres(app: Any) -> None:
             assert isinstance(archives.open(archive_spec(), user), PostgresArchive)
         finally:
             PostgresArchive(POSTGRES_URL, user).clear()
+
+
+def test_a_day_is_sealed_into_a_digest_in_the_background(app: Any) -> None:
+    say(app, "ada", "t1", "I adopted a puppy called Biscuit")
+    say(app, "ada", "t1", "ok")
+    archive = archives.open(archive_spec(), "ada")
+    assert archive is not None
+    deadline = time.monotonic() + 30
+    while not archive.digests() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    (digest,) = archive.digests()
+    assert "Biscuit" in digest.text  # extractive: the offline model
+    hits = archive.search("what happened today", Window(since=parse_day(digest.day))).hits
+    assert hits and hits[0].digest is not None and "Biscuit" in hits[0].digest.text
