@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langgraph.constants import TAG_NOSTREAM
 
 from graph.models import is_offline
 from memory.admission import score_turn
@@ -102,7 +103,8 @@ def summarize(
     prompt = SUMMARY_PROMPTS[language].format(
         summary=previous.text, messages=text, max_words=min(SUMMARY_WORDS, max_tokens * 2 // 3)
     )
-    answer = model.invoke([HumanMessage(prompt)])
+    # Not streamed: a client following the run's messages must not see the summary as a reply.
+    answer = model.invoke([HumanMessage(prompt)], config={"tags": [TAG_NOSTREAM]})
     summary = text_of(answer.content).strip()
     if not summary:
         raise ValueError("the summary model answered nothing")

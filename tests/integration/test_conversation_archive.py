@@ -193,3 +193,20 @@ def test_a_day_is_sealed_into_a_digest_in_the_background(app: Any) -> None:
     assert "Biscuit" in digest.text  # extractive: the offline model
     hits = archive.search("what happened today", Window(since=parse_day(digest.day))).hits
     assert hits and hits[0].digest is not None and "Biscuit" in hits[0].digest.text
+
+
+def test_the_summary_is_not_streamed_as_a_reply(app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    summarizer = ScriptedModel(messages=iter(["SECRET-SUMMARY of the rain talk"] * 5))
+    monkeypatch.setattr(compaction, "load_chat_model", lambda name, **_: summarizer)
+    streamed: list[str] = []
+    with use_settings(context_budget_tokens="800"):
+        for i in range(30):
+            config = {"configurable": {"thread_id": "streamed"}}
+            for chunk, _ in app.stream(
+                {"messages": [{"role": "user", "content": f"Turn {i}: {i} mm of rain today."}]},
+                config, context=Context(user_id="ada", model="offline/rules"),
+                stream_mode="messages",
+            ):  # fmt: skip
+                streamed.append(str(chunk.content))
+    assert summarizer.seen, "the conversation was never compacted"
+    assert not any("SECRET-SUMMARY" in text for text in streamed)
