@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 2024
 
-.PHONY: help venv dev demo chat editor test unit lint format bench export import clean
+.PHONY: help venv dev demo chat archive editor test unit lint format bench export import clean
 .DEFAULT_GOAL := help
 
 help:  ## this list
@@ -28,8 +28,11 @@ dev: $(STAMP)  ## LangGraph Studio + API on http://127.0.0.1:$(PORT) (offline mo
 demo: $(STAMP)  ## two sessions on the offline model: a fact told in session 1 is recalled in session 2
 	$(BIN)/python -m graph.cli.demo
 
-chat: $(STAMP)  ## terminal chat with /memories, /forget, /restore, /back, /new and /quit
+chat: $(STAMP)  ## terminal chat with /memories, /forget, /restore, /search, /back, /new and /quit
 	$(BIN)/python -m graph.cli.chat
+
+archive: $(STAMP)  ## rebuild the conversation archive from make chat's threads (THREADS=, POSTGRES=)
+	$(BIN)/python -m graph.cli.archive rebuild $(if $(POSTGRES),--postgres $(POSTGRES),--threads $(or $(THREADS),data/chat/threads.sqlite))
 
 editor: $(STAMP)  ## the memory editor alone on http://127.0.0.1:8765/memories/ (?user=<id>)
 	$(BIN)/python -m webapp

@@ -1,4 +1,4 @@
-"""The Gulfstream chat graph: START → retrieve_memory → agent ⇄ tools → ltm_write → END."""
+"""The chat graph: START → retrieve_memory → compact → agent ⇄ tools → ltm_write → END."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 
+from graph.compaction import compact
 from graph.context import Context
 from graph.handoff import ltm_write
 from graph.nodes import agent, retrieve_memory, route_after_agent
@@ -16,11 +17,13 @@ from graph.tools import CHAT_TOOLS
 
 builder = StateGraph(State, input_schema=InputState, context_schema=Context)
 builder.add_node("retrieve_memory", retrieve_memory)
+builder.add_node("compact", compact)
 builder.add_node("agent", agent)
 builder.add_node("tools", ToolNode(CHAT_TOOLS))
 builder.add_node("ltm_write", ltm_write)
 builder.add_edge(START, "retrieve_memory")
-builder.add_edge("retrieve_memory", "agent")
+builder.add_edge("retrieve_memory", "compact")
+builder.add_edge("compact", "agent")
 builder.add_conditional_edges("agent", route_after_agent)
 builder.add_edge("tools", "agent")
 builder.add_edge("ltm_write", END)

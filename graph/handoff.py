@@ -17,6 +17,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.utils.runnable import RunnableCallable
 
+from graph.archiving import archive_turn
 from graph.context import Context
 from graph.lineage import acurrent_lineage, current_lineage
 from graph.pending import PENDING_NAMESPACE, keep_pending, keep_pending_sync
@@ -90,7 +91,10 @@ async def altm_write(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     mode = ""
     try:
         run = await asyncio.to_thread(open_run_memory, runtime, config)
-        turn = run.finished_turn(state.messages, await acurrent_lineage(config))
+        lineage = await acurrent_lineage(config)
+        # Every turn is archived, admitted or not: nothing said is lost.
+        await asyncio.to_thread(archive_turn, run, state.messages, lineage)
+        turn = run.finished_turn(state.messages, lineage)
         if turn is None:
             return _outcome(None, "", "skipped")
         turn = admit(run, turn, state.related_memories)
@@ -122,7 +126,9 @@ def ltm_write_sync(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     mode = ""
     try:
         run = open_run_memory(runtime, config)
-        turn = run.finished_turn(state.messages, current_lineage(config))
+        lineage = current_lineage(config)
+        archive_turn(run, state.messages, lineage)
+        turn = run.finished_turn(state.messages, lineage)
         if turn is None:
             return _outcome(None, "", "skipped")
         turn = admit(run, turn, state.related_memories)
@@ -227,3 +233,24 @@ async def schedule_server_write(run: RunMemory, turn: Turn, *, pending: bool = F
             f"writer thread {writer_thread} of user {turn.user_id!r} is not usable ({exc}); set "
             "GULFSTREAM_WRITER_THREAD_SECRET and re-stamp or delete that thread"
         ) from exc
+
+
+async def schedule_flush(run: RunMemory) -> None:
+    """Server mode, before compaction: queue a `memory_writer` run that writes the batch of
+    this thread's turns waiting in the store now (`{"thread_id", "flush": true}`)."""
+    from langgraph_sdk import get_client
+
+    client = get_client()
+    writer_thread = writer_thread_id(run.user_id, run.settings.writer_thread_secret)
+    await client.threads.create(
+        thread_id=writer_thread,
+        if_exists="do_nothing",
+        metadata={"gulfstream": "memory_writer", "user_id": run.user_id},
+    )
+    await client.runs.create(
+        writer_thread,
+        WRITER_GRAPH_ID,
+        input={"thread_id": run.thread_id, "flush": True},
+        context={"user_id": run.user_id},
+        multitask_strategy="enqueue",
+    )

@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from graph.context import Context
 from graph.lineage import current_lineage
 from graph.models import load_chat_model
-from graph.prompting import build_system_prompt
+from graph.prompt_budget import budget_for, fit_to_budget, latest_user_text, system_prompt
 from graph.run_memory import open_run_memory
+from graph.settings import get_settings
 from graph.state import State
 from graph.tools import CHAT_TOOLS
-from memory.language import resolve_language
-from memory.messages import text_of
 from memory.metering import metered
 from memory.usage import UsageMeter, add_up, as_dicts, from_dicts
-
-
-def latest_user_text(messages: Sequence[AnyMessage]) -> str:
-    """The text of the latest user message ("" when there is none)."""
-    return next((text_of(m.content) for m in reversed(messages) if isinstance(m, HumanMessage)), "")
 
 
 def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -34,7 +27,8 @@ def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     core_context = run.core_context()
     query = latest_user_text(state.messages)
     if not query.strip():
-        return {"related_memories": [], "core_context": core_context, "cost": {}}
+        return {"related_memories": [], "core_context": core_context, "cost": {},
+                "user_id": run.user_id}  # fmt: skip
     meter = UsageMeter()  # the first node of a run: the run's cost starts here
     with metered(meter, "retrieval"):  # a model call only in the llm and hybrid modes
         memories = run.memory.get_related_memory_from(
@@ -45,19 +39,24 @@ def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             llm=run.ranking_model(),
         )
     cost = as_dicts(meter.by_purpose())
-    return {"related_memories": memories, "core_context": core_context, "cost": cost}
+    return {
+        "related_memories": memories, "core_context": core_context, "cost": cost,
+        "user_id": run.user_id,
+    }  # fmt: skip
 
 
 def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Answer with the chat model; core context and memories in the system prompt, the chat
     tools bound."""
     context = runtime.context if runtime.context is not None else Context()
-    model = load_chat_model(context.model).bind_tools(CHAT_TOOLS)
-    language = resolve_language(context.language, latest_user_text(state.messages))
-    prompt = build_system_prompt(context, state.related_memories, state.core_context, language)
+    chat_model = load_chat_model(context.model)
+    prompt = system_prompt(state, context)
+    # Within the budget: compaction keeps the state small; this trims when it could not (a
+    # failed summary, a cooldown, one turn larger than the budget).
+    sent = fit_to_budget(prompt, state.messages, budget_for(get_settings(), chat_model))
     meter = UsageMeter()
     with metered(meter, "chat"):
-        response = model.invoke([SystemMessage(content=prompt), *state.messages])
+        response = chat_model.bind_tools(CHAT_TOOLS).invoke([SystemMessage(content=prompt), *sent])
     cost = add_up(from_dicts(state.cost), meter.by_purpose())
     return {"messages": [response], "cost": as_dicts(cost)}
 

@@ -52,6 +52,21 @@ async def pending_turns(store: Any, user_id: str) -> list[Turn]:
     return sorted(found, key=lambda turn: (turn.enqueued_at, turn.turn_id))
 
 
+def waiting_in_thread(store: Any, user_id: str, thread_id: str) -> int:
+    """How many of the user's turns of `thread_id` wait in the store (sync: for sync nodes,
+    which the server runs in a worker thread)."""
+    namespace, count, offset = pending_namespace(user_id), 0, 0
+    while True:
+        page = store.search(namespace, limit=PAGE_SIZE, offset=offset)
+        count += sum(
+            1 for item in page
+            if tuple(item.namespace) == namespace and item.value.get("thread_id") == thread_id
+        )  # fmt: skip
+        if len(page) < PAGE_SIZE:
+            return count
+        offset += PAGE_SIZE
+
+
 async def drop_pending(store: Any, user_id: str, turn_ids: Sequence[str]) -> None:
     """Forget waiting turns once they are applied (or moved to the dead letters)."""
     for turn_id in turn_ids:

@@ -17,6 +17,7 @@ from prompts.agent import (
     SYSTEM_PROMPTS,
     WEEKDAYS_ZH,
 )
+from prompts.compaction import SUMMARY_BLOCKS
 
 
 def memory_lines(memories: Sequence[dict[str, Any]]) -> str:
@@ -55,16 +56,25 @@ def format_core_context(core_context: dict[str, str], language: str) -> str:
     return CORE_CONTEXT_BLOCKS[language].format(lines="\n".join(lines)) if lines else ""
 
 
+def format_summary(summary: str, language: str) -> str:
+    """The running summary of the compacted conversation, fenced as reference ("" when none),
+    each line escaped like the memories."""
+    lines = [escape_data(line) for line in summary.splitlines() if line.strip()]
+    return SUMMARY_BLOCKS[language].format(summary="\n".join(lines)) if lines else ""
+
+
 def build_system_prompt(
     context: Context,
     memories: list[dict[str, Any]],
     core_context: dict[str, str] | None = None,
     language: str | None = None,
+    summary: str = "",
 ) -> str:
     """The system prompt: `context.system_prompt` or the built-in one, placeholders filled.
 
     The core context and memories blocks go where `{core_context}` and `{memories}` are; a
     prompt without a placeholder gets that block appended, so that neither is silently lost.
+    The running summary of a compacted conversation comes last.
     """
     language = language or resolve_language(context.language)
     template = context.system_prompt or SYSTEM_PROMPTS[language]
@@ -76,8 +86,10 @@ def build_system_prompt(
     if "{memories}" not in template:
         template = f"{template}\n\n{{memories}}"
     # str.replace, not str.format: a user's own prompt may contain other braces.
-    return (
+    prompt = (
         template.replace("{current_time}", current_time_text(language))
         .replace("{memories}", format_memories(memories, language))
         .replace("{core_context}", block)
     )
+    summary_block = format_summary(summary, language)
+    return f"{prompt}\n\n{summary_block}" if summary_block else prompt

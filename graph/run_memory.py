@@ -22,7 +22,7 @@ from graph.models import check_model_allowed, is_offline, load_chat_model
 from graph.settings import Settings, custom_auth_configured, get_settings, is_studio_user
 from memory.branch import Lineage
 from memory.long_term import LongTermMemory
-from memory.messages import extract_last_turn
+from memory.messages import extract_last_turn, preceding_exchange
 from memory.registry import registry
 from memory.turn import Turn
 from memory.writer.consumer import MemoryConsumer
@@ -66,8 +66,8 @@ class RunMemory:
 
     def finished_turn(self, messages: Sequence[Any], lineage: Lineage | None) -> Turn | None:
         """The turn to write: the last user message and the replies after it, with a stable id,
-        where it was said and the `lineage` it descends from (`current_lineage(run.config)`).
-        None when there is no user message."""
+        where it was said and the `lineage` it descends from (`current_lineage(run.config)`),
+        and the exchange before it as context. None when there is no user message."""
         said, message_id = extract_last_turn(messages)
         if not said or said[0]["role"] != "user":
             return None
@@ -81,7 +81,7 @@ class RunMemory:
             self.user_id, turn_id, tuple(said),
             thread_id=thread_id, checkpoint_id=self.checkpoint_id, lineage=lineage,
             scope_policy=self._scope_policy(lineage), language=self.context.language,
-            writer_model=self.context.writer_model,
+            writer_model=self.context.writer_model, context=tuple(preceding_exchange(messages)),
         )  # fmt: skip
 
     def _scope_policy(self, lineage: Lineage | None) -> str:

@@ -12,11 +12,14 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from graph.env_values import ENV_PREFIX, parse_value, read_dotenv
 from memory.writer.batching import MAX_BATCH_SIZE, BatchPolicy
 
-ENV_PREFIX = "GULFSTREAM_"
 WRITE_MODES = ("auto", "server", "local", "inline")
 MAX_WRITE_DELAY_SECONDS = 3600
+DEFAULT_BUDGET_TOKENS = 16_000  # when the chat model's window is unknown
+DEFAULT_BUDGET_FRACTION = 0.5
+MIN_BUDGET_TOKENS = 200
 DOTENV = ".env"
 
 
@@ -107,6 +110,37 @@ class Settings:
             "offline/use-multilingual-v3 (no key, no download), or off"
         },
     )
+    archive: str = field(
+        default="auto",
+        metadata={
+            "help": "the conversation archive: auto (beside the memory store: SQLite files, or "
+            "PostgreSQL for postgres:<dsn>, and for the store backend when the platform sets "
+            "DATABASE_URI), sqlite:<folder>, postgres:<dsn>, or off"
+        },
+    )
+    context_budget_tokens: str = field(
+        default="auto",
+        metadata={
+            "help": "compaction starts when a turn's prompt would exceed this: a token count, "
+            "a fraction of the chat model's window (0.5), auto (half the window, "
+            f"{DEFAULT_BUDGET_TOKENS} tokens when the window is unknown), or off"
+        },
+    )
+    compaction_keep_messages: int = field(
+        default=6,
+        metadata={"help": "compaction keeps at least this many recent messages"},
+    )
+    compaction_cooldown_seconds: float = field(
+        default=60.0,
+        metadata={
+            "help": "after a failed summary, the next attempt waits this long (doubling per "
+            "failure, at most 15 minutes); the prompt is trimmed meanwhile"
+        },
+    )
+    digests: bool = field(
+        default=True,
+        metadata={"help": "seal each user's day of conversation into a daily digest"},
+    )
     auth_tokens: str = field(
         default="",
         metadata={"help": "graph/auth.py's example tokens: 'token1:alice,token2:bob'"},
@@ -121,7 +155,7 @@ class Settings:
         for spec in fields(cls):
             raw = source.get(ENV_PREFIX + spec.name.upper())
             if raw is not None and raw.strip() != "":
-                values[spec.name] = _parse(spec.name, raw.strip(), spec.default)
+                values[spec.name] = parse_value(spec.name, raw.strip(), spec.default)
         return cls(**values)
 
     def __post_init__(self) -> None:
@@ -144,6 +178,39 @@ class Settings:
             raise ValueError("GULFSTREAM_WRITER_TIMEOUT_SECONDS must be positive")
         if not self.memory_backend.strip():
             raise ValueError("GULFSTREAM_MEMORY_BACKEND must name a backend")
+        self.context_budget(None)  # a bad budget stops the start
+        if not 1 <= self.compaction_keep_messages <= 1000:
+            raise ValueError("GULFSTREAM_COMPACTION_KEEP_MESSAGES must be 1 to 1000")
+        if self.compaction_cooldown_seconds < 0:
+            raise ValueError("GULFSTREAM_COMPACTION_COOLDOWN_SECONDS must not be negative")
+
+    def context_budget(self, window: int | None) -> int | None:
+        """The prompt budget in tokens for a chat model whose window is `window` tokens (None:
+        unknown); None when compaction is off."""
+        raw = self.context_budget_tokens.strip().lower()
+        variable = "GULFSTREAM_CONTEXT_BUDGET_TOKENS"
+        if raw in ("off", "none", "0"):
+            return None
+        if raw == "auto":
+            fraction = DEFAULT_BUDGET_FRACTION
+        else:
+            try:
+                number = float(raw)
+            except ValueError:
+                raise ValueError(
+                    f"{variable} must be a token count, a fraction of the model's window "
+                    f"(0 < f <= 1), auto or off; got {self.context_budget_tokens!r}"
+                ) from None
+            if number > 1:
+                if number < MIN_BUDGET_TOKENS or number != int(number):
+                    raise ValueError(f"{variable} must be a whole number >= {MIN_BUDGET_TOKENS}")
+                return int(number)
+            if number <= 0:
+                raise ValueError(f"{variable} must be positive (or off)")
+            fraction = number
+        if not window:
+            return DEFAULT_BUDGET_TOKENS
+        return max(MIN_BUDGET_TOKENS, int(window * fraction))
 
     def with_changes(self, **changes: Any) -> Settings:
         return replace(self, **changes)
@@ -151,52 +218,6 @@ class Settings:
     def batch_policy(self) -> BatchPolicy:
         """How the local queue batches a thread's admitted turns."""
         return BatchPolicy(self.write_batch_size, float(self.write_batch_seconds))
-
-
-def _parse(name: str, raw: str, default: Any) -> Any:
-    variable = ENV_PREFIX + name.upper()
-    try:
-        if isinstance(default, bool):
-            if raw.lower() not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
-                raise ValueError(raw)
-            return raw.lower() in ("1", "true", "yes", "on")
-        if isinstance(default, tuple):
-            return tuple(part.strip() for part in raw.split(",") if part.strip())
-        if name == "snapshot_seconds":
-            if raw.lower() in ("off", "none", "no", "false"):
-                return None
-            value = float(raw)
-            if value < 0:
-                raise ValueError(raw)
-            return value
-        if name == "write_mode":
-            return raw.lower()
-        if isinstance(default, int):
-            return int(raw)
-        if isinstance(default, float):
-            return float(raw)
-    except ValueError:
-        raise ValueError(f"{variable} has a value that cannot be used: {raw!r}") from None
-    return raw
-
-
-def read_dotenv(path: Path) -> dict[str, str]:
-    """KEY=VALUE lines of a `.env` file (comments, `export` and quotes allowed); {} without one."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
-        return {}
-    values = {}
-    for line in lines:
-        line = line.strip().removeprefix("export ").strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.partition("=")
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        values[key.strip()] = value
-    return values
 
 
 def load_dotenv() -> None:

@@ -31,11 +31,21 @@ class State(InputState):
       `failed` (the hand-off failed: `error` says why, and whether the server keeps the turn
       for a later run; the reply itself is fine). `admission` is
       `{"score", "decision", "reasons"}` (docs/ADMISSION.md) when the turn was scored.
-    - `cost`: this run's model calls and tokens by purpose, `{"chat" | "retrieval": {"calls",
-      "input_tokens", "output_tokens"}}` (the background writer's are counted in its own run).
+    - `cost`: this run's model calls and tokens by purpose, `{"chat" | "retrieval" |
+      "summary": {"calls", "input_tokens", "output_tokens"}}` (the background writer's are
+      counted in its own run).
+    - `user_id`: whose conversation this is (the run's user; the archive is rebuilt with it).
+    - `summary`: the running summary of the messages compaction took out of `messages`,
+      `{"text", "messages", "through", "updated_at"}` (graph/compaction.py); the messages
+      themselves stay in the conversation archive and in the earlier checkpoints.
+    - `compaction`: what the last compaction did, `{"status", "failures", "retry_after",
+      "error", "prompt_tokens", "budget"}` (status `compacted`, `failed` or `cooldown`).
     """
 
     related_memories: list[dict[str, Any]] = field(default_factory=list)
     core_context: dict[str, str] = field(default_factory=dict)
     memory_write: dict[str, Any] = field(default_factory=dict)
     cost: dict[str, dict[str, int]] = field(default_factory=dict)
+    user_id: str = ""
+    summary: dict[str, Any] = field(default_factory=dict)
+    compaction: dict[str, Any] = field(default_factory=dict)

@@ -3,19 +3,23 @@ the model reads."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from langgraph.runtime import get_runtime
 
+from graph.archiving import run_archive
 from graph.context import Context
 from graph.lineage import current_lineage
 from graph.prompting import format_memories
 from graph.run_memory import open_run_memory
+from memory.archive import Window, parse_day, render
 from memory.language import resolve_language
 
 SEARCH_LIMIT = 20
+logger = logging.getLogger(__name__)
 
 
 def get_current_time() -> str:
@@ -40,6 +44,43 @@ def search_memory(query: str) -> str:
     return format_memories(found, resolve_language(run.context.language, query))
 
 
+def search_conversations(query: str, since: str = "", until: str = "", thread: str = "") -> str:
+    """Search what was said in this user's past conversations (and earlier in this one).
+
+    query: a few words to look for (any language). Leave it empty, with since/until, for a
+    broad question about a period ("what happened today?", "what did we talk about this
+    week?"): the daily digests of that period answer it.
+    since / until: optional dates, YYYY-MM-DD (local days, both included) or ISO date-times;
+    work out "last Tuesday" or "上周二" from the current time first.
+    thread: optional; "current" for this conversation only, or a thread id from an earlier
+    result.
+
+    Returns the best few matches with the messages around each, their thread and time.
+    """
+    run = open_run_memory(get_runtime(Context))
+    try:
+        archive = run_archive(run)
+    except Exception as exc:  # the archive's database is unreachable: say so, keep the turn
+        logger.exception("the conversation archive of %r cannot be opened", run.user_id)
+        return f"Error: the conversation archive cannot be read ({type(exc).__name__})."
+    if archive is None:
+        return "The conversation archive is turned off on this deployment."
+    try:
+        window = Window(
+            parse_day(since), parse_day(until, end=True),
+            run.thread_id if thread.strip() == "current" else thread.strip() or None,
+            current_lineage(run.config),
+        )  # fmt: skip
+    except ValueError as exc:
+        return f"Error: {exc}"
+    try:
+        # No model call: the archive's full-text index, this branch of this thread only.
+        return render(archive.search(query, window))
+    except Exception as exc:
+        logger.exception("searching the conversation archive of %r failed", run.user_id)
+        return f"Error: the conversation archive cannot be read ({type(exc).__name__})."
+
+
 def convert_units(value: float, unit_from: str, unit_to: str) -> str:
     """Convert a length or temperature: units km, mi, m, ft, c, f.
 
@@ -56,4 +97,9 @@ def convert_units(value: float, unit_from: str, unit_to: str) -> str:
     return f"cannot convert {unit_from} to {unit_to}; known units: km, mi, m, ft, c, f"
 
 
-CHAT_TOOLS: list[Callable[..., Any]] = [get_current_time, search_memory, convert_units]
+CHAT_TOOLS: list[Callable[..., Any]] = [
+    get_current_time,
+    search_memory,
+    search_conversations,
+    convert_units,
+]

@@ -9,6 +9,8 @@ TurnMessages = list[dict[str, str]]
 ROLES = ("user", "assistant")
 _ROLE_OF_TYPE = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant"}
 MAX_TURN_CHARS = 200_000  # a turn larger than this is a mistake, not a conversation
+CONTEXT_MESSAGES = 4  # the writer's view of the exchange before a turn: at most these...
+CONTEXT_CHARS = 1_200  # ... within this many characters (each message cut to half of it)
 
 
 def text_of(content: Any) -> str:
@@ -79,3 +81,24 @@ def extract_last_turn(session_messages: Sequence[Any]) -> tuple[TurnMessages, st
         if role is not None and text.strip()
     ]
     return turn, converted[last_user][2]
+
+
+def preceding_exchange(
+    session_messages: Sequence[Any],
+    max_messages: int = CONTEXT_MESSAGES,
+    max_chars: int = CONTEXT_CHARS,
+) -> TurnMessages:
+    """The user and assistant messages just before the last user message, oldest first, at
+    most `max_messages` within `max_chars` (each cut to half of it, the oldest dropped first):
+    what the memory writer reads as context to understand a short answer, never to extract."""
+    converted = [_role_text_id(message) for message in session_messages]
+    last_user = max((i for i, (role, _, _) in enumerate(converted) if role == "user"), default=0)
+    earlier = [
+        {"role": role, "content": text if len(text) <= max_chars // 2 else
+         text[: max_chars // 2 - 1] + "…"}
+        for role, text, _ in converted[:last_user]
+        if role is not None and text.strip()
+    ][-max_messages:]  # fmt: skip
+    while earlier and sum(len(m["content"]) for m in earlier) > max_chars:
+        earlier.pop(0)
+    return earlier

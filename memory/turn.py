@@ -14,7 +14,7 @@ from memory.branch import Lineage, Provenance, check_scope_policy
 from memory.item import now_iso
 from memory.language import LANGUAGE_POLICIES
 from memory.manager import validate_user_id
-from memory.messages import check_turn_messages
+from memory.messages import CONTEXT_CHARS, check_turn_messages
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,9 @@ class Turn:
       with its thread's next turns, or "skip"; None when it was not scored (written at once).
     - `batch`: set only on the value `Turn.merge` makes of several turns of one thread: their
       ids in order (the last is `turn_id`); `apply` records every one of them.
+    - `context`: the exchange just before the turn (`memory.messages.preceding_exchange`:
+      a few messages, bounded in characters), which the writer reads to understand a short
+      answer and is told not to take memories from.
     """
 
     user_id: str
@@ -46,6 +49,7 @@ class Turn:
     enqueued_at: str = field(default_factory=now_iso)
     admission: Admission | None = None
     batch: tuple[str, ...] = ()
+    context: tuple[dict[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         validate_user_id(self.user_id)
@@ -66,6 +70,10 @@ class Turn:
         if self.admission is not None and not isinstance(self.admission, Admission):
             raise ValueError("Turn.admission must be an Admission or None")
         object.__setattr__(self, "batch", tuple(self.batch))
+        context = tuple(check_turn_messages(self.context)) if self.context else ()
+        if sum(len(m["content"]) for m in context) > CONTEXT_CHARS:
+            raise ValueError(f"Turn.context holds at most {CONTEXT_CHARS} characters")
+        object.__setattr__(self, "context", context)
         if self.batch and (
             not all(isinstance(i, str) and i for i in self.batch) or self.batch[-1] != self.turn_id
         ):
@@ -98,7 +106,8 @@ class Turn:
             raise ValueError("Turn.merge takes turns of one user and one thread")
         messages = tuple(m for t in turns for m in t.messages)
         ids = tuple(i for t in turns for i in t.turn_ids)
-        return dataclasses.replace(last, messages=messages, batch=ids)
+        # The context is what came before the first turn: the later turns are in the batch.
+        return dataclasses.replace(last, messages=messages, batch=ids, context=turns[0].context)
 
     @property
     def turn_ids(self) -> tuple[str, ...]:
@@ -134,6 +143,7 @@ class Turn:
         data["lineage"] = self.lineage.as_dict() if self.lineage is not None else None
         data["admission"] = self.admission.to_dict() if self.admission is not None else None
         data["batch"] = list(self.batch)
+        data["context"] = [dict(m) for m in self.context]
         return data
 
     @classmethod
@@ -156,6 +166,7 @@ class Turn:
             "lineage": Lineage.from_dict(lineage),
             "admission": Admission.from_dict(admission) if admission is not None else None,
             "batch": tuple(data.get("batch") or ()),
+            "context": tuple(data.get("context") or ()),
         }
         for name in ("user_id", "turn_id", "messages"):
             if name not in values:

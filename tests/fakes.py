@@ -6,7 +6,7 @@ from typing import Any
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatResult
+from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 
@@ -23,7 +23,11 @@ class ScriptedModel(GenericFakeChatModel):
 
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
         self.seen.append(list(messages))
-        return super()._generate(messages, *args, **kwargs)
+        item = next(self.messages)
+        if isinstance(item, BaseException):
+            raise item
+        message = AIMessage(content=item) if isinstance(item, str) else item
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
 
 class ScriptedAnswers:

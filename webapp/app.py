@@ -18,7 +18,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from webapp import routes
+from webapp import conversations, routes
 from webapp.guard import ApiError, check_local_host
 
 PREFIX = "/memories"
@@ -78,6 +78,14 @@ async def index(request: Request) -> Response:
     return FileResponse(STATIC_DIR / "index.html", headers=PAGE_HEADERS)
 
 
+async def conversations_page(request: Request) -> Response:
+    try:
+        check_local_host(request)
+    except ApiError as refused:
+        return refused.response()
+    return FileResponse(STATIC_DIR / "conversations.html", headers=PAGE_HEADERS)
+
+
 async def to_index(request: Request) -> Response:
     return RedirectResponse(f"{PREFIX}/", status_code=307)
 
@@ -88,7 +96,9 @@ def editor_routes() -> list[BaseRoute]:
     return [
         Route(f"{PREFIX}/", index, methods=["GET"]),
         Route(PREFIX, to_index, methods=["GET"]),
+        Route(f"{PREFIX}/conversations/", conversations_page, methods=["GET"]),
         Route(f"{api}/whoami", routes.whoami, methods=["GET"]),
+        Route(f"{api}/conversations", conversations.search_conversations, methods=["GET"]),
         Route(f"{api}/memories", routes.list_memories, methods=["GET"]),
         Route(f"{api}/memories", routes.add_memory, methods=["POST"]),
         Route(f"{api}/memories/{{id}}", routes.get_memory, methods=["GET"]),

@@ -1,4 +1,4 @@
-"""`make chat`: a terminal chat with long-term memory (/memories, /forget, /restore, /back, ...)."""
+"""`make chat`: a terminal chat with long-term memory (/memories, /forget, /search, /back, ...)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ import sys
 import uuid
 from pathlib import Path
 
+from graph.archiving import archive_spec
 from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.settings import get_settings, load_dotenv
+from memory.archive import Window, archives, render
 from memory.branch import Lineage, Provenance, visible_ids
 from memory.errors import MemoryNotFound
 from memory.item import MemoryItem
@@ -23,8 +25,10 @@ from memory.writer.staging import ToolEvent
 
 WRITE_WAIT_SECONDS = 120.0
 FORGET_REASON = "forgotten from the terminal chat"
+SEARCH_BUDGET_CHARS = 4_000
 HELP = (
-    "Commands: /memories  /forget <id or text>  /restore <id>  /cost (model calls by purpose)  "
+    "Commands: /memories  /forget <id or text>  /restore <id>  /search <text> (past "
+    "conversations)  /cost (model calls by purpose)  "
     "/back (take back your last message: the next one starts a sibling branch)  /new (a new "
     "thread)  /quit"
 )
@@ -117,6 +121,17 @@ def cost_report(memory: LongTermMemory, last_turn: dict[str, dict[str, int]]) ->
     return "\n".join(line for line in lines if line)
 
 
+def search_conversations(user_id: str, text: str, lineage: Lineage | None) -> str:
+    """What `search_conversations` finds for `text`: the user's other threads and this
+    branch of this one, each hit with the messages around it."""
+    if not text.strip():
+        return "  usage: /search <text>"
+    archive = archives.open(archive_spec(), user_id)
+    if archive is None:
+        return "  the conversation archive is off (GULFSTREAM_ARCHIVE)"
+    return render(archive.search(text, Window(lineage=lineage)), SEARCH_BUDGET_CHARS)
+
+
 async def read_line(prompt: str) -> str | None:
     try:
         return await asyncio.to_thread(input, prompt)
@@ -147,7 +162,7 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
                     await session.wait_for_writes(WRITE_WAIT_SECONDS)
                 except TimeoutError:
                     print("  (the memory writer is still busy; showing what is written so far)")
-            if line == "/memories" or line.startswith("/forget"):
+            if line == "/memories" or line.startswith(("/forget", "/search")):
                 # What the next turn will see: the branch it continues (after /back, the one
                 # it forks from), not every branch of the thread.
                 at = fork_from or await session.latest_checkpoint_id(thread_id)
@@ -158,6 +173,11 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
                 target = line.removeprefix("/forget")
                 here = Provenance(thread_id=thread_id, checkpoint_id=at)
                 print(await asyncio.to_thread(forget, session.manager, target, lineage, here))
+            elif line.startswith("/search"):
+                query = line.removeprefix("/search")
+                print(
+                    await asyncio.to_thread(search_conversations, context.user_id, query, lineage)
+                )
             elif line.startswith("/restore"):
                 target = line.removeprefix("/restore")
                 print(await asyncio.to_thread(restore, session.manager, target))

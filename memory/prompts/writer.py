@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # Six default sections. A deployment may pass its own; `{sections}` in the principles lists them.
 DEFAULT_SECTIONS: dict[str, str] = {
@@ -120,6 +120,18 @@ WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", 
 WEEKDAYS_ZH = ("星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日")
 ROLE_LABELS = {"user": "user", "assistant": "assistant"}
 ROLE_LABELS_ZH = {"user": "用户", "assistant": "助手"}
+# The exchange before the turn, so that a short answer ("yes, that's right") can be understood.
+# Its labels differ from the turn's, and the writer is told not to take memories from it.
+CONTEXT_BLOCK = (
+    "## Earlier in the conversation (context only: already handled, do not create, update or "
+    "delete memories from it; use it only to understand the new turn)\n{context}\n\n"
+)
+CONTEXT_BLOCK_ZH = (
+    "## 此前的对话（仅作上下文：已经处理过，不要据此创建、更新或删除记忆；只用来理解新一轮对话）"
+    "\n{context}\n\n"
+)
+CONTEXT_LABELS = {"user": "earlier, user", "assistant": "earlier, assistant"}
+CONTEXT_LABELS_ZH = {"user": "此前·用户", "assistant": "此前·助手"}
 
 
 @dataclass(frozen=True)
@@ -133,6 +145,8 @@ class WriterPrompts:
     weekdays: tuple[str, ...]
     role_labels: Mapping[str, str]
     default_sections: Mapping[str, str]
+    context_block: str = CONTEXT_BLOCK
+    context_labels: Mapping[str, str] = field(default_factory=lambda: CONTEXT_LABELS)
 
 
 _BY_LANGUAGE = {
@@ -153,6 +167,8 @@ _BY_LANGUAGE = {
         WEEKDAYS_ZH,
         ROLE_LABELS_ZH,
         DEFAULT_SECTIONS_ZH,
+        CONTEXT_BLOCK_ZH,
+        CONTEXT_LABELS_ZH,
     ),
 }
 

@@ -114,7 +114,11 @@ class MemoryConsumer:
             tz=now.tzname() or "local",
         )
         conversation = format_messages(turn.messages, prompts.role_labels)
-        return prompts.turn_prompt.format(conversation=conversation, now_line=now_line)
+        prompt = prompts.turn_prompt.format(conversation=conversation, now_line=now_line)
+        if not turn.context:
+            return prompt
+        earlier = format_messages(turn.context, prompts.context_labels)
+        return prompts.context_block.format(context=earlier) + prompt
 
     def breaker(self, turn: Turn) -> CircuitBreaker:
         """The breaker of the model this turn is written with."""

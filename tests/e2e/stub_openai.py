@@ -12,6 +12,7 @@ from typing import Any
 
 STUB_MODEL = "stub-model"
 NO_MEMORIES_REPLY = "STUB: I have no memories of you."
+SEARCH_PREFIX = "search the archive for "
 _USER_BLOCK = re.compile(r"^(?:user|用户)\s*[:：]\s*\n(`{3,})[a-z]*\n(.*?)\n\1", re.M | re.S)
 _MEMORIES = re.compile(r"<memories>\s*(.*?)\s*</memories>", re.S)
 # The writer prompt's scope rule, by keyword: what the user says about this conversation's task
@@ -53,12 +54,30 @@ def scripted_reply(request: dict[str, Any]) -> dict[str, Any]:
             )
         return {"role": "assistant", "content": None, "tool_calls": calls}
     said = "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "user")
+    searched = _archive_search(messages, tools)
+    if searched is not None:
+        return searched
     if "</query>" in said:  # the LLM retriever: pick the first memory of the numbered list
         return {"role": "assistant", "content": "[0]"}
     system = "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "system")
     fence = _MEMORIES.search(system)
     content = f"STUB: I remember: {fence.group(1)}" if fence else NO_MEMORIES_REPLY
     return {"role": "assistant", "content": content}
+
+
+def _archive_search(messages: list[dict[str, Any]], tools: dict[str, Any]) -> dict[str, Any] | None:
+    """ "search the archive for X": a search_conversations call, then the tool's answer quoted."""
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    asked = _text(messages[last_user].get("content")) if last_user >= 0 else ""
+    if "search_conversations" not in tools or not asked.startswith(SEARCH_PREFIX):
+        return None
+    answers = [_text(m.get("content")) for m in messages[last_user:] if m.get("role") == "tool"]
+    if answers:
+        return {"role": "assistant", "content": f"STUB: the archive says: {answers[-1]}"}
+    query = json.dumps({"query": asked.removeprefix(SEARCH_PREFIX).strip()})
+    call = {"id": f"call_{uuid.uuid4().hex[:10]}", "type": "function",
+            "function": {"name": "search_conversations", "arguments": query}}  # fmt: skip
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
 
 
 class StubOpenAI:

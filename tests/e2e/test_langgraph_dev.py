@@ -238,6 +238,22 @@ def files_in(folder: Path) -> list[str]:
     return sorted(str(path.relative_to(folder)) for path in folder.rglob("*"))
 
 
+async def test_the_archive_keeps_every_turn_and_search_conversations_finds_it(
+    server: DevServer,
+) -> None:
+    """Under the server: a skipped turn is archived too, the chat tool finds it from another
+    thread of the same user, and another user finds nothing."""
+    said = await chat(server.url, "carol", "ok, the gate code is 2468")
+    assert said["messages"][-1]["type"] == "ai"
+    found = await chat(server.url, "carol", "search the archive for gate code")
+    reply = found["messages"][-1]["content"]
+    assert reply.startswith("STUB: the archive says:") and "2468" in reply, reply
+    assert found["messages"][-2]["type"] == "tool"  # the tool ran in the chat graph
+    other = await chat(server.url, "dave", "search the archive for gate code")
+    assert "2468" not in other["messages"][-1]["content"]
+    assert "No archived message matches." in other["messages"][-1]["content"]
+
+
 async def test_a_run_cannot_choose_where_memories_live_or_how_they_are_written(
     server: DevServer, tmp_path: Path
 ) -> None:

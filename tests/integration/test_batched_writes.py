@@ -41,6 +41,15 @@ class BatchRecorder:
         await asyncio.to_thread(memory.manager.apply, changes, turn.turn_ids, turn.provenance)
 
 
+async def runs_settled(recorder: BatchRecorder, count: int, seconds: float = 10.0) -> None:
+    """Wait until the writer ran `count` times (a busy machine may take more than a moment),
+    then a little longer, so that a run too many would be seen too."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while len(recorder.runs) < count and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.05)
+
+
 def make_memory(tmp_path: Path, size: int = 3, quiet: float = 600) -> tuple[LongTermMemory, Any]:
     recorder = BatchRecorder()
     memory = LongTermMemory(
@@ -62,7 +71,7 @@ async def test_a_thread_s_batch_is_one_writer_run_recording_every_turn(tmp_path:
     memory.start()
     for n in range(7):
         await memory.send(turn(n))
-    await asyncio.sleep(0.05)
+    await runs_settled(recorder, 2)
     assert recorder.runs == [("turn-0", "turn-1", "turn-2"), ("turn-3", "turn-4", "turn-5")]
     assert memory.write_status().pending == 1  # turn-6 waits for its batch
     await memory.stop()  # the session ends: the waiting turn is written too
@@ -85,7 +94,7 @@ async def test_a_write_decision_takes_its_threads_batch_along_and_other_threads_
     await memory.send(turn(2))
     await memory.send(turn(3, admission=WRITE))  # "remember …": now, with turns 0 and 2
     await memory.send(turn(4, admission=None))  # not scored: written at once, alone
-    await asyncio.sleep(0.05)
+    await runs_settled(recorder, 2)
     assert recorder.runs == [("turn-0", "turn-2", "turn-3"), ("turn-4",)]
     assert memory.flush("t2") == 1  # before compacting t2, say
     await memory.join()

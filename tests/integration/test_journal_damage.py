@@ -17,6 +17,7 @@ import pytest
 from graph.agent import compile_graph
 from graph.context import Context
 from graph.settings import get_settings, use_settings
+from memory.archive import SqliteArchive
 from memory.long_term import LongTermMemory
 from memory.registry import registry
 from memory.turn import Turn
@@ -74,9 +75,12 @@ def fill(folder: Path) -> Path:
 
 
 def test_a_turn_that_cannot_be_journaled_is_reported_to_the_caller(
-    full_disk: Path, caplog: pytest.LogCaptureFixture
+    full_disk: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with use_settings(memory_backend=f"yaml:{full_disk}"):
+    # The conversation archive (SQLite files with their WAL) would share the 512 KB disk and
+    # take the space the journal gets back below; it is not what this test is about.
+    archive = f"sqlite:{tmp_path / 'conversations'}"
+    with use_settings(memory_backend=f"yaml:{full_disk}", archive=archive):
         app = compile_graph()
         first = app.invoke(*say("My name is Ada."), context=CONTEXT)
         assert first["memory_write"]["status"] == "journaled"
@@ -176,3 +180,22 @@ def test_a_damaged_wal_is_detected_instead_of_silently_dropping_turns(tmp_path: 
     assert "may be lost" in recovery.describe()  # ...and the report says so
     with sqlite3.connect(recovery.moved_to[0]) as kept:  # the evidence is kept as it was
         assert kept.execute("SELECT count(*) FROM turns").fetchone()[0] == recovery.salvaged
+
+
+def test_a_full_disk_under_the_archive_never_fails_the_turn(
+    full_disk: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with use_settings(memory_backend=f"yaml:{tmp_path / 'memory'}",
+                      archive=f"sqlite:{full_disk}"):  # fmt: skip
+        app = compile_graph()
+        filler = fill(full_disk)
+        with caplog.at_level(logging.ERROR):
+            state = app.invoke(*say("My name is Ada."), context=CONTEXT)
+        assert state["messages"][-1].content.startswith("[offline model]")
+        assert state["memory_write"]["status"] == "journaled"  # memory is not the archive
+        assert any("archiving the turn" in r.getMessage() for r in caplog.records)
+        filler.unlink()
+        app.invoke(*say("I live in Lisbon."), context=CONTEXT)
+        archive = SqliteArchive(full_disk, "ada")
+        hits = [hit for hit in archive.search("Lisbon").hits if hit.digest is None]
+        assert [hit.anchor.content for hit in hits] == ["I live in Lisbon."]

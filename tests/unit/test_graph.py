@@ -48,7 +48,8 @@ def test_shape_and_no_own_checkpointer_for_langgraph_dev() -> None:
     edges = {(e.source, e.target) for e in drawn.edges}
     assert {
         ("__start__", "retrieve_memory"),
-        ("retrieve_memory", "agent"),
+        ("retrieve_memory", "compact"),
+        ("compact", "agent"),
         ("agent", "tools"),
         ("tools", "agent"),
         ("agent", "ltm_write"),

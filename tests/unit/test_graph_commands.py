@@ -210,3 +210,34 @@ async def test_chat_memories_and_forget_follow_the_branch_and_never_edit_an_ance
             assert "Kyoto" in list_memories(manager, here)
     assert (tmp_path / "m" / "bob.yaml").exists()  # the deployment's backend
     assert (tmp_path / "m" / "write-journal.sqlite").exists()  # the journal beside the store
+
+
+def test_chat_search_finds_past_conversations_on_this_branch_and_make_archive_rebuilds_them(
+    tmp_path: Path,
+) -> None:
+    commands = (
+        "我下周要去上海出差\nThe hotel is near the Bund.\n/back\nActually I will stay in Pudong.\n"
+        "/search 上海\n/search Bund\n/search hotels\n/search\n/quit\n"
+    )
+    done = run_chat(tmp_path, commands)
+    assert done.returncode == 0, done.stderr
+    searches = done.stdout.split("you> ")[-5:]
+    assert "» " in searches[0] and "我下周要去上海出差" in searches[0]
+    assert "No archived message matches." in searches[1]  # the branch taken back is hidden
+    assert "No archived message matches." in searches[2]
+    assert "usage: /search <text>" in searches[3]
+    archive = tmp_path / "memory" / "conversations" / "default.sqlite"
+    assert archive.exists()
+    archive.unlink()  # lost: rebuilt from the checkpoints
+    rebuilt = subprocess.run(
+        [sys.executable, "-m", "graph.cli.archive", "rebuild", "--threads",
+         str(tmp_path / "chat" / "threads.sqlite")],
+        cwd=PROJECT, env=offline_env(tmp_path), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert "default: " in rebuilt.stdout and archive.exists()
+    found = subprocess.run(
+        [sys.executable, "-m", "graph.cli.archive", "search", "Pudong", "--user", "default"],
+        cwd=PROJECT, env=offline_env(tmp_path), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert "Actually I will stay in Pudong." in found.stdout

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
+from memory.archive import ArchivedMessage, SqliteArchive
 from tests.webapp.langgraph_server import run_langgraph_dev
 
 pytestmark = pytest.mark.slow
@@ -28,8 +31,12 @@ graph = builder.add_edge(START, "echo").add_edge("echo", END).compile()
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    app_dir = tmp_path_factory.mktemp("server-app")
+def app_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("server-app")
+
+
+@pytest.fixture(scope="module")
+def server(app_dir: Path) -> Iterator[str]:
     with run_langgraph_dev(
         app_dir,
         {"tiny_graph.py": TINY_GRAPH},
@@ -134,3 +141,18 @@ def test_no_cors_header_on_the_editor_even_for_a_signed_in_user(server: str) -> 
     assert refused.status_code == 403 and refused.json()["field"] == "origin"
     for response in (refused, httpx.get(f"{server}/memories/", headers=evil)):
         assert not [h for h in response.headers if h.lower().startswith("access-control-")]
+
+
+def test_the_conversation_search_is_the_signed_in_users_own(server: str, app_dir: Path) -> None:
+    archive = SqliteArchive(app_dir / "data" / "conversations", "alice")
+    archive.add([ArchivedMessage("alice", "t1", "c1", "m1", "user", "Alice's locker is 4711",
+                                 time.time())])  # fmt: skip
+    api = f"{server}/memories/api/conversations"
+    assert httpx.get(api, params={"q": "locker"}).status_code == 401
+    page = httpx.get(f"{server}/memories/conversations/")
+    assert page.status_code == 200  # the page loads anonymously; its data does not
+    alice = httpx.get(api, params={"q": "locker"}, headers=as_user("token-alice"))
+    assert "4711" in alice.text
+    bob = httpx.get(api, params={"q": "locker"},
+                    headers=as_user("token-bob", **{"X-Gulfstream-User": "alice"}))  # fmt: skip
+    assert bob.status_code == 200 and bob.json()["hits"] == []

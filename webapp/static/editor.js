@@ -54,6 +54,7 @@ const PHRASES = [
   ["calls", "calls", "次调用"],
   ["tokensIn", "tokens in", "输入 token"],
   ["tokensOut", "out", "输出"],
+  ["conversations", "Conversations", "对话记录"],
   ["purpose_chat", "chat", "对话"],
   ["purpose_retrieval", "retrieval", "检索"],
   ["purpose_writer", "memory writer", "记忆写入"],
@@ -674,6 +675,7 @@ function start() {
     sessionStorage.setItem("gulfstream-token", hash.get("token"));
     history.replaceState(null, "", location.pathname + location.search);
   }
+  $("to-conversations").href = "conversations/" + location.search;  // the same user
   const saved = localStorage.getItem("gulfstream-lang");
   state.lang = params.get("lang") || saved || ((navigator.language || "en").startsWith("zh") ? "zh" : "en");
   applyLanguage();

@@ -1,0 +1,158 @@
+"""The conversation archive from the graph's side: which archive a run uses, what of a finished
+turn is archived, and the daily digests sealed in the background."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from graph.run_memory import RunMemory
+from graph.settings import Settings, get_settings
+from memory.archive import (
+    ArchivedMessage,
+    ConversationArchive,
+    Window,
+    archives,
+    checkpoint_time,
+)
+from memory.archive.records import content_hash
+from memory.branch import Lineage
+from memory.factory import backend_folder
+from memory.messages import text_of
+from memory.writer.local import local_writer
+
+logger = logging.getLogger(__name__)
+
+ARCHIVE_FOLDER = "conversations"
+# LangGraph Platform gives a deployment its PostgreSQL in these (the store lives there too).
+PLATFORM_DATABASE_VARIABLES = ("DATABASE_URI", "POSTGRES_URI")
+DIGEST_EVERY_SECONDS = 300.0  # a user's digests are looked at no more often than this
+
+
+def archive_spec(settings: Settings | None = None) -> str:
+    """The deployment's archive (`GULFSTREAM_ARCHIVE`), `auto` resolved: beside the memory
+    store (its folder, or its PostgreSQL), for the `store` backend the platform's PostgreSQL
+    when it names one, else a folder in `GULFSTREAM_DATA_DIR`."""
+    settings = settings or get_settings()
+    spec = settings.archive.strip()
+    if spec.lower() != "auto":
+        return spec
+    kind, _, target = settings.memory_backend.partition(":")
+    if kind.strip().lower() == "postgres":
+        return f"postgres:{target}"
+    folder = backend_folder(settings.memory_backend)
+    if folder is None:
+        for name in PLATFORM_DATABASE_VARIABLES:
+            # `langgraph dev` sets DATABASE_URI=":memory:" for its in-process runtime.
+            if os.environ.get(name, "").startswith(("postgres://", "postgresql://")):
+                return f"postgres:{os.environ[name]}"
+        folder = Path(settings.data_dir)
+    return f"sqlite:{folder / ARCHIVE_FOLDER}"
+
+
+def run_archive(run: RunMemory) -> ConversationArchive | None:
+    """The run's user's archive (None when the deployment turned it off)."""
+    return archives.open(archive_spec(run.settings), run.user_id)
+
+
+def archived_form(
+    messages: Sequence[Any], user_id: str, thread_id: str, checkpoint_id: str, timestamp: float
+) -> list[ArchivedMessage]:
+    """The archivable messages of a state: user and assistant text, tool results as a preview
+    (with the tool's name); system messages and tool-call-only replies are left out."""
+    found: list[ArchivedMessage] = []
+    for message in messages:
+        if not isinstance(message, BaseMessage):
+            continue
+        text = text_of(message.content)
+        if isinstance(message, HumanMessage):
+            role = "user"
+        elif isinstance(message, AIMessage):
+            role = "assistant"
+        elif isinstance(message, ToolMessage):
+            role, text = "tool", f"[{message.name or 'tool'}] {text}"
+        else:
+            continue
+        if not text.strip():
+            continue
+        message_id = message.id or f"hash:{content_hash(role, text)}"
+        found.append(
+            ArchivedMessage(
+                user_id,
+                thread_id,
+                checkpoint_id,
+                message_id,
+                role,
+                text,
+                timestamp,
+                len(found),
+            )
+        )
+    return found
+
+
+def archive_messages(
+    archive: ConversationArchive,
+    messages: Sequence[Any],
+    user_id: str,
+    thread_id: str,
+    checkpoint_id: str,
+    lineage: Lineage | None,
+) -> int:
+    """Archive what of `messages` (a turn's state at `checkpoint_id`) is not yet archived on
+    this branch of the thread: each message once, at the first turn that held it. The same
+    rule rebuilds the archive from the checkpoints (graph/cli/archive.py)."""
+    moment = checkpoint_time(checkpoint_id) if checkpoint_id else None
+    stamp = moment.timestamp() if moment is not None else time.time()
+    candidates = archived_form(messages, user_id, thread_id, checkpoint_id, stamp)
+    window = Window(lineage=lineage)
+    fresh = archive.new_messages(candidates, window)
+    renumbered = [
+        ArchivedMessage(m.user_id, m.thread_id, m.checkpoint_id, m.message_id, m.role, m.content,
+                        m.timestamp, position, m.content_hash)
+        for position, m in enumerate(fresh)
+    ]  # fmt: skip
+    return archive.add(renumbered)
+
+
+def archive_turn(run: RunMemory, messages: Sequence[Any], lineage: Lineage | None) -> int:
+    """Archive a finished turn (admitted or skipped: nothing said is lost); a failure is logged
+    and never fails the turn. Then the user's digests are looked at in the background."""
+    try:
+        archive = run_archive(run)
+        if archive is None:
+            return 0
+        added = archive_messages(
+            archive, messages, run.user_id, run.thread_id, run.checkpoint_id, lineage
+        )
+    except Exception:
+        logger.exception("archiving the turn of %r in thread %s failed", run.user_id, run.thread_id)
+        return 0
+    if run.settings.digests:
+        seal_digests_soon(run, archive)
+    return added
+
+
+_last_sealed: dict[str, float] = {}
+_sealing_lock = threading.Lock()
+
+
+def seal_digests_soon(run: RunMemory, archive: ConversationArchive) -> None:
+    """Seal the user's due daily digests on the background writer's loop, at most every
+    DIGEST_EVERY_SECONDS per user (the digests' own model calls count as "summary")."""
+    key = f"{archive_spec(run.settings)}\n{run.user_id}"  # the archive, as the registry keys it
+    now = time.monotonic()
+    with _sealing_lock:
+        if now - _last_sealed.get(key, -DIGEST_EVERY_SECONDS) < DIGEST_EVERY_SECONDS:
+            return
+        _last_sealed[key] = now
+    from graph.digests import seal_digests
+
+    local_writer.run(seal_digests(run.context.model, archive, run.memory))

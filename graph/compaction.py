@@ -1,0 +1,141 @@
+"""Compaction: when a turn's prompt would exceed the budget, the oldest turns leave the state for
+a running summary, after the memory writer has been handed them."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+
+from graph.context import Context
+from graph.models import load_chat_model
+from graph.pending import waiting_in_thread
+from graph.prompt_budget import budget_for, prompt_tokens, system_prompt
+from graph.run_memory import RunMemory, open_run_memory
+from graph.settings import get_settings
+from graph.state import State
+from graph.summarizer import RunningSummary, summarize
+from memory.metering import metered
+from memory.usage import UsageMeter, add_up, as_dicts, from_dicts
+from memory.writer.local import local_writer
+
+logger = logging.getLogger(__name__)
+
+# After a compaction the prompt (system prompt, summary and the recent messages kept whole)
+# takes about this share of the budget, so that the next turns add to it without compacting.
+TARGET_SHARE = 0.6
+SUMMARY_SHARE = 0.2  # and the running summary at most this one
+MAX_COOLDOWN_SECONDS = 900.0
+FLUSH_WAIT_SECONDS = 30.0
+
+
+def choose_cutoff(messages: Sequence[AnyMessage], room: int, keep: int) -> int:
+    """How many of the oldest messages to compact: the rest keeps at least `keep` messages and
+    as many recent ones as fit in `room` tokens, and starts at a user message (a turn's start),
+    so an AI message is never split from its tool results and the latest user message stays.
+    0 when nothing can go."""
+    starts = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
+    if len(starts) < 2:
+        return 0
+    tail, index = 0, len(messages)
+    while index > 0:
+        cost = count_tokens_approximately([messages[index - 1]])
+        if len(messages) - index >= keep and tail + cost > room:
+            break
+        tail += cost
+        index -= 1
+    earlier = [s for s in starts if s <= index]
+    cutoff = earlier[-1] if earlier and earlier[-1] > 0 else next(s for s in starts if s > 0)
+    return min(cutoff, starts[-1])
+
+
+def compact(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Before the agent answers: when the prompt would exceed the budget, hand the thread's
+    waiting turns to the memory writer, then fold the oldest turns into the running summary
+    and take them out of the state (they stay in the archive and the earlier checkpoints).
+    A failed summary never fails the turn: the agent trims instead, and the next attempt
+    waits a cooldown."""
+    context = runtime.context if runtime.context is not None else Context()
+    settings = get_settings()
+    budget = budget_for(settings, load_chat_model(context.model))
+    if budget is None:
+        return {}
+    system = system_prompt(state, context)
+    messages = list(state.messages)
+    used = prompt_tokens(system, messages)
+    if used <= budget:
+        return {}
+    status = dict(state.compaction)
+    now = time.time()
+    report = {"prompt_tokens": used, "budget": budget}
+    if float(status.get("retry_after") or 0) > now:
+        return {"compaction": {**status, **report, "status": "cooldown"}}
+    room = int(budget * TARGET_SHARE) - prompt_tokens(system, []) - int(budget * SUMMARY_SHARE)
+    cutoff = choose_cutoff(messages, max(0, room), settings.compaction_keep_messages)
+    if cutoff <= 0:
+        return {"compaction": {**status, **report, "status": "nothing to compact"}}
+    span = messages[:cutoff]
+    run = open_run_memory(runtime, get_config())
+    flushed = flush_writer(run, runtime.store)
+    previous = RunningSummary.from_dict(state.summary)
+    meter = UsageMeter()
+    model = load_chat_model(context.model, timeout=settings.writer_timeout_seconds, max_retries=0)
+    try:
+        with metered(meter, "summary"):
+            text = summarize(model, previous, span, int(budget * SUMMARY_SHARE))
+    except Exception as exc:
+        failures = int(status.get("failures") or 0) + 1
+        wait = min(MAX_COOLDOWN_SECONDS, settings.compaction_cooldown_seconds * 2 ** (failures - 1))
+        logger.warning("compaction of thread %s failed (%s); trimming, next try in %.0f s",
+                       run.thread_id, exc, wait)  # fmt: skip
+        failed = {"status": "failed", "failures": failures, "retry_after": now + wait,
+                  "error": f"{type(exc).__name__}: {exc}", **report}  # fmt: skip
+        return {"compaction": failed, "cost": _cost(state, meter)}
+    summary = previous.extended(text, span)
+    logger.info("compacted %d messages of thread %s (%d tokens over a budget of %d; %d turns "
+                "flushed to the writer)", cutoff, run.thread_id, used, budget, flushed)  # fmt: skip
+    return {
+        "messages": [RemoveMessage(id=m.id) for m in span if m.id],
+        "summary": summary.to_dict(),
+        "compaction": {
+            "status": "compacted",
+            "failures": 0,
+            "retry_after": 0,
+            "error": "",
+            "compacted": cutoff,
+            **report,
+        },
+        "cost": _cost(state, meter),
+    }
+
+
+def _cost(state: State, meter: UsageMeter) -> dict[str, dict[str, int]]:
+    return as_dicts(add_up(from_dicts(state.cost), meter.by_purpose()))
+
+
+def flush_writer(run: RunMemory, store: Any) -> int:
+    """Hand the thread's turns waiting in a batch to the memory writer now, through the usual
+    durable path (exactly once: turn ids): the local queue's batch, or on the server the
+    turns kept in the store, written by a memory_writer run told to flush this thread."""
+    from graph.handoff import schedule_flush, write_mode
+
+    mode = write_mode(run)
+    try:
+        if mode == "local":
+            return int(local_writer.flush(run.memory, run.thread_id).result(FLUSH_WAIT_SECONDS))
+        if mode == "server" and store is not None:
+            waiting = waiting_in_thread(store, run.user_id, run.thread_id)
+            if waiting:
+                local_writer.run(schedule_flush(run)).result(FLUSH_WAIT_SECONDS)
+            return waiting
+    except Exception:
+        # The turns stay durable where they wait (journal or store): their batch still comes.
+        logger.exception("flushing the memory writer before compaction of %s failed",
+                         run.thread_id)  # fmt: skip
+    return 0

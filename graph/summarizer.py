@@ -1,0 +1,111 @@
+"""The running summary of a compacted conversation: updated by the chat model, or extracted by
+rule with the offline model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langgraph.constants import TAG_NOSTREAM
+
+from graph.models import is_offline
+from memory.admission import score_turn
+from memory.item import now_iso
+from memory.language import language_of
+from memory.messages import text_of
+from prompts.compaction import SUMMARY_PROMPTS
+
+SUMMARY_WORDS = 250  # at most; a small budget asks for fewer
+CHARS_PER_TOKEN = 4  # as count_tokens_approximately counts
+LINE_CHARS = 200
+SPAN_CHARS = 24_000  # what of a span the model is shown (the start and the end)
+LINE_PREFIX = "- user: "
+EXTRACT_MIN_SCORE = 0.0  # user messages the admission rules would not call small talk
+
+
+@dataclass(frozen=True)
+class RunningSummary:
+    """The summary of every message compaction took out of the state: `text`, how many
+    `messages` it covers, the id of the last one (`through`) and when it was updated."""
+
+    text: str = ""
+    messages: int = 0
+    through: str = ""
+    updated_at: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> RunningSummary:
+        data = data or {}
+        return cls(
+            str(data.get("text") or ""), int(data.get("messages") or 0),
+            str(data.get("through") or ""), str(data.get("updated_at") or ""),
+        )  # fmt: skip
+
+    def extended(self, text: str, span: Sequence[BaseMessage]) -> RunningSummary:
+        last = span[-1].id if span else self.through
+        return RunningSummary(text.strip(), self.messages + len(span), last or "", now_iso())
+
+
+def transcript(span: Sequence[BaseMessage], limit: int = SPAN_CHARS) -> str:
+    """The span as `role: text` lines (tool results and calls in short); a span longer than
+    `limit` keeps its start and its end."""
+    lines = []
+    for message in span:
+        text = " ".join(text_of(message.content).split())
+        if isinstance(message, HumanMessage):
+            lines.append(f"user: {text}")
+        elif isinstance(message, ToolMessage):
+            lines.append(f"tool result ({message.name}): {text[:300]}")
+        elif isinstance(message, AIMessage):
+            calls = ", ".join(call["name"] for call in message.tool_calls)
+            lines.append(f"assistant: {text}" + (f" [called {calls}]" if calls else ""))
+    joined = "\n".join(lines)
+    if len(joined) <= limit:
+        return joined
+    return f"{joined[: limit // 4]}\n[…]\n{joined[-(limit - limit // 4) :]}"
+
+
+def extractive_update(previous: str, span: Sequence[BaseMessage], max_chars: int) -> str:
+    """The previous summary's lines, then one line for each user message of the span that
+    says something (the admission rules' score); past the cap, the lines that say least leave
+    first (the oldest of equals), and the rest keep their order."""
+    lines = [line for line in previous.splitlines() if line.strip()]
+    for message in span:
+        if not isinstance(message, HumanMessage):
+            continue
+        text = " ".join(text_of(message.content).split())
+        if text and score_turn(text).score > EXTRACT_MIN_SCORE:
+            lines.append(f"{LINE_PREFIX}{text[:LINE_CHARS]}")
+    scores = [score_turn(line.removeprefix(LINE_PREFIX)).score for line in lines]
+    keep = set(range(len(lines)))
+    for index in sorted(keep, key=lambda i: (scores[i], i)):
+        if sum(len(lines[i]) + 1 for i in keep) <= max_chars:
+            break
+        keep.discard(index)
+    return "\n".join(lines[i] for i in sorted(keep))
+
+
+def summarize(
+    model: Any, previous: RunningSummary, span: Sequence[BaseMessage], max_tokens: int
+) -> str:
+    """The updated summary text of about `max_tokens` at most: the model is given the current
+    summary and the span only (never asked to summarise its own summaries again); the offline
+    model extracts."""
+    if is_offline(model):
+        return extractive_update(previous.text, span, max_tokens * CHARS_PER_TOKEN)
+    text = transcript(span)
+    language = language_of(text)
+    prompt = SUMMARY_PROMPTS[language].format(
+        summary=previous.text, messages=text, max_words=min(SUMMARY_WORDS, max_tokens * 2 // 3)
+    )
+    # Not streamed: a client following the run's messages must not see the summary as a reply.
+    answer = model.invoke([HumanMessage(prompt)], config={"tags": [TAG_NOSTREAM]})
+    summary = text_of(answer.content).strip()
+    if not summary:
+        raise ValueError("the summary model answered nothing")
+    return summary

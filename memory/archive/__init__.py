@@ -1,0 +1,46 @@
+"""The conversation archive: every message of every thread, searchable, with daily digests."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memory.archive.base import ConversationArchive
+from memory.archive.digest import DigestSealer, extractive_digest
+from memory.archive.factory import ArchiveRegistry, archive_exists, archives, open_archive
+from memory.archive.query import Window, parse_day, query_terms
+from memory.archive.records import ArchivedMessage, Digest, Hit, SearchResult, checkpoint_time
+from memory.archive.render import render
+from memory.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from memory.archive.postgres_archive import PostgresArchive
+    from memory.archive.sqlite_archive import SqliteArchive
+
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "SqliteArchive": "memory.archive.sqlite_archive",
+        "PostgresArchive": "memory.archive.postgres_archive",
+    },
+)
+
+__all__ = [
+    "ArchiveRegistry",
+    "ArchivedMessage",
+    "ConversationArchive",
+    "Digest",
+    "DigestSealer",
+    "Hit",
+    "PostgresArchive",
+    "SearchResult",
+    "SqliteArchive",
+    "Window",
+    "archive_exists",
+    "archives",
+    "checkpoint_time",
+    "extractive_digest",
+    "open_archive",
+    "parse_day",
+    "query_terms",
+    "render",
+]

@@ -1,0 +1,181 @@
+"""ConversationArchive: one user's archived messages and digests; search shared by the backends."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+
+from memory.archive.query import Terms, Window, query_terms
+from memory.archive.records import ArchivedMessage, Digest, Hit, SearchResult
+from memory.manager import validate_user_id
+
+DEFAULT_HITS = 3
+DEFAULT_AROUND = 2  # messages before and after each hit
+OVERFETCH = 40  # candidates read per hit asked for: the branch filter may drop some
+
+
+class ConversationArchive(ABC):
+    """One user's conversation archive. Backends implement the storage primitives; `search`
+    (what `search_conversations` calls) is the same for all of them. Only this user's rows are
+    ever read: the user is fixed when the archive is opened."""
+
+    backend = "abstract"
+
+    def __init__(self, user_id: str) -> None:
+        self.user_id = validate_user_id(user_id)
+
+    # ── storage primitives ──────────────────────────────────────────────
+
+    @abstractmethod
+    def add(self, messages: Sequence[ArchivedMessage]) -> int:
+        """Archive messages (one transaction); a message already archived at its checkpoint is
+        skipped. Returns how many were new."""
+
+    @abstractmethod
+    def known(self, thread_id: str) -> list[tuple[str, str, str]]:
+        """(message id, content hash, checkpoint id) of every message archived in a thread."""
+
+    @abstractmethod
+    def match(
+        self, terms: Sequence[str], any_term: bool, window: Window, limit: int
+    ) -> list[tuple[ArchivedMessage, float]]:
+        """Messages with all `terms` (any, with `any_term`) in the window's time and thread,
+        best first (the branch filter is applied by the caller)."""
+
+    @abstractmethod
+    def neighbours(
+        self, message: ArchivedMessage, before: int, after: int
+    ) -> list[ArchivedMessage]:
+        """Up to `before`/`after` messages of the same thread around `message`, in order."""
+
+    @abstractmethod
+    def messages(
+        self, thread_id: str | None = None, since: float | None = None, until: float | None = None
+    ) -> list[ArchivedMessage]:
+        """Archived messages, oldest first (a thread's, or all; in a time window)."""
+
+    @abstractmethod
+    def put_digest(self, digest: Digest) -> None:
+        """Store a day's digest, replacing an older one of that day."""
+
+    @abstractmethod
+    def digests(
+        self, since: float | None = None, until: float | None = None, terms: Sequence[str] = ()
+    ) -> list[Digest]:
+        """Digests of the days in the window (with all `terms` when given), newest first."""
+
+    @abstractmethod
+    def count(self) -> int:
+        """How many messages are archived."""
+
+    @abstractmethod
+    def clear(self) -> None:
+        """Remove every message and digest of this user (before a rebuild)."""
+
+    def close(self) -> None:  # noqa: B027 - most backends hold nothing to release
+        """Release connections (the archive can be opened again)."""
+
+    # ── what search_conversations does ─────────────────────────────────
+
+    def new_messages(
+        self, candidates: Iterable[ArchivedMessage], window: Window
+    ) -> list[ArchivedMessage]:
+        """The candidates not yet archived on this branch of their thread: a message counts as
+        archived when its id and text are archived at a checkpoint the window sees."""
+        found: list[ArchivedMessage] = []
+        seen: dict[str, set[tuple[str, str]]] = {}
+        for message in candidates:
+            thread = message.thread_id
+            if thread not in seen:
+                seen[thread] = {
+                    (mid, digest)
+                    for mid, digest, checkpoint in self.known(thread)
+                    if window.sees(thread, checkpoint)
+                }
+            if message.key not in seen[thread]:
+                seen[thread].add(message.key)
+                found.append(message)
+        return found
+
+    def search(
+        self,
+        query: str,
+        window: Window | None = None,
+        *,
+        limit: int = DEFAULT_HITS,
+        around: int = DEFAULT_AROUND,
+    ) -> SearchResult:
+        """The best `limit` matches of `query` the window sees, each with `around` messages
+        before and after it; a broad question about a period ("what happened today?") gets the
+        period's daily digests. No model is called."""
+        window = window or Window()
+        terms = query_terms(query)
+        if terms.broad:
+            return self._broad(query, window, limit)
+        hits = self._hits(terms, window, limit, around)
+        digests = self._visible_digests(window, terms.required)[:1]
+        return SearchResult(query, (*hits, *(_digest_hit(d) for d in digests)))
+
+    def _hits(self, terms: Terms, window: Window, limit: int, around: int) -> list[Hit]:
+        candidates = self.match(terms.required, False, window, limit * OVERFETCH)
+        if not candidates and terms.loose:
+            candidates = self.match(terms.loose, True, window, limit * OVERFETCH)
+        hits: list[Hit] = []
+        shown: set[tuple[str, str, str]] = set()
+        for message, score in candidates:
+            mark = (message.thread_id, *message.key)
+            if mark in shown or not window.sees(message.thread_id, message.checkpoint_id):
+                continue  # a sibling branch's message, or a copy already shown
+            context = [
+                m
+                for m in self.neighbours(message, around * 3, around * 3)
+                if window.sees(m.thread_id, m.checkpoint_id) and (m.thread_id, *m.key) != mark
+            ]
+            before = [m for m in context if _order(m) < _order(message)][-around:]
+            after = [m for m in context if _order(m) > _order(message)][:around]
+            shown.update((m.thread_id, *m.key) for m in (message, *before, *after))
+            hits.append(Hit(message.thread_id, message, (*before, *after), score))
+            if len(hits) >= limit:
+                break
+        return hits
+
+    def _visible_digests(self, window: Window, terms: Sequence[str] = ()) -> list[Digest]:
+        """Digests of the window's days; a day on which the current thread has messages this
+        branch may not see (a sibling branch's) is left out, since its digest covers them."""
+        found = self.digests(window.since, window.until, terms)
+        lineage = window.lineage
+        if lineage is None or not found:
+            return found
+        from memory.archive.digest import day_bounds
+
+        visible = []
+        for digest in found:
+            start, end = day_bounds(digest.day)
+            day = self.messages(lineage.thread_id, start, end)
+            if all(window.sees(m.thread_id, m.checkpoint_id) for m in day):
+                visible.append(digest)
+        return visible
+
+    def _broad(self, query: str, window: Window, limit: int) -> SearchResult:
+        digests = self._visible_digests(window)
+        if digests:
+            return SearchResult(query, tuple(_digest_hit(d) for d in digests[: limit * 3]))
+        recent = [
+            m
+            for m in self.messages(window.thread_id, window.since, window.until)
+            if window.sees(m.thread_id, m.checkpoint_id) and m.role == "user"
+        ][-limit * 3 :]
+        hits = tuple(Hit(m.thread_id, m) for m in reversed(recent))
+        return SearchResult(query, hits, ("no digest covers this period yet: latest messages",))
+
+
+def _order(message: ArchivedMessage) -> tuple[float, str, int]:
+    return (message.timestamp, message.checkpoint_id, message.position)
+
+
+def _digest_hit(digest: Digest) -> Hit:
+    anchor = ArchivedMessage(
+        digest.user_id, "", "", f"digest:{digest.day}", "digest", digest.text,
+        digest.last_timestamp,
+    )  # fmt: skip
+    return Hit("", anchor, (), 0.0, digest)

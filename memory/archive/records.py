@@ -1,0 +1,109 @@
+"""What the conversation archive holds: archived messages, daily digests and search hits."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from memory.manager import validate_user_id
+
+ROLES = ("user", "assistant", "tool", "digest")
+TOOL_PREVIEW_CHARS = 600  # a tool result is archived as its start, not whole
+MAX_MESSAGE_CHARS = 20_000  # a message longer than this is archived cut, with a note
+CUT_NOTE = "; archived cut]"
+# uuid6 (LangGraph's checkpoint ids) count 100 ns from the Gregorian calendar's start.
+_GREGORIAN_OFFSET = 0x01B21DD213814000
+
+
+def content_hash(role: str, content: str) -> str:
+    """The identity of a message's text: the same message replayed hashes the same."""
+    return hashlib.sha256(f"{role}\n{content}".encode()).hexdigest()[:32]
+
+
+def bounded(role: str, content: str) -> str:
+    """The text as archived: a tool result's preview, any message cut at a sane length."""
+    limit = TOOL_PREVIEW_CHARS if role == "tool" else MAX_MESSAGE_CHARS
+    if len(content) <= limit or (content.endswith(CUT_NOTE) and len(content) <= limit + 48):
+        return content  # short, or already cut (read back from the archive)
+    return f"{content[:limit]}… [{len(content)} characters{CUT_NOTE}"
+
+
+def checkpoint_time(checkpoint_id: str) -> datetime | None:
+    """When a LangGraph checkpoint (a uuid6 id) was made; None for another kind of id."""
+    try:
+        value = uuid.UUID(checkpoint_id)
+    except (ValueError, AttributeError, TypeError):
+        return None
+    if value.version != 6:
+        return None
+    ticks = ((value.int >> 80) << 12) | ((value.int >> 64) & 0x0FFF)
+    return datetime.fromtimestamp((ticks - _GREGORIAN_OFFSET) / 10_000_000, tz=UTC)
+
+
+@dataclass(frozen=True)
+class ArchivedMessage:
+    """One message of one thread, archived once: where it was said (thread and the checkpoint
+    of the turn that first held it on its branch), who said it, when, and its text."""
+
+    user_id: str
+    thread_id: str
+    checkpoint_id: str  # "" without a checkpointer: visible to every run of the thread
+    message_id: str
+    role: str
+    content: str
+    timestamp: float  # seconds since the epoch (UTC)
+    position: int = 0  # order among the messages archived at one checkpoint
+    content_hash: str = ""
+
+    def __post_init__(self) -> None:
+        validate_user_id(self.user_id)
+        if self.role not in ROLES:
+            raise ValueError(f"an archived message's role is one of {ROLES}, not {self.role!r}")
+        if not isinstance(self.content, str):
+            raise ValueError("an archived message's content must be a string")
+        object.__setattr__(self, "content", bounded(self.role, self.content))
+        if not self.content_hash:
+            object.__setattr__(self, "content_hash", content_hash(self.role, self.content))
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """What makes a message the same message when it is replayed."""
+        return (self.message_id, self.content_hash)
+
+    @property
+    def when(self) -> datetime:
+        return datetime.fromtimestamp(self.timestamp, tz=UTC)
+
+
+@dataclass(frozen=True)
+class Digest:
+    """A user's day of conversation sealed into a short text (L1)."""
+
+    user_id: str
+    day: str  # YYYY-MM-DD, local to the server
+    text: str
+    message_count: int
+    last_timestamp: float  # the newest message the digest covers
+    made_at: float
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One match and the messages around it, or one daily digest."""
+
+    thread_id: str
+    anchor: ArchivedMessage
+    around: tuple[ArchivedMessage, ...] = ()
+    score: float = 0.0
+    digest: Digest | None = None
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What `search_conversations` found, ready to show under a character budget."""
+
+    query: str
+    hits: tuple[Hit, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)

@@ -1,0 +1,226 @@
+"""SqliteArchive: one user's conversation archive in a SQLite file with an FTS5 index."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memory.archive.base import ConversationArchive
+from memory.archive.query import Window, index_text
+from memory.archive.records import ArchivedMessage, Digest
+from memory.manager import file_stem
+from memory.writer.sqlite_file import open_wal, write_transaction
+
+# The index holds the tokenizer's terms separated by spaces (unicode61 then only splits on
+# them): FTS5's own tokenizers cannot match a two-character Chinese word (trigram needs three
+# characters, unicode61 takes a whole run of Chinese as one word).
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS messages (
+    id            INTEGER PRIMARY KEY,
+    thread_id     TEXT NOT NULL,
+    checkpoint_id TEXT NOT NULL,
+    message_id    TEXT NOT NULL,
+    role          TEXT NOT NULL,
+    content       TEXT NOT NULL,
+    ts            REAL NOT NULL,
+    position      INTEGER NOT NULL,
+    content_hash  TEXT NOT NULL,
+    UNIQUE (thread_id, checkpoint_id, message_id, content_hash)
+);
+CREATE INDEX IF NOT EXISTS messages_by_thread ON messages (thread_id, ts, checkpoint_id, position);
+CREATE INDEX IF NOT EXISTS messages_by_time ON messages (ts);
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
+    terms, content='', tokenize='unicode61 remove_diacritics 0'
+);
+CREATE TABLE IF NOT EXISTS digests (
+    id            INTEGER PRIMARY KEY,
+    day           TEXT NOT NULL UNIQUE,
+    text          TEXT NOT NULL,
+    message_count INTEGER NOT NULL,
+    last_ts       REAL NOT NULL,
+    made_at       REAL NOT NULL
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS digests_fts USING fts5(
+    terms, tokenize='unicode61 remove_diacritics 0'
+);
+"""
+RANKED = 2_000  # matches ranked by relevance at most: the newest ones
+_COLUMNS = "thread_id, checkpoint_id, message_id, role, content, ts, position, content_hash"
+
+
+def archive_path(folder: str | os.PathLike[str], user_id: str) -> Path:
+    """The user's archive file in `folder` (one file per user: no query can reach another's)."""
+    return Path(folder) / f"{file_stem(user_id)}.sqlite"
+
+
+def fts_query(terms: Sequence[str], any_term: bool) -> str:
+    """An FTS5 MATCH expression of quoted terms (the terms come from the tokenizer: letters,
+    digits and CJK characters only, so quoting is enough)."""
+    joiner = " OR " if any_term else " AND "
+    return joiner.join(f'"{term}"' for term in terms)
+
+
+class SqliteArchive(ConversationArchive):
+    """The archive of one user in `<folder>/<user>.sqlite` (WAL, one writer at a time)."""
+
+    backend = "sqlite"
+
+    def __init__(self, folder: str | os.PathLike[str], user_id: str) -> None:
+        super().__init__(user_id)
+        self.path = archive_path(folder, user_id)
+        self._lock = threading.Lock()
+        self._db = open_wal(self.path, _SCHEMA, synchronous="NORMAL")
+
+    def add(self, messages: Sequence[ArchivedMessage]) -> int:
+        added = 0
+        with write_transaction(self._lock, self._db) as db:
+            for m in messages:
+                if m.user_id != self.user_id:
+                    raise ValueError(f"message of {m.user_id!r} sent to {self.user_id!r}'s archive")
+                row = db.execute(
+                    f"INSERT OR IGNORE INTO messages ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (m.thread_id, m.checkpoint_id, m.message_id, m.role, m.content, m.timestamp,
+                     m.position, m.content_hash),
+                )  # fmt: skip
+                if row.rowcount:
+                    db.execute(
+                        "INSERT INTO messages_fts (rowid, terms) VALUES (?, ?)",
+                        (row.lastrowid, index_text(m.content)),
+                    )
+                    added += 1
+        return added
+
+    def known(self, thread_id: str) -> list[tuple[str, str, str]]:
+        sql = "SELECT message_id, content_hash, checkpoint_id FROM messages WHERE thread_id = ?"
+        return [(str(a), str(b), str(c)) for a, b, c in self._read(sql, (thread_id,))]
+
+    def match(
+        self, terms: Sequence[str], any_term: bool, window: Window, limit: int
+    ) -> list[tuple[ArchivedMessage, float]]:
+        if not terms:
+            return []
+        where, params = _window_sql(window, "m.")
+        query = fts_query(terms, any_term)
+        join = "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
+        # A common word matches a large part of the archive, and ranking every match costs
+        # tens of milliseconds at 100,000 messages: only the newest RANKED matches are ranked
+        # (rows are added in time order, so the newest have the highest ids).
+        floor = self._read(
+            f"SELECT messages_fts.rowid {join} WHERE messages_fts MATCH ? {where} "
+            "ORDER BY messages_fts.rowid DESC LIMIT 1 OFFSET ?",
+            (query, *params, RANKED - 1),
+        )
+        lowest = int(floor[0][0]) if floor else 0
+        rows = self._read(
+            f"SELECT {_prefixed('m.')}, bm25(messages_fts) AS score {join} WHERE messages_fts "
+            f"MATCH ? AND messages_fts.rowid >= ? {where} ORDER BY score, m.ts DESC LIMIT ?",
+            (query, lowest, *params, limit),
+        )
+        return [(self._message(row[:8]), -float(row[8])) for row in rows]
+
+    def neighbours(
+        self, message: ArchivedMessage, before: int, after: int
+    ) -> list[ArchivedMessage]:
+        key = (message.timestamp, message.checkpoint_id, message.position)
+        earlier = self._read(
+            f"SELECT {_COLUMNS} FROM messages WHERE thread_id = ? AND (ts, checkpoint_id, position)"
+            " < (?, ?, ?) ORDER BY ts DESC, checkpoint_id DESC, position DESC LIMIT ?",
+            (message.thread_id, *key, before),
+        )
+        later = self._read(
+            f"SELECT {_COLUMNS} FROM messages WHERE thread_id = ? AND (ts, checkpoint_id, position)"
+            " > (?, ?, ?) ORDER BY ts, checkpoint_id, position LIMIT ?",
+            (message.thread_id, *key, after),
+        )
+        return [self._message(r) for r in reversed(earlier)] + [self._message(r) for r in later]
+
+    def messages(
+        self, thread_id: str | None = None, since: float | None = None, until: float | None = None
+    ) -> list[ArchivedMessage]:
+        where, params = _window_sql(Window(since, until, thread_id), "")
+        sql = (
+            f"SELECT {_COLUMNS} FROM messages WHERE 1 {where} ORDER BY ts, checkpoint_id, position"
+        )
+        return [self._message(row) for row in self._read(sql, params)]
+
+    def put_digest(self, digest: Digest) -> None:
+        with write_transaction(self._lock, self._db) as db:
+            old = db.execute("SELECT id FROM digests WHERE day = ?", (digest.day,)).fetchone()
+            if old is not None:
+                db.execute("DELETE FROM digests WHERE id = ?", (old[0],))
+                db.execute("DELETE FROM digests_fts WHERE rowid = ?", (old[0],))
+            row = db.execute(
+                "INSERT INTO digests (day, text, message_count, last_ts, made_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (digest.day, digest.text, digest.message_count, digest.last_timestamp,
+                 digest.made_at),
+            )  # fmt: skip
+            db.execute(
+                "INSERT INTO digests_fts (rowid, terms) VALUES (?, ?)",
+                (row.lastrowid, index_text(digest.text)),
+            )
+
+    def digests(
+        self, since: float | None = None, until: float | None = None, terms: Sequence[str] = ()
+    ) -> list[Digest]:
+        where, params = _window_sql(Window(since, until), "d.", column="last_ts")
+        if terms:
+            sql = (
+                "SELECT d.day, d.text, d.message_count, d.last_ts, d.made_at FROM digests_fts "
+                f"JOIN digests d ON d.id = digests_fts.rowid WHERE digests_fts MATCH ? {where} "
+                "ORDER BY d.day DESC"
+            )
+            params = [fts_query(terms, False), *params]
+        else:
+            sql = (
+                "SELECT d.day, d.text, d.message_count, d.last_ts, d.made_at FROM digests d "
+                f"WHERE 1 {where} ORDER BY d.day DESC"
+            )
+        return [Digest(self.user_id, *row) for row in self._read(sql, params)]
+
+    def count(self) -> int:
+        return int(self._read("SELECT COUNT(*) FROM messages", ())[0][0])
+
+    def clear(self) -> None:
+        with write_transaction(self._lock, self._db) as db:
+            db.execute("DELETE FROM messages")
+            db.execute("INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')")
+            db.execute("DELETE FROM digests")
+            db.execute("DELETE FROM digests_fts")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        with self._lock:
+            return self._db.execute(sql, tuple(params)).fetchall()
+
+    def _message(self, row: Sequence[Any]) -> ArchivedMessage:
+        thread, checkpoint, message_id, role, content, ts, position, digest = row
+        return ArchivedMessage(
+            self.user_id, thread, checkpoint, message_id, role, content, float(ts),
+            int(position), digest,
+        )  # fmt: skip
+
+
+def _prefixed(prefix: str) -> str:
+    return ", ".join(prefix + column.strip() for column in _COLUMNS.split(","))
+
+
+def _window_sql(window: Window, prefix: str, column: str = "ts") -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    if window.since is not None:
+        clauses.append(f"AND {prefix}{column} >= ?")
+        params.append(window.since)
+    if window.until is not None:
+        clauses.append(f"AND {prefix}{column} < ?")
+        params.append(window.until)
+    if window.thread_id is not None:
+        clauses.append(f"AND {prefix}thread_id = ?")
+        params.append(window.thread_id)
+    return " ".join(clauses), params
