@@ -141,6 +141,45 @@ class Settings:
         default=True,
         metadata={"help": "seal each user's day of conversation into a daily digest"},
     )
+    hotness_half_life_days: float = field(
+        default=30.0,
+        metadata={
+            "help": "an unused episodic memory (a plan, an event, a dated fact) loses half its "
+            "hotness in this many days; evergreen ones never decay; 0 turns decay off"
+        },
+    )
+    min_score: float = field(
+        default=0.0,
+        metadata={
+            "help": "retrieval drops matches scoring below this fraction of the best match "
+            "instead of filling the limit with weak ones (0: keep every match)"
+        },
+    )
+    memory_capacity: int = field(
+        default=2000,
+        metadata={
+            "help": "live memories per user; nearing it runs consolidation, over it the writer "
+            "must merge or archive before it adds (0: no cap)"
+        },
+    )
+    consolidate_every_writes: int = field(
+        default=50,
+        metadata={"help": "a consolidation pass runs after this many writer runs (0: never)"},
+    )
+    consolidate_idle_seconds: float = field(
+        default=900.0,
+        metadata={
+            "help": "local mode: a pass also runs after this long without a turn, when "
+            "something was written since the last pass (0: never on idle)"
+        },
+    )
+    archive_cold_after_days: float = field(
+        default=90.0,
+        metadata={
+            "help": "consolidation archives (restorably) memories cold for this long; stale "
+            "plans whose date passed are marked at once (0: never archive)"
+        },
+    )
     auth_tokens: str = field(
         default="",
         metadata={"help": "graph/auth.py's example tokens: 'token1:alice,token2:bob'"},
@@ -183,6 +222,17 @@ class Settings:
             raise ValueError("GULFSTREAM_COMPACTION_KEEP_MESSAGES must be 1 to 1000")
         if self.compaction_cooldown_seconds < 0:
             raise ValueError("GULFSTREAM_COMPACTION_COOLDOWN_SECONDS must not be negative")
+        for name in (
+            "hotness_half_life_days",
+            "memory_capacity",
+            "consolidate_every_writes",
+            "consolidate_idle_seconds",
+            "archive_cold_after_days",
+        ):
+            if getattr(self, name) < 0:
+                raise ValueError(f"GULFSTREAM_{name.upper()} must not be negative")
+        if not 0 <= self.min_score < 1:
+            raise ValueError("GULFSTREAM_MIN_SCORE must be at least 0 and below 1")
 
     def context_budget(self, window: int | None) -> int | None:
         """The prompt budget in tokens for a chat model whose window is `window` tokens (None:

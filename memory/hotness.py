@@ -1,0 +1,111 @@
+"""Hotness: how alive a memory is, from its use (hits, recalls, distinct queries) and its age."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+
+from memory.item import MemoryItem, parse_time
+
+DEFAULT_HALF_LIFE_DAYS = 30.0
+# Below this a memory is "cold": a fresh, never-used memory starts at 1.0 and an unused
+# episodic one crosses 0.25 after two half-lives (60 days by default).
+COLD_BELOW = 0.25
+
+# Weights of the use signals. A recall (injected into a reply) is weaker evidence than a hit
+# (the writer saw the memory used); recalls for different questions count more than one
+# question asked again and again.
+HIT_WEIGHT = 1.0
+RECALL_WEIGHT = 0.25
+DISTINCT_QUERY_WEIGHT = 0.5
+
+
+@dataclass(frozen=True)
+class RecallStats:
+    """How often one memory was injected into a reply: `recalls` times, for `queries` distinct
+    questions, the last time at `last_recalled` (ISO 8601, "" for never)."""
+
+    recalls: int = 0
+    queries: int = 0
+    last_recalled: str = ""
+
+
+NEVER_RECALLED = RecallStats()
+
+# Episodic: tied to a moment (a plan, an event, a dated fact). Evergreen is everything else
+# (identity, lasting preferences, relationships): it does not fade with age.
+_EPISODIC_EN = re.compile(
+    r"\b(plan(s|ned|ning)?|going to|will|next (week|month|year|monday|tuesday|wednesday|"
+    r"thursday|friday|saturday|sunday)|tomorrow|tonight|yesterday|last (week|month|night)|"
+    r"this (week|weekend|month)|appointment|meeting|deadline|flight|trip|visit(ing)?|"
+    r"interview|exam|booked|scheduled|on (mon|tues|wednes|thurs|fri|satur|sun)day|"
+    r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]* \d{1,2}|"
+    r"\d{1,2} (jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*|"
+    r"\d{4}-\d{2}-\d{2})\b",
+    re.IGNORECASE,
+)
+_EPISODIC_ZH = re.compile(
+    r"(打算|计划|准备|要去|将要|明天|后天|今晚|下周|下个月|下星期|周[一二三四五六日末]|星期[一二三四五六日天]|"
+    r"昨天|上周|这周|本周|预约|约了|会议|截止|航班|机票|出差|旅行|面试|考试|\d{1,2}月\d{1,2}[日号])"
+)
+
+
+def memory_kind(item: MemoryItem) -> str:
+    """ "episodic" for plans, events and dated facts (by rule, English and Chinese), else
+    "evergreen"."""
+    text = f"{item.theme} {item.description}"
+    if _EPISODIC_EN.search(text) or _EPISODIC_ZH.search(text):
+        return "episodic"
+    return "evergreen"
+
+
+def hotness(
+    item: MemoryItem,
+    recall: RecallStats = NEVER_RECALLED,
+    *,
+    now: datetime | None = None,
+    half_life_days: float = DEFAULT_HALF_LIFE_DAYS,
+) -> float:
+    """A memory's hotness: its use, decayed by age when it is episodic.
+
+        use   = 1 + log1p(HIT_WEIGHT·hits + RECALL_WEIGHT·recalls + DISTINCT_QUERY_WEIGHT·queries)
+        decay = 0.5 ** (age_days / half_life_days)   (episodic; evergreen: 1)
+        hotness = use · decay
+
+    `age_days` runs from the last time the memory was changed or recalled, whichever is later,
+    so a recalled memory stays warm. The log keeps one memory recalled a thousand times from
+    outranking everything forever. A `half_life_days` of 0 (or less) turns decay off.
+    """
+    signal = HIT_WEIGHT * max(item.hit, 0)
+    signal += RECALL_WEIGHT * max(recall.recalls, 0) + DISTINCT_QUERY_WEIGHT * max(
+        recall.queries, 0
+    )
+    use = 1.0 + math.log1p(signal)
+    if half_life_days <= 0 or memory_kind(item) == "evergreen":
+        return use
+    return use * 0.5 ** (age_days(item, recall, now) / half_life_days)
+
+
+def age_days(
+    item: MemoryItem, recall: RecallStats = NEVER_RECALLED, now: datetime | None = None
+) -> float:
+    """Days since the memory was last changed or recalled (0 when neither time is readable)."""
+    moments = [
+        t for t in (parse_time(item.latest_update_time), parse_time(recall.last_recalled)) if t
+    ]
+    if not moments:
+        return 0.0
+    current = now if now is not None else datetime.now(UTC)
+    return max((current - max(moments)).total_seconds() / 86400.0, 0.0)
+
+
+def is_cold(value: float, threshold: float = COLD_BELOW) -> bool:
+    """Whether a hotness counts as cold (the editor's badge; consolidation's archive test)."""
+    return value < threshold
+
+
+def today(now: datetime | None = None) -> date:
+    """The local calendar date of `now` (default: the current time)."""
+    return (now if now is not None else datetime.now(UTC)).astimezone().date()
