@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -13,6 +13,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
+from memory.hotness import memory_kind
 from memory.item import MemoryItem
 from memory.retrieval.query import theme_key
 from memory.tokenize import tokenize
@@ -43,6 +44,11 @@ class IndexedMemory:
         hit = item.hit if isinstance(item.hit, int) else 0
         return cls(memory_id, item.description, item.theme, item.latest_update_time,
                    _epoch(item.latest_update_time), hit)  # fmt: skip
+
+    @cached_property
+    def episodic(self) -> bool:
+        """Whether hotness decays with age (a plan, an event, a dated fact)."""
+        return memory_kind(self) == "episodic"
 
     def as_result(self) -> dict[str, str]:
         """The `{id, description, theme}` shape retrieval returns."""
@@ -227,21 +233,47 @@ class Bm25Index:
         """The live memories, in position order."""
         return [self.entries[p] for p in self.live_positions]
 
-    def search(self, tokens: list[str], limit: int, favour_recent: bool = False) -> list[int]:
-        """Positions of the best `limit` entries for these tokens, best first."""
+    def search(
+        self,
+        tokens: list[str],
+        limit: int,
+        favour_recent: bool = False,
+        *,
+        hotness: Callable[[], npt.NDArray[np.float64]] | None = None,
+        min_score: float = 0.0,
+    ) -> list[int]:
+        """Positions of the best `limit` entries for these tokens, best first. Equal scores go
+        to the hotter entry (`hotness()`: by position, asked for only when there is a tie),
+        then to the more recent, then to the earlier position. With `min_score`, entries
+        scoring below that fraction of the best are left out (the best never is)."""
         if limit <= 0:
             return []
         candidates, scores = self._score(tokens, favour_recent)
+        if min_score > 0 and len(scores):
+            strong = scores >= min_score * scores.max()
+            candidates, scores = candidates[strong], scores[strong]
+        # Rounded so that two texts scoring the same are equal whatever the float noise.
+        scores = np.round(scores, 9)
         if len(candidates) > limit:
-            top = np.argpartition(-scores, limit - 1)[:limit]
+            # The `limit` best and everything tied with the last of them: ties are decided
+            # below, not by where argpartition happened to cut.
+            cut = -np.partition(-scores, limit - 1)[limit - 1]
+            top = np.flatnonzero(scores >= cut)
         else:
             top = np.arange(len(candidates))
-        # Ties go to the more recent item, then to the earlier position.
+        hot: npt.NDArray[np.float64] | None = None
+        if hotness is not None and len(np.unique(scores[top])) < len(top):
+            hot = hotness()
         ranked = sorted(
             top.tolist(),
-            key=lambda i: (-scores[i], -self.updated_at[candidates[i]], candidates[i]),
+            key=lambda i: (
+                -scores[i],
+                -hot[candidates[i]] if hot is not None else 0.0,
+                -self.updated_at[candidates[i]],
+                candidates[i],
+            ),
         )
-        return [int(candidates[i]) for i in ranked]
+        return [int(candidates[i]) for i in ranked[:limit]]
 
     def scores(self, tokens: list[str]) -> dict[str, float]:
         """BM25 score of every matching live memory, by id (for tests and debugging)."""

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
 
 from memory.retrieval.bm25_index import Bm25Index
 from memory.retrieval.query import QueryReading
@@ -20,9 +23,13 @@ SHORTLIST = 50  # how deep each channel is read before fusing
 
 
 def reciprocal_rank_fusion(
-    rankings: Sequence[Sequence[int]], limit: int, k: int = RRF_K
+    rankings: Sequence[Sequence[int]],
+    limit: int,
+    k: int = RRF_K,
+    hotness: Callable[[], npt.NDArray[np.float64]] | None = None,
 ) -> list[int]:
-    """Items of `rankings` ordered by the sum of 1 / (k + rank); ties keep the earlier ranking's
+    """Items of `rankings` ordered by the sum of 1 / (k + rank); ties go to the hotter item
+    (`hotness()`, by item, asked for only when there is a tie), then keep the earlier ranking's
     order (BM25 first)."""
     scores: dict[int, float] = {}
     first_seen: dict[int, int] = {}
@@ -30,7 +37,18 @@ def reciprocal_rank_fusion(
         for rank, item in enumerate(ranking):
             scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank + 1)
             first_seen.setdefault(item, len(first_seen))
-    ordered = sorted(scores, key=lambda item: (-scores[item], first_seen[item]))
+    # Rounded: 1/6 + 1/8 and 1/8 + 1/6 are one score whatever the order of the additions.
+    rounded = {item: round(score, 12) for item, score in scores.items()}
+    tied = len(set(rounded.values())) < len(rounded)
+    hot = hotness() if hotness is not None and tied else None
+    ordered = sorted(
+        rounded,
+        key=lambda item: (
+            -rounded[item],
+            -float(hot[item]) if hot is not None else 0.0,
+            first_seen[item],
+        ),
+    )
     return ordered[:limit]
 
 
@@ -53,12 +71,22 @@ class FusedRanking:
         self._failing = False
 
     def __call__(
-        self, index: Bm25Index, reading: QueryReading, query: str, limit: int
+        self,
+        index: Bm25Index,
+        reading: QueryReading,
+        query: str,
+        limit: int,
+        *,
+        hotness: Callable[[], npt.NDArray[np.float64]] | None = None,
+        min_score: float = 0.0,
     ) -> list[int]:
         """Positions in `index`, best first: BM25's and the channel's shortlists fused; BM25's
-        alone while the channel fails (an embedding provider down never breaks retrieval)."""
+        alone while the channel fails (an embedding provider down never breaks retrieval).
+        `min_score` thins BM25's shortlist (the channel has its own similarity floor); ties go
+        to the hotter memory (`hotness()`, by position)."""
         depth = max(limit, SHORTLIST)
-        lexical = index.search(reading.tokens, depth, favour_recent=reading.time_cue)
+        lexical = index.search(reading.tokens, depth, favour_recent=reading.time_cue,
+                               hotness=hotness, min_score=min_score)  # fmt: skip
         try:
             semantic = self.channel.similar(index, query, depth)
         except Exception:
@@ -72,4 +100,4 @@ class FusedRanking:
             self._failing = False
         if not semantic:
             return lexical[:limit]
-        return reciprocal_rank_fusion([lexical, semantic], limit)
+        return reciprocal_rank_fusion([lexical, semantic], limit, hotness=hotness)
