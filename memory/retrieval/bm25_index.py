@@ -26,6 +26,7 @@ RECENCY_HALF_LIFE_DAYS = 7.0
 MAX_DEAD_SHARE = 0.25
 
 Posting = tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]  # positions, term frequencies
+HotnessOf = Callable[[list[int]], list[float]]  # the hotness of these positions, in order
 
 
 @dataclass(frozen=True)
@@ -239,11 +240,11 @@ class Bm25Index:
         limit: int,
         favour_recent: bool = False,
         *,
-        hotness: Callable[[], npt.NDArray[np.float64]] | None = None,
+        hotness: HotnessOf | None = None,
         min_score: float = 0.0,
     ) -> list[int]:
         """Positions of the best `limit` entries for these tokens, best first. Equal scores go
-        to the hotter entry (`hotness()`: by position, asked for only when there is a tie),
+        to the hotter entry (`hotness(positions)`, asked only about ties, only when there are),
         then to the more recent, then to the earlier position. With `min_score`, entries
         scoring below that fraction of the best are left out (the best never is)."""
         if limit <= 0:
@@ -261,14 +262,16 @@ class Bm25Index:
             top = np.flatnonzero(scores >= cut)
         else:
             top = np.arange(len(candidates))
-        hot: npt.NDArray[np.float64] | None = None
+        hot: dict[int, float] = {}
         if hotness is not None and len(np.unique(scores[top])) < len(top):
-            hot = hotness()
+            values, counts = np.unique(scores[top], return_counts=True)
+            tied = [int(i) for i in top if counts[np.searchsorted(values, scores[i])] > 1]
+            hot = dict(zip(tied, hotness([int(candidates[i]) for i in tied]), strict=True))
         ranked = sorted(
             top.tolist(),
             key=lambda i: (
                 -scores[i],
-                -hot[candidates[i]] if hot is not None else 0.0,
+                -hot.get(i, 0.0),
                 -self.updated_at[candidates[i]],
                 candidates[i],
             ),

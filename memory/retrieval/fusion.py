@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Sequence
 from typing import Protocol
 
-import numpy as np
-import numpy.typing as npt
-
-from memory.retrieval.bm25_index import Bm25Index
+from memory.retrieval.bm25_index import Bm25Index, HotnessOf
 from memory.retrieval.query import QueryReading
 
 logger = logging.getLogger(__name__)
@@ -26,11 +24,11 @@ def reciprocal_rank_fusion(
     rankings: Sequence[Sequence[int]],
     limit: int,
     k: int = RRF_K,
-    hotness: Callable[[], npt.NDArray[np.float64]] | None = None,
+    hotness: HotnessOf | None = None,
 ) -> list[int]:
     """Items of `rankings` ordered by the sum of 1 / (k + rank); ties go to the hotter item
-    (`hotness()`, by item, asked for only when there is a tie), then keep the earlier ranking's
-    order (BM25 first)."""
+    (`hotness(items)`, asked only about tied items), then keep the earlier ranking's order
+    (BM25 first)."""
     scores: dict[int, float] = {}
     first_seen: dict[int, int] = {}
     for ranking in rankings:
@@ -39,15 +37,13 @@ def reciprocal_rank_fusion(
             first_seen.setdefault(item, len(first_seen))
     # Rounded: 1/6 + 1/8 and 1/8 + 1/6 are one score whatever the order of the additions.
     rounded = {item: round(score, 12) for item, score in scores.items()}
-    tied = len(set(rounded.values())) < len(rounded)
-    hot = hotness() if hotness is not None and tied else None
+    hot: dict[int, float] = {}
+    if hotness is not None:
+        sharing = Counter(rounded.values())
+        tied = [item for item, score in rounded.items() if sharing[score] > 1]
+        hot = dict(zip(tied, hotness(tied), strict=True)) if tied else {}
     ordered = sorted(
-        rounded,
-        key=lambda item: (
-            -rounded[item],
-            -float(hot[item]) if hot is not None else 0.0,
-            first_seen[item],
-        ),
+        rounded, key=lambda item: (-rounded[item], -hot.get(item, 0.0), first_seen[item])
     )
     return ordered[:limit]
 
@@ -77,13 +73,13 @@ class FusedRanking:
         query: str,
         limit: int,
         *,
-        hotness: Callable[[], npt.NDArray[np.float64]] | None = None,
+        hotness: HotnessOf | None = None,
         min_score: float = 0.0,
     ) -> list[int]:
         """Positions in `index`, best first: BM25's and the channel's shortlists fused; BM25's
         alone while the channel fails (an embedding provider down never breaks retrieval).
         `min_score` thins BM25's shortlist (the channel has its own similarity floor); ties go
-        to the hotter memory (`hotness()`, by position)."""
+        to the hotter memory (`hotness(positions)`)."""
         depth = max(limit, SHORTLIST)
         lexical = index.search(reading.tokens, depth, favour_recent=reading.time_cue,
                                hotness=hotness, min_score=min_score)  # fmt: skip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 
 import numpy as np
 import numpy.typing as npt
@@ -12,8 +13,10 @@ from memory.hotness import (
     DEFAULT_HALF_LIFE_DAYS,
     DISTINCT_QUERY_WEIGHT,
     HIT_WEIGHT,
+    NEVER_RECALLED,
     RECALL_WEIGHT,
     RecallStats,
+    hotness,
 )
 from memory.item import parse_time
 from memory.retrieval.bm25_index import Bm25Index
@@ -114,7 +117,17 @@ class HotnessRanking:
         }
         return sorted(live, key=lambda p: (-score[p], -index.updated_at[p]))
 
+    def at(self, index: Bm25Index, positions: list[int]) -> list[float]:
+        """The hotness of a few positions (the tied ones of a ranking), by the scalar formula:
+        no work for the rest of the index."""
+        stats, now, entries = self.recall_stats(), datetime.now(UTC), index.entries
+        return [
+            hotness(entries[p], stats.get(entries[p].id, NEVER_RECALLED), now=now,
+                    half_life_days=self.half_life_days)
+            for p in positions
+        ]  # fmt: skip
+
     def hottest_first(self, index: Bm25Index, positions: list[int]) -> list[int]:
         """`positions` by hotness, the given order kept between equals."""
-        hot = self.values(index)
+        hot = dict(zip(positions, self.at(index, positions), strict=True))
         return sorted(positions, key=lambda p: -hot[p])

@@ -140,7 +140,7 @@ class MechanicalRetriever:
             return self.hotness.hottest_first(index, index.themes[reading.theme_key])[:limit]
         if broad and reading.broad:
             return self.hotness.broad_order(index, reading.time_cue)[:limit]
-        hotness = partial(self.hotness.values, index)
+        hotness = partial(self.hotness.at, index)
         if self.fused is not None:
             return self.fused(index, reading, query, limit, hotness=hotness,
                               min_score=self.min_score)  # fmt: skip

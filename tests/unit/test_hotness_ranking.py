@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from memory.hotness import COLD_BELOW, RecallStats, hotness, is_cold
@@ -96,9 +95,14 @@ def test_equal_scores_go_to_the_hotter_memory(memory: LongTermMemory) -> None:
 def test_fused_ties_go_to_the_hotter_item() -> None:
     lexical, semantic = [7, 8, 9], [9, 8, 7]  # 7 and 9: 1/(5+1) + 1/(5+3) each, 8 less
     assert reciprocal_rank_fusion([lexical, semantic], 3) == [7, 9, 8]  # BM25's order
-    hot = np.zeros(10)
-    hot[9] = 2.0
-    assert reciprocal_rank_fusion([lexical, semantic], 3, hotness=lambda: hot) == [9, 7, 8]
+    asked: list[list[int]] = []
+
+    def hotness(items: list[int]) -> list[float]:
+        asked.append(items)
+        return [2.0 if item == 9 else 1.0 for item in items]
+
+    assert reciprocal_rank_fusion([lexical, semantic], 3, hotness=hotness) == [9, 7, 8]
+    assert sorted(asked[0]) == [7, 9]  # only the tied items are looked at
 
 
 def test_who_am_i_puts_a_much_recalled_fact_first(memory: LongTermMemory) -> None:
