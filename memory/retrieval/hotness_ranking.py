@@ -105,17 +105,20 @@ class HotnessRanking:
 
     @staticmethod
     def _broad_order(index: Bm25Index, hot: Floats, time_cue: bool) -> list[int]:
-        live = sorted(index.live_positions, key=lambda p: index.updated_at[p])
-        if not live:
+        live = np.flatnonzero(index.alive)
+        if not len(live):
             return []
-        if not time_cue:
-            return sorted(live, key=lambda p: (-hot[p], -index.updated_at[p]))
-        low, high = min(hot[p] for p in live), max(hot[p] for p in live)
-        spread = high - low if high > low else 1.0
-        score = {
-            p: rank / max(len(live) - 1, 1) + (hot[p] - low) / spread for rank, p in enumerate(live)
-        }
-        return sorted(live, key=lambda p: (-score[p], -index.updated_at[p]))
+        updated = index.updated_at[live]
+        # Oldest first, then by position: the recency rank, and the order equals keep.
+        live = live[np.argsort(updated, kind="stable")]
+        updated, heat = index.updated_at[live], hot[live]
+        if time_cue:
+            low, high = float(heat.min()), float(heat.max())
+            spread = high - low if high > low else 1.0
+            recency = np.arange(len(live)) / max(len(live) - 1, 1)
+            heat = recency + (heat - low) / spread
+        # lexsort: the last key first; stable, so equals keep the oldest-first order above.
+        return [int(p) for p in live[np.lexsort((-updated, -heat))]]
 
     def at(self, index: Bm25Index, positions: list[int]) -> list[float]:
         """The hotness of a few positions (the tied ones of a ranking), by the scalar formula:
