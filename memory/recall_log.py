@@ -29,6 +29,9 @@ MAX_QUERIES_PER_MEMORY = 100
 # Another process (a CLI beside the server) may flush into the same file: cached stats are
 # read again at least this often even without a flush of our own.
 STATS_MAX_AGE_SECONDS = 30.0
+# While the file cannot be written (a full disk, a damaged file), recalls wait in memory up to
+# this many; later ones are dropped with a warning rather than growing the process forever.
+MAX_QUEUED = 50_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS recalls (
@@ -88,6 +91,7 @@ class RecallLog:
         self._timer: threading.Timer | None = None
         self._connection: sqlite3.Connection | None = None
         self._stats: tuple[int, float, dict[str, RecallStats]] | None = None
+        self.dropped = 0  # recalls refused because the queue was full
         _open_logs.add(self)
 
     def record(self, memory_ids: Iterable[str], query: str) -> int:
@@ -97,6 +101,12 @@ class RecallLog:
             return 0
         hashed, moment = query_hash(query if isinstance(query, str) else ""), now_iso()
         with self._queue_lock:
+            if len(self._queue) + len(ids) > MAX_QUEUED:
+                if not self.dropped:
+                    logger.warning("recall log %s is not being written; dropping recalls of "
+                                   "user %r until it is", self.path, self.user_id)  # fmt: skip
+                self.dropped += len(ids)
+                return 0
             self._queue.extend(QueuedRecall(i, hashed, moment) for i in ids)
             if self._timer is None:
                 self._timer = threading.Timer(self.flush_seconds, self._flush_in_background)
@@ -175,7 +185,13 @@ class RecallLog:
         ):
             return cached[2]
         generation, read_at = self.generation, time.monotonic()
-        stats = self._read() if self._connection is not None or self.path.exists() else {}
+        try:
+            stats = self._read() if self._connection is not None or self.path.exists() else {}
+        except (sqlite3.Error, OSError):
+            # Ranking reads this: a damaged or unreadable log costs the recall signal, never
+            # the retrieval (tried again after STATS_MAX_AGE_SECONDS; the file is left as is).
+            logger.exception("recall log %s could not be read; ranking without it", self.path)
+            stats = {}
         self._stats = (generation, read_at, stats)
         return stats
 

@@ -144,3 +144,22 @@ def test_a_failed_write_keeps_the_batch_queued(tmp_path: Path) -> None:
     assert log.pending == 2  # nothing lost: the next flush tries again
     moved = RecallLog(tmp_path / "data" / RECALL_FILE, "alice")
     assert moved.stats() == {} and not (tmp_path / "data").exists()  # reading creates nothing
+
+
+def test_a_damaged_log_costs_the_signal_never_the_retrieval(tmp_path: Path) -> None:
+    memory = open_memory("yaml", tmp_path)
+    tea = memory.manager.add("User likes green tea", "taste")
+    memory.manager.add("User likes green tea", "drinks")  # a tie: hotness is asked for
+    sidecar = tmp_path / "data" / RECALL_FILE
+    sidecar.parent.mkdir(parents=True)
+    damaged = b"this is not a SQLite database" * 100
+    sidecar.write_bytes(damaged)
+    memory.record_recall([tea], "tea?")
+    assert len(memory.get_related_memory_from("green tea", "mechanical")) == 2
+    assert len(memory.get_related_memory_from("who am I?", "mechanical")) == 2
+    with pytest.raises(sqlite3.DatabaseError):  # asked for explicitly: a clear error
+        memory.recall_stats()
+    assert memory.recall_log.pending == 1  # kept for when the file is fixed
+    assert sidecar.read_bytes() == damaged  # never overwritten
+    sidecar.unlink()
+    assert memory.recall_stats()[tea].recalls == 1
