@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, SystemMessage
@@ -17,6 +18,8 @@ from graph.state import State
 from graph.tools import CHAT_TOOLS
 from memory.metering import metered
 from memory.usage import UsageMeter, add_up, as_dicts, from_dicts
+
+logger = logging.getLogger(__name__)
 
 
 def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -38,6 +41,10 @@ def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             current_lineage(run.config),
             llm=run.ranking_model(),
         )
+    try:  # only queued here: the recall log is written in a batch, off the reply path
+        run.memory.record_recall([memory["id"] for memory in memories], query)
+    except Exception:  # a hotness signal is never worth a failed reply
+        logger.exception("recording the recall of %d memories failed", len(memories))
     cost = as_dicts(meter.by_purpose())
     return {
         "related_memories": memories, "core_context": core_context, "cost": cost,

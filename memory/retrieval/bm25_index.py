@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -13,6 +13,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
+from memory.hotness import memory_kind
 from memory.item import MemoryItem
 from memory.retrieval.query import theme_key
 from memory.tokenize import tokenize
@@ -25,6 +26,7 @@ RECENCY_HALF_LIFE_DAYS = 7.0
 MAX_DEAD_SHARE = 0.25
 
 Posting = tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]  # positions, term frequencies
+HotnessOf = Callable[[list[int]], list[float]]  # the hotness of these positions, in order
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,11 @@ class IndexedMemory:
         hit = item.hit if isinstance(item.hit, int) else 0
         return cls(memory_id, item.description, item.theme, item.latest_update_time,
                    _epoch(item.latest_update_time), hit)  # fmt: skip
+
+    @cached_property
+    def episodic(self) -> bool:
+        """Whether hotness decays with age (a plan, an event, a dated fact)."""
+        return memory_kind(self) == "episodic"
 
     def as_result(self) -> dict[str, str]:
         """The `{id, description, theme}` shape retrieval returns."""
@@ -227,21 +234,49 @@ class Bm25Index:
         """The live memories, in position order."""
         return [self.entries[p] for p in self.live_positions]
 
-    def search(self, tokens: list[str], limit: int, favour_recent: bool = False) -> list[int]:
-        """Positions of the best `limit` entries for these tokens, best first."""
+    def search(
+        self,
+        tokens: list[str],
+        limit: int,
+        favour_recent: bool = False,
+        *,
+        hotness: HotnessOf | None = None,
+        min_score: float = 0.0,
+    ) -> list[int]:
+        """Positions of the best `limit` entries for these tokens, best first. Equal scores go
+        to the hotter entry (`hotness(positions)`, asked only about ties, only when there are),
+        then to the more recent, then to the earlier position. With `min_score`, entries
+        scoring below that fraction of the best are left out (the best never is)."""
         if limit <= 0:
             return []
         candidates, scores = self._score(tokens, favour_recent)
+        if min_score > 0 and len(scores):
+            strong = scores >= min_score * scores.max()
+            candidates, scores = candidates[strong], scores[strong]
+        # Rounded so that two texts scoring the same are equal whatever the float noise.
+        scores = np.round(scores, 9)
         if len(candidates) > limit:
-            top = np.argpartition(-scores, limit - 1)[:limit]
+            # The `limit` best and everything tied with the last of them: ties are decided
+            # below, not by where argpartition happened to cut.
+            cut = -np.partition(-scores, limit - 1)[limit - 1]
+            top = np.flatnonzero(scores >= cut)
         else:
             top = np.arange(len(candidates))
-        # Ties go to the more recent item, then to the earlier position.
+        hot: dict[int, float] = {}
+        if hotness is not None and len(np.unique(scores[top])) < len(top):
+            values, counts = np.unique(scores[top], return_counts=True)
+            tied = [int(i) for i in top if counts[np.searchsorted(values, scores[i])] > 1]
+            hot = dict(zip(tied, hotness([int(candidates[i]) for i in tied]), strict=True))
         ranked = sorted(
             top.tolist(),
-            key=lambda i: (-scores[i], -self.updated_at[candidates[i]], candidates[i]),
+            key=lambda i: (
+                -scores[i],
+                -hot.get(i, 0.0),
+                -self.updated_at[candidates[i]],
+                candidates[i],
+            ),
         )
-        return [int(candidates[i]) for i in ranked]
+        return [int(candidates[i]) for i in ranked[:limit]]
 
     def scores(self, tokens: list[str]) -> dict[str, float]:
         """BM25 score of every matching live memory, by id (for tests and debugging)."""

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol
 
-from memory.retrieval.bm25_index import Bm25Index
+from memory.retrieval.bm25_index import Bm25Index, HotnessOf
 from memory.retrieval.query import QueryReading
 
 logger = logging.getLogger(__name__)
@@ -20,17 +21,30 @@ SHORTLIST = 50  # how deep each channel is read before fusing
 
 
 def reciprocal_rank_fusion(
-    rankings: Sequence[Sequence[int]], limit: int, k: int = RRF_K
+    rankings: Sequence[Sequence[int]],
+    limit: int,
+    k: int = RRF_K,
+    hotness: HotnessOf | None = None,
 ) -> list[int]:
-    """Items of `rankings` ordered by the sum of 1 / (k + rank); ties keep the earlier ranking's
-    order (BM25 first)."""
+    """Items of `rankings` ordered by the sum of 1 / (k + rank); ties go to the hotter item
+    (`hotness(items)`, asked only about tied items), then keep the earlier ranking's order
+    (BM25 first)."""
     scores: dict[int, float] = {}
     first_seen: dict[int, int] = {}
     for ranking in rankings:
         for rank, item in enumerate(ranking):
             scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank + 1)
             first_seen.setdefault(item, len(first_seen))
-    ordered = sorted(scores, key=lambda item: (-scores[item], first_seen[item]))
+    # Rounded: 1/6 + 1/8 and 1/8 + 1/6 are one score whatever the order of the additions.
+    rounded = {item: round(score, 12) for item, score in scores.items()}
+    hot: dict[int, float] = {}
+    if hotness is not None:
+        sharing = Counter(rounded.values())
+        tied = [item for item, score in rounded.items() if sharing[score] > 1]
+        hot = dict(zip(tied, hotness(tied), strict=True)) if tied else {}
+    ordered = sorted(
+        rounded, key=lambda item: (-rounded[item], -hot.get(item, 0.0), first_seen[item])
+    )
     return ordered[:limit]
 
 
@@ -53,12 +67,22 @@ class FusedRanking:
         self._failing = False
 
     def __call__(
-        self, index: Bm25Index, reading: QueryReading, query: str, limit: int
+        self,
+        index: Bm25Index,
+        reading: QueryReading,
+        query: str,
+        limit: int,
+        *,
+        hotness: HotnessOf | None = None,
+        min_score: float = 0.0,
     ) -> list[int]:
         """Positions in `index`, best first: BM25's and the channel's shortlists fused; BM25's
-        alone while the channel fails (an embedding provider down never breaks retrieval)."""
+        alone while the channel fails (an embedding provider down never breaks retrieval).
+        `min_score` thins BM25's shortlist (the channel has its own similarity floor); ties go
+        to the hotter memory (`hotness(positions)`)."""
         depth = max(limit, SHORTLIST)
-        lexical = index.search(reading.tokens, depth, favour_recent=reading.time_cue)
+        lexical = index.search(reading.tokens, depth, favour_recent=reading.time_cue,
+                               hotness=hotness, min_score=min_score)  # fmt: skip
         try:
             semantic = self.channel.similar(index, query, depth)
         except Exception:
@@ -72,4 +96,4 @@ class FusedRanking:
             self._failing = False
         if not semantic:
             return lexical[:limit]
-        return reciprocal_rank_fusion([lexical, semantic], limit)
+        return reciprocal_rank_fusion([lexical, semantic], limit, hotness=hotness)

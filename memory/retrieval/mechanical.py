@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING
 
 from memory.branch import Lineage, LineageFilter, filter_ranked, overfetch_k
 from memory.manager import BaseMemoryManager
 from memory.retrieval.bm25_index import Bm25Index
-from memory.retrieval.query import QueryReading, read_query
+from memory.retrieval.hotness_ranking import HotnessRanking
+from memory.retrieval.query import read_query
+
+if TYPE_CHECKING:
+    from memory.retrieval.fusion import FusedRanking
 
 logger = logging.getLogger(__name__)
 
 
 class MechanicalRetriever:
-    """BM25 retrieval with a Chinese/English tokenizer; broad queries get recent and high-hit items.
+    """BM25 retrieval with a Chinese/English tokenizer; ties and broad queries go by hotness.
 
     Usage::
 
@@ -23,14 +28,24 @@ class MechanicalRetriever:
         retriever.retrieve("塔罗牌重构")  # [{id, description, theme}, ...] best first
     """
 
-    def __init__(self, manager: BaseMemoryManager) -> None:
+    def __init__(
+        self,
+        manager: BaseMemoryManager,
+        *,
+        hotness: HotnessRanking | None = None,
+        min_score: float = 0.0,
+    ) -> None:
         self.manager = manager
+        # Orders equal scores and broad questions; without recall stats it reads hits and age.
+        self.hotness = hotness if hotness is not None else HotnessRanking()
+        # Matches scoring below this fraction of the best one are dropped (0: none are).
+        self.min_score = min_score
         self.builds = 0  # indexes made, one per revision seen (tests and benchmarks read it)
         self._index: Bm25Index | None = None
         self._visible: tuple[tuple[str, Lineage], LineageFilter] | None = None
         self._lock = threading.Lock()
         # With a semantic channel on (memory.retrieval.fusion), topic queries are ranked by it.
-        self.fused: Callable[[Bm25Index, QueryReading, str, int], list[int]] | None = None
+        self.fused: FusedRanking | None = None
 
     def index(self) -> Bm25Index:
         """The index for the store's current revision; built at most once per revision."""
@@ -116,13 +131,18 @@ class MechanicalRetriever:
         return list(dict.fromkeys(literal + [index.entries[i].id for i in ranked]))[:limit]
 
     def rank(self, index: Bm25Index, query: str, limit: int, broad: bool = True) -> list[int]:
-        """Positions in `index`, best first: BM25 (fused with the semantic channel when it is on),
-        or (unless `broad` is False) the broad-query rule for broad queries and bare theme names."""
+        """Positions in `index`, best first: BM25 (fused with the semantic channel when it is on)
+        without matches below `min_score` of the best, equal scores hottest first; or (unless
+        `broad` is False) the broad order for broad queries and bare theme names (see
+        `HotnessRanking.broad_order`)."""
         reading = read_query(query, index.theme_keys)
         if broad and reading.theme_key is not None:
-            return index.themes[reading.theme_key][:limit]
+            return self.hotness.hottest_first(index, index.themes[reading.theme_key])[:limit]
         if broad and reading.broad:
-            return index.broad_order[:limit]
+            return self.hotness.broad_order(index, reading.time_cue)[:limit]
+        hotness = partial(self.hotness.at, index)
         if self.fused is not None:
-            return self.fused(index, reading, query, limit)
-        return index.search(reading.tokens, limit, favour_recent=reading.time_cue)
+            return self.fused(index, reading, query, limit, hotness=hotness,
+                              min_score=self.min_score)  # fmt: skip
+        return index.search(reading.tokens, limit, favour_recent=reading.time_cue,
+                            hotness=hotness, min_score=self.min_score)  # fmt: skip

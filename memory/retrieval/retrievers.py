@@ -13,6 +13,7 @@ from memory.retrieval.modes import RetrievalMode
 
 if TYPE_CHECKING:
     from memory.retrieval.fusion import RecallChannel
+    from memory.retrieval.hotness_ranking import HotnessRanking
     from memory.retrieval.hybrid import HybridRetriever
     from memory.retrieval.llm import LLMRetriever
 
@@ -26,7 +27,9 @@ class Retrievers:
     """One manager's retrievers. The BM25 index lives in `mechanical` and is shared by every
     mode; the LLM retrievers (which need langchain-core) are built on first use, per model.
     With `embeddings` (see `memory.retrieval.embedder.resolve_embeddings`), the `semantic`
-    channel is fused into BM25's ranking for every mode, search included."""
+    channel is fused into BM25's ranking for every mode, search included. `min_score` drops
+    ranked matches below that fraction of the best one; `hotness` orders ties and broad
+    questions (see `MechanicalRetriever`)."""
 
     def __init__(
         self,
@@ -36,12 +39,14 @@ class Retrievers:
         language: str = "auto",
         on_failure: OnFailure = "mechanical",
         embeddings: Any = None,
+        min_score: float = 0.0,
+        hotness: HotnessRanking | None = None,
     ) -> None:
         self.manager = manager
         self.llm = llm
         self.language = language  # "en", "zh", or "auto": the prompt follows the query
         self.on_failure: OnFailure = on_failure
-        self.mechanical = MechanicalRetriever(manager)
+        self.mechanical = MechanicalRetriever(manager, hotness=hotness, min_score=min_score)
         self.semantic: RecallChannel | None = None
         if embeddings is not None:
             from memory.retrieval.fusion import FusedRanking

@@ -23,6 +23,7 @@ from memory.retrieval import (
     Retrievers,
 )
 from memory.retrieval.evaluation import LabelledSet, load_labelled_set, recall_at, write_items
+from memory.retrieval.hotness_ranking import HotnessRanking
 from memory.tokenize import tokenize
 from memory.yaml_manager import YamlMemoryManager
 from tests.fakes import ScriptedAnswers
@@ -32,8 +33,10 @@ LABELLED = Path(__file__).resolve().parents[1] / "data" / "retrieval_set.json"
 # little below, so a tokenizer or ranking regression fails here.
 RECALL_AT_5_FLOOR = 0.80
 RECALL_AT_10_FLOOR = 0.82
-BROAD_QUERIES = ["最近", "最近怎么样", "what's new?", "recently", "What's new lately",
-                 "what do you remember about me?"]  # fmt: skip
+# Broad and asking for recent things: hotness (hits, recalls, decay) plus recency.
+BROAD_QUERIES = ["最近", "最近怎么样", "what's new?", "recently", "What's new lately"]
+# Broad about the user as a whole, or small talk: the hottest memories, however old.
+ABOUT_ME_QUERIES = ["what do you remember about me?", "Who am I?", "我是谁", "How are you?"]
 
 
 def fenced_memory_lines(model: ScriptedAnswers, call: int = -1) -> list[str]:
@@ -148,6 +151,10 @@ def test_an_updated_index_scores_like_a_fresh_one(store: Any) -> None:
         assert [kept.entries[p].id for p in kept.broad_order] == [
             fresh.entries[p].id for p in fresh.broad_order
         ]
+        for time_cue in (True, False):  # hotness reads the updated index like a fresh one
+            assert [kept.entries[p].id for p in HotnessRanking().broad_order(kept, time_cue)] == [
+                fresh.entries[p].id for p in HotnessRanking().broad_order(fresh, time_cue)
+            ]
     assert retriever.builds == 41  # one index per revision, most of them by update
     assert held.scores(tokenize("coffee 猫")) == held_scores  # the reader's index is unchanged
     assert held.size == len(held.live_entries())
@@ -188,10 +195,21 @@ def test_broad_queries_give_recent_and_frequently_hit_memories(
     assert "m29" not in found and "m25" not in found  # old and rarely used
 
 
+@pytest.mark.parametrize("query", ABOUT_ME_QUERIES)
+def test_questions_about_the_user_give_the_hottest_memories(
+    yaml_store: YamlMemoryManager, query: str
+) -> None:
+    # Nothing asks for recent things: the lasting, much-used facts lead, whatever their age
+    # (m11: 45 days, hit 9; m03: 60 days, hit 8), and an old plan never does.
+    found = [r["id"] for r in MechanicalRetriever(yaml_store).retrieve(query, limit=5)]
+    assert found[:2] == ["m11", "m03"]
+    assert "m29" not in found and "m10" not in found  # a visit last summer, a plan: episodic
+
+
 def test_small_talk_without_a_topic_gets_the_broad_order(yaml_store: YamlMemoryManager) -> None:
-    # No content word is left to search for; recent and much-used memories beat an empty prompt.
+    # No content word is left to search for; the hottest memories beat an empty prompt.
     retriever = MechanicalRetriever(yaml_store)
-    assert retriever.retrieve("How are you?") == retriever.retrieve("what's new?")
+    assert retriever.retrieve("How are you?") == retriever.retrieve("Who am I?")
     assert len(retriever.retrieve("How are you?", limit=5)) == 5
 
 

@@ -1,0 +1,254 @@
+"""RecallLog: which memories were injected into replies, queued in memory and flushed in batches."""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import logging
+import os
+import sqlite3
+import threading
+import time
+import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from memory.hotness import RecallStats
+from memory.item import now_iso
+from memory.tokenize import normalize
+from memory.writer.sqlite_file import open_wal, write_transaction
+
+logger = logging.getLogger(__name__)
+
+RECALL_FILE = "recall-log.sqlite"
+FLUSH_SECONDS = 2.0  # how long a recall waits in memory before its batch is written
+# Hotness barely moves past a few dozen distinct questions (it grows with a log): more hashes
+# per memory would only grow the file.
+MAX_QUERIES_PER_MEMORY = 100
+# Another process (a CLI beside the server) may flush into the same file: cached stats are
+# read again at least this often even without a flush of our own.
+STATS_MAX_AGE_SECONDS = 30.0
+# While the file cannot be written (a full disk, a damaged file), recalls wait in memory up to
+# this many; later ones are dropped with a warning rather than growing the process forever.
+MAX_QUEUED = 50_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS recalls (
+    user_id       TEXT NOT NULL,
+    memory_id     TEXT NOT NULL,
+    recalls       INTEGER NOT NULL,
+    last_recalled TEXT NOT NULL,
+    PRIMARY KEY (user_id, memory_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS recall_queries (  -- hashes only: the questions may be private
+    user_id    TEXT NOT NULL,
+    memory_id  TEXT NOT NULL,
+    query_hash TEXT NOT NULL,
+    PRIMARY KEY (user_id, memory_id, query_hash)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS recall_flushes (  -- one count per user: batches and recalls written
+    user_id TEXT PRIMARY KEY,
+    flushes INTEGER NOT NULL,
+    recalls INTEGER NOT NULL,
+    last_flush TEXT NOT NULL
+) WITHOUT ROWID;
+"""
+
+
+@dataclass(frozen=True)
+class QueuedRecall:
+    """One memory injected into one reply, waiting for the next flush."""
+
+    memory_id: str
+    query_hash: str
+    time: str
+
+
+def query_hash(query: str) -> str:
+    """A stable hash of the query with case, width and spacing ignored (the text is never kept)."""
+    normalised = " ".join(normalize(query).split())
+    return hashlib.sha256(normalised.encode("utf-8")).hexdigest()[:16]
+
+
+class RecallLog:
+    """One user's recalls: `record` only queues (the reply path pays a lock and an append); a
+    daemon timer writes the queue `flush_seconds` later in one transaction, and `flush` /
+    `close` / the process's normal exit write what is left. The file is shared by every user of
+    a data folder and by processes (WAL, busy timeout); rows are keyed by user id."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], user_id: str, flush_seconds: float = FLUSH_SECONDS
+    ) -> None:
+        self.path = Path(path)
+        self.user_id = user_id
+        self.flush_seconds = flush_seconds
+        self.generation = 0  # flushes written by this object (the stats cache's key)
+        self._queue: list[QueuedRecall] = []
+        self._queue_lock = threading.Lock()
+        self._db_lock = threading.Lock()
+        self._flush_lock = threading.Lock()  # one flush at a time: a batch is written once
+        self._timer: threading.Timer | None = None
+        self._connection: sqlite3.Connection | None = None
+        self._stats: tuple[int, float, dict[str, RecallStats]] | None = None
+        self.dropped = 0  # recalls refused because the queue was full
+        _open_logs.add(self)
+
+    def record(self, memory_ids: Iterable[str], query: str) -> int:
+        """Queue one recall of each of `memory_ids` for `query`; returns how many were queued."""
+        ids = list(dict.fromkeys(i for i in memory_ids if isinstance(i, str) and i))
+        if not ids:
+            return 0
+        hashed, moment = query_hash(query if isinstance(query, str) else ""), now_iso()
+        with self._queue_lock:
+            if len(self._queue) + len(ids) > MAX_QUEUED:
+                if not self.dropped:
+                    logger.warning("recall log %s is not being written; dropping recalls of "
+                                   "user %r until it is", self.path, self.user_id)  # fmt: skip
+                self.dropped += len(ids)
+                return 0
+            self._queue.extend(QueuedRecall(i, hashed, moment) for i in ids)
+            if self._timer is None:
+                self._timer = threading.Timer(self.flush_seconds, self._flush_in_background)
+                self._timer.daemon = True
+                self._timer.start()
+        return len(ids)
+
+    @property
+    def pending(self) -> int:
+        """Recalls queued and not yet written."""
+        with self._queue_lock:
+            return len(self._queue)
+
+    def flush(self) -> int:
+        """Write every queued recall in one transaction; returns how many. On a failure the
+        batch goes back to the queue (the next flush retries it) and the error propagates."""
+        with self._flush_lock:
+            with self._queue_lock:
+                batch, self._queue = self._queue, []
+                if self._timer is not None:
+                    self._timer.cancel()
+                    self._timer = None
+            if not batch:
+                return 0
+            try:
+                self._write(batch)
+            except BaseException:
+                with self._queue_lock:
+                    self._queue[:0] = batch
+                raise
+            self.generation += 1
+            return len(batch)
+
+    def _flush_in_background(self) -> None:
+        try:
+            self.flush()
+        except Exception:  # kept queued; the next record or close tries again
+            logger.exception("writing recalls of user %r to %s failed", self.user_id, self.path)
+
+    def _write(self, batch: list[QueuedRecall]) -> None:
+        counts: dict[str, tuple[int, str]] = {}
+        for recall in batch:
+            seen, _ = counts.get(recall.memory_id, (0, ""))
+            counts[recall.memory_id] = (seen + 1, recall.time)
+        user = self.user_id
+        with write_transaction(self._db_lock, self._db()) as db:
+            db.executemany(
+                "INSERT INTO recalls VALUES (?, ?, ?, ?) ON CONFLICT (user_id, memory_id) DO "
+                "UPDATE SET recalls = recalls + excluded.recalls, "
+                "last_recalled = max(last_recalled, excluded.last_recalled)",
+                [(user, memory_id, n, last) for memory_id, (n, last) in counts.items()],
+            )
+            db.executemany(
+                "INSERT OR IGNORE INTO recall_queries SELECT ?, ?, ? WHERE (SELECT count(*) "
+                "FROM recall_queries WHERE user_id = ? AND memory_id = ?) < ?",
+                [
+                    (user, memory_id, hashed, user, memory_id, MAX_QUERIES_PER_MEMORY)
+                    for memory_id, hashed in {(r.memory_id, r.query_hash) for r in batch}
+                ],
+            )
+            db.execute(
+                "INSERT INTO recall_flushes VALUES (?, 1, ?, ?) ON CONFLICT (user_id) DO UPDATE "
+                "SET flushes = flushes + 1, recalls = recalls + excluded.recalls, "
+                "last_flush = excluded.last_flush",
+                (user, len(batch), now_iso()),
+            )
+
+    def stats(self) -> dict[str, RecallStats]:
+        """Every memory's recall stats as written (queued recalls not included), read from the
+        file once per flush of this log (and at least every STATS_MAX_AGE_SECONDS)."""
+        cached = self._stats
+        if (
+            cached is not None
+            and cached[0] == self.generation
+            and time.monotonic() - cached[1] < STATS_MAX_AGE_SECONDS
+        ):
+            return cached[2]
+        generation, read_at = self.generation, time.monotonic()
+        try:
+            stats = self._read() if self._connection is not None or self.path.exists() else {}
+        except (sqlite3.Error, OSError):
+            # Ranking reads this: a damaged or unreadable log costs the recall signal, never
+            # the retrieval (tried again after STATS_MAX_AGE_SECONDS; the file is left as is).
+            logger.exception("recall log %s could not be read; ranking without it", self.path)
+            stats = {}
+        self._stats = (generation, read_at, stats)
+        return stats
+
+    def flushes(self) -> tuple[int, int]:
+        """(transactions written, recalls written) for this user, by every process."""
+        if self._connection is None and not self.path.exists():
+            return 0, 0
+        with self._db_lock:
+            row = (
+                self._db()
+                .execute(
+                    "SELECT flushes, recalls FROM recall_flushes WHERE user_id = ?",
+                    (self.user_id,),
+                )
+                .fetchone()
+            )
+        return (int(row[0]), int(row[1])) if row else (0, 0)
+
+    def _read(self) -> dict[str, RecallStats]:
+        with self._db_lock:
+            rows = (
+                self._db()
+                .execute(
+                    "SELECT r.memory_id, r.recalls, r.last_recalled, (SELECT count(*) FROM "
+                    "recall_queries q WHERE q.user_id = r.user_id AND q.memory_id = r.memory_id) "
+                    "FROM recalls r WHERE r.user_id = ?",
+                    (self.user_id,),
+                )
+                .fetchall()
+            )
+        return {row[0]: RecallStats(int(row[1]), int(row[3]), str(row[2])) for row in rows}
+
+    def _db(self) -> sqlite3.Connection:
+        if self._connection is None:
+            # NORMAL: losing the last batch to a power cut costs a little hotness, not a fact.
+            self._connection = open_wal(self.path, _SCHEMA, synchronous="NORMAL")
+        return self._connection
+
+    def close(self) -> None:
+        """Write what is queued and close the file (it is opened again when used again)."""
+        try:
+            self.flush()
+        finally:
+            with self._db_lock:
+                if self._connection is not None:
+                    self._connection.close()
+                    self._connection = None
+
+
+_open_logs: weakref.WeakSet[RecallLog] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    """A normal exit writes every queued recall (daemon timers die with the process)."""
+    for log in list(_open_logs):
+        try:
+            log.flush()
+        except Exception:
+            logger.exception("recalls of user %r could not be written at exit", log.user_id)
