@@ -141,14 +141,9 @@ def topic_summary(memory: LongTermMemory, name: str) -> str | None:
     stored = memory.topic_summaries.read(memory.user_id).get(topic.key)
     items = memory.manager.list_items()
     members = set(topic.members)
-    if (
-        stored is not None
-        and all(
-            memory_id in members and items[memory_id].latest_update_time == time
-            for memory_id, time in stored.made_from
-            if memory_id in items
-        )
-        and all(memory_id in items for memory_id, _ in stored.made_from)
+    if stored is not None and all(
+        memory_id in members and items[memory_id].latest_update_time == time
+        for memory_id, time in stored.made_from
     ):
         return stored.summary
     return offline_summary(topic, items)

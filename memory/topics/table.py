@@ -15,7 +15,7 @@ from memory.manager import BaseMemoryManager
 from memory.retrieval.query import read_query, theme_key
 from memory.tokenize import CHINESE_STOP_CHARS, ENGLISH_STOP_WORDS, normalize, stem
 from memory.topics import lexicon
-from memory.topics.entities import DATE, SUBJECT, Entity, extract_entities
+from memory.topics.entities import DATE, KINDS, PERSON, SUBJECT, Entity, extract_entities
 
 # hotness_of(memory_id, item) → the memory's hotness (LongTermMemory passes one that knows the
 # recall log; the default reads the item alone).
@@ -34,7 +34,7 @@ _GENERIC_ZH = frozenset(
     """用户 喜欢 觉得 因为 现在 时候 每天 一个 没有 可以 已经 最近 平时 经常 希望 需要 自己 什么
     时间 今天 明天 比较 非常 特别 一直 打算 计划 想要 知道 工作""".split()  # noqa: SIM905
 )
-_ENGLISH_WORD = re.compile(r"[a-z][a-z'-]{3,}")
+_ENGLISH_WORD = re.compile(r"[a-z]{4,}")
 _CHINESE_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
 
 
@@ -114,6 +114,7 @@ class TopicTable:
                 table.topics.setdefault(entity.key, entity)
                 table.members.setdefault(entity.key, []).append(memory_id)
                 table.by_memory.setdefault(memory_id, []).append(entity.key)
+        self._add_known_names(table)
         for entity, ids in recurring_words(items).values():
             table.topics.setdefault(entity.key, entity)  # a theme of the same name stays
             members = table.members.setdefault(entity.key, [])
@@ -128,13 +129,34 @@ class TopicTable:
                     table.names.setdefault(normalize(name), key)
         return table
 
+    @staticmethod
+    def _add_known_names(table: _Membership) -> None:
+        """A name one memory shows to be a person ("my friend Tom") is that person in every
+        memory, also where the rules alone would not say so ("Tom adopted a puppy")."""
+        names = {
+            entity.name: key
+            for key, entity in table.topics.items()
+            if entity.kind == PERSON and re.fullmatch(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?", entity.name)
+            and entity.name not in lexicon.NOT_NAMES
+        }  # fmt: skip
+        if not names:
+            return
+        pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+        for memory_id, item in table.items.items():
+            for name in set(pattern.findall(item.description)):
+                key = names[name]
+                if key not in table.by_memory.get(memory_id, []):
+                    table.members[key].append(memory_id)
+                    table.by_memory.setdefault(memory_id, []).append(key)
+
     # ── reading ────────────────────────────────────────────────────────
 
     def topics(self) -> list[Topic]:
-        """Every topic, hottest first."""
+        """Every topic, hottest first; among equally hot ones, people, places and organisations
+        before subjects and dates."""
         table = self._current()
         found = [self._topic(table, key) for key in table.topics]
-        return sorted(found, key=lambda topic: (-topic.hotness, topic.key))
+        return sorted(found, key=lambda t: (-round(t.hotness, 6), KINDS.index(t.kind), t.key))
 
     def topic(self, name: str) -> Topic | None:
         """The topic `name` resolves to (see `resolve`), or None."""
@@ -209,8 +231,7 @@ def recurring_words(items: Mapping[str, MemoryItem]) -> dict[str, tuple[Entity, 
         words: set[str] = set()
         text = normalize(item.description)
         for word in _ENGLISH_WORD.findall(text):
-            word = word.strip("'-")
-            if word in ENGLISH_STOP_WORDS or word in _GENERIC_EN or len(word) < 4:
+            if word in ENGLISH_STOP_WORDS or word in _GENERIC_EN:
                 continue
             token = stem(word)
             surfaces.setdefault(token, Counter())[word] += 1
