@@ -168,6 +168,21 @@ class TopicTable:
         """The keys of the topics one live memory belongs to (its entities first, then subjects)."""
         return list(self._current().by_memory.get(memory_id, []))
 
+    def main_topic(self, memory_id: str) -> Entity | None:
+        """The one topic a page files a memory under: the person, place or organisation it names
+        that most memories share (the first named on a tie), else its theme; None when the
+        memory is not live."""
+        table = self._current()
+        keys = table.by_memory.get(memory_id)
+        if not keys:
+            return None
+        named = [key for key in keys if table.topics[key].kind not in (SUBJECT, DATE)]
+        if named:
+            best = max(named, key=lambda key: (len(table.members[key]), -named.index(key)))
+            return table.topics[best]
+        theme = f"{SUBJECT}:{theme_key(table.items[memory_id].theme)}"
+        return table.topics.get(theme, table.topics[keys[0]])
+
     def resolve(self, name: str) -> str | None:
         """A topic key for a name a user typed: a key itself ("person:mother"), an alias in either
         language ("mom", "my mom", "我妈", "妈妈"), a display name ("Tom", "tom"), or a theme."""
