@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.yaml_manager import YamlMemoryManager
 from tests.webapp.test_hotness_topics import seed
 
 try:
@@ -37,6 +38,10 @@ def test_sort_by_hotness_cold_badge_and_group_by_topic(page, data_dir: Path, use
     sync_api.expect(mother.locator(".card")).to_have_count(2)  # English and Chinese, one person
     sync_api.expect(mother.locator("h2")).to_contain_text("Mom")
     sync_api.expect(mother.locator(".count")).to_have_text("2")
+    # A write while grouped by topic: the page asks again and files the new card under its topic.
+    YamlMemoryManager(data_dir, user).add("妈妈下个月去成都旅游", "家人", "seed")
+    sync_api.expect(mother.locator(".card")).to_have_count(3)
+    sync_api.expect(mother.locator(".count")).to_have_text("3")
     page.locator("#lang").click()  # the topic's name follows the page's language
     sync_api.expect(page.locator('.group[data-topic="person:mother"] h2')).to_contain_text("妈妈")
     sync_api.expect(page.locator("#group option:checked")).to_have_text("按话题分组")
