@@ -84,11 +84,36 @@ def _alias_tables() -> tuple[dict[str, Entity], dict[str, Entity]]:
     return english, chinese
 
 
-@cache
-def _english_pattern() -> re.Pattern[str]:
+_ENGLISH_TOKEN = re.compile(r"[A-Za-z]+(?:[.'’-][A-Za-z]+)*\.?")
+
+
+def _english_alias_matches(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, surface) of every English alias in `text`, two-word names first ("New
+    York" before "York"): a dictionary look-up per word, not a regex of every alias."""
     english, _ = _alias_tables()
-    names = sorted(english, key=len, reverse=True)
-    return re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b", re.IGNORECASE)
+    tokens = [(m.start(), m.end(), m.group()) for m in _ENGLISH_TOKEN.finditer(text)]
+    found = []
+    position = 0
+    while position < len(tokens):
+        start, end, word = tokens[position]
+        if position + 1 < len(tokens) and text[end : tokens[position + 1][0]] == " ":
+            pair = f"{word} {tokens[position + 1][2]}"
+            if pair.lower() in english:
+                found.append((start, tokens[position + 1][1], pair))
+                position += 2
+                continue
+        for candidate in (word, word.rstrip("."), re.sub(r"['’]s$", "", word)):
+            if candidate and candidate.lower() in english:
+                found.append((start, start + len(candidate), candidate))
+                break
+        position += 1
+    return found
+
+
+@cache
+def _chinese_pattern() -> re.Pattern[str]:
+    _, chinese = _alias_tables()
+    return re.compile("|".join(re.escape(n) for n in sorted(chinese, key=len, reverse=True)))
 
 
 def _named(kind: str, surface: str) -> Entity:
@@ -105,8 +130,7 @@ def _named(kind: str, surface: str) -> Entity:
 def _english_aliases(text: str, lenient: bool) -> list[_Span]:
     english, _ = _alias_tables()
     spans = []
-    for match in _english_pattern().finditer(text):
-        surface = match.group(1)
+    for match_start, match_end, surface in _english_alias_matches(text):
         entity = english[surface.lower()]
         if entity.kind != PERSON:
             # Places and organisations are capitalised in writing; short variants ("US",
@@ -115,13 +139,14 @@ def _english_aliases(text: str, lenient: bool) -> list[_Span]:
                 continue
             if not lenient and not surface[0].isupper():
                 continue
-        start = match.start()
-        before = _POSSESSIVE.search(text[: match.start()])
+        start = match_start
+        window = max(0, match_start - 24)  # the possessive is right before the word
+        before = _POSSESSIVE.search(text[window:match_start])
         if entity.kind == PERSON and surface.lower() in lexicon.NEEDS_POSSESSIVE and not before:
             continue
         if entity.kind == PERSON and before:
-            start = before.start()
-        spans.append(_Span(start, match.end(), _with_surface(entity, text[start : match.end()])))
+            start = window + before.start()
+        spans.append(_Span(start, match_end, _with_surface(entity, text[start:match_end])))
     return spans
 
 
@@ -198,9 +223,9 @@ def _cut_left(name: str) -> str:
 def _chinese(text: str) -> list[_Span]:
     _, chinese = _alias_tables()
     spans = []
-    for alias in sorted(chinese, key=len, reverse=True):
-        for match in re.finditer(re.escape(alias), text):
-            spans.append(_Span(match.start(), match.end(), _with_surface(chinese[alias], alias)))
+    for match in _chinese_pattern().finditer(text):
+        alias = match.group()
+        spans.append(_Span(match.start(), match.end(), _with_surface(chinese[alias], alias)))
     for kind, suffixes, shortest in (
         (ORGANISATION, lexicon.ORGANISATION_SUFFIXES_ZH, 2),
         (PLACE, lexicon.PLACE_SUFFIXES_ZH, 2),
