@@ -131,7 +131,8 @@ class Membership:
                 del self.word_members[token], self.word_surfaces[token]
 
     def _join(self, key: str, memory_id: str, entity: Entity) -> None:
-        self.info.setdefault(key, entity)
+        if key not in self.info:  # which memory said it first does not matter: no surface
+            self.info[key] = Entity(key, entity.kind, entity.name, entity.name_zh)
         self.known.setdefault(key, {})[memory_id] = None
 
     def _leave(self, key: str, memory_id: str) -> None:

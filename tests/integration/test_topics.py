@@ -186,3 +186,45 @@ def test_user_ids_and_topic_names_never_choose_a_file(tmp_path: Path) -> None:
 def test_topics_follow_every_backend(open_manager: OpenManager, unique_user: str) -> None:
     memory, _ = seeded(open_manager(unique_user))
     assert set(answer(memory, "我妈最近怎么样")) == {d for d, _ in MOTHER}
+
+
+POOL = [
+    ("User's friend Tom is getting married in June", "friends"),
+    ("Tom adopted a puppy", "friends"),  # Tom only by name: a person once another memory says so
+    ("Alice likes jazz and Tom plays guitar", "music"),
+    ("我妈在招商银行上班", "家人"),
+    ("Mom started learning the cello", "family"),
+    ("User's sister moved to Berlin", "family"),
+    ("User practises the cello every evening", "music"),
+    ("Cello lessons with a teacher in Berlin", "music"),
+    ("User wants to visit Kyoto in spring", "travel"),
+]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "yaml"], indirect=True)
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_table_kept_current_write_by_write_equals_one_built_from_scratch(
+    manager: BaseMemoryManager, seed: int
+) -> None:
+    import random
+
+    rng = random.Random(seed)
+    kept = LongTermMemory(manager, embeddings="off").topic_table
+    for _ in range(40):
+        live = sorted(manager.list_items())
+        action = rng.choice(["add", "add", "edit", "delete", "restore"]) if live else "add"
+        if action == "add":
+            manager.add(*rng.choice(POOL))
+        elif action == "edit":
+            text, theme = rng.choice(POOL)
+            manager.update(rng.choice(live), "edit", new_description=text, new_theme=theme)
+        elif action == "delete":
+            manager.delete(rng.choice(live), "gone")
+        elif manager.deleted_items():
+            manager.restore(rng.choice(sorted(manager.deleted_items())), "back")
+        fresh = LongTermMemory(manager, embeddings="off").topic_table
+        assert {t.key: set(t.members) for t in kept.topics()} == {
+            t.key: set(t.members) for t in fresh.topics()
+        }
+        for memory_id in manager.list_items():
+            assert kept.main_topic(memory_id) == fresh.main_topic(memory_id)
