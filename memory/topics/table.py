@@ -137,21 +137,21 @@ class TopicTable:
 
     def topic_of_query(self, query: str) -> str | None:
         """The topic a broad question asks about ("what's new with my sister", "我妈最近怎么样",
-        "how is Tom"): a known topic is named and nothing is left once it and the filler words
-        are taken out. None for anything else (a question with content of its own)."""
+        "how is Tom"): a known topic is named, something else is said ("Tom" or "Porto" alone
+        is a search, ranked as one), and nothing but filler words is left once the topic is
+        taken out. None for anything else (a question with content of its own)."""
         if not isinstance(query, str) or not query.strip() or len(query) > 200:
             return None
         table = self._current()
-        for entity in extract_entities(query, lenient=True):
-            known = entity.key in table.topics and entity.kind != DATE
-            if known and read_query(query.replace(entity.surface, " ")).broad:
-                return entity.key
+        entities = extract_entities(query, lenient=True)
+        named = [(entity.key, query.replace(entity.surface, " ")) for entity in entities]
         for word in re.findall(r"[^\W\d_]+", query):
             key = table.names.get(normalize(word))
-            if key is not None and not key.startswith(f"{DATE}:"):
-                rest = re.sub(rf"\b{re.escape(word)}\b", " ", query)
-                if read_query(rest).broad:
-                    return key
+            if key is not None:
+                named.append((key, re.sub(rf"\b{re.escape(word)}\b", " ", query)))
+        for key, rest in named:
+            if key in table.topics and not key.startswith(f"{DATE}:") and _only_filler(rest):
+                return key
         return None
 
     def _resolve(self, table: _View, name: str) -> str | None:
@@ -191,6 +191,11 @@ class TopicTable:
         newest = max((table.items[i].latest_update_time for i in ranked), key=time_sort_key)
         value = heat[ranked[0]][0] + math.log(len(ranked))
         return Topic(key, entity.kind, entity.name, entity.name_zh, tuple(ranked), value, newest)
+
+
+def _only_filler(rest: str) -> bool:
+    """Whether what is left of a question is a broad ask ("how is", "最近怎么样"), not nothing."""
+    return re.search(r"\w", rest) is not None and read_query(rest).broad
 
 
 def _view_of(membership: Membership) -> _View:

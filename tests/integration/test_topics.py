@@ -228,3 +228,13 @@ def test_a_table_kept_current_write_by_write_equals_one_built_from_scratch(
         }
         for memory_id in manager.list_items():
             assert kept.main_topic(memory_id) == fresh.main_topic(memory_id)
+
+
+def test_a_bare_name_is_a_search_not_a_topic_question(tmp_path: Path) -> None:
+    memory, _ = seeded(YamlMemoryManager(tmp_path, "alice"))
+    table = memory.topic_table
+    assert table.topic_of_query("how is Tom") == "person:tom"
+    assert table.topic_of_query("Tom") is None  # ranked by BM25 like any search
+    assert table.topic_of_query("Berlin?") is None
+    assert table.topic_of_query("Tom's wedding venue") is None  # content of its own
+    assert table.topic_of_query("how is Zed") is None  # nobody known by that name
