@@ -44,6 +44,21 @@ def search_memory(query: str) -> str:
     return format_memories(found, resolve_language(run.context.language, query))
 
 
+def memories_about(topic: str) -> str:
+    """Everything this user's long-term memory holds about one person, place, organisation or
+    subject of their life (e.g. "my sister", "妈妈", "Tom", "Tokyo"), the most alive first.
+
+    Use it when the user asks how someone or something is doing, or what is new with them.
+    """
+    run = open_run_memory(get_runtime(Context))
+    found = run.memory.get_related_memory_from(
+        "", "mechanical", limit=SEARCH_LIMIT, lineage=current_lineage(run.config), topic=topic
+    )
+    if not found:
+        return "No memory is about that topic."
+    return format_memories(found, resolve_language(run.context.language, topic))
+
+
 def search_conversations(query: str, since: str = "", until: str = "", thread: str = "") -> str:
     """Search what was said in this user's past conversations (and earlier in this one).
 
@@ -100,6 +115,7 @@ def convert_units(value: float, unit_from: str, unit_to: str) -> str:
 CHAT_TOOLS: list[Callable[..., Any]] = [
     get_current_time,
     search_memory,
+    memories_about,
     search_conversations,
     convert_units,
 ]

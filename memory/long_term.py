@@ -25,6 +25,8 @@ from memory.writer.batching import BatchPolicy
 
 if TYPE_CHECKING:
     from memory.snapshot import SnapshotScheduler
+    from memory.topics import Topic, TopicTable
+    from memory.topics.summaries import SummaryStore
     from memory.usage import UsageLedger
     from memory.writer.queue import DurableWriteQueue, RetryPolicy, TurnConsumer, WriteStatus
     from memory.writer.staging import ToolEvent
@@ -92,6 +94,7 @@ class LongTermMemory:
         self._queue: DurableWriteQueue | None = None
         self._trace: WriteTrace | None = None
         self._usage: UsageLedger | None = None
+        self._summaries: SummaryStore | None = None
         self._open_lock = threading.Lock()
         self.snapshots: SnapshotScheduler | None = None  # set when the registry keeps snapshots
 
@@ -109,6 +112,7 @@ class LongTermMemory:
         lineage: Lineage | None = None,
         *,
         llm: Any | None = None,
+        topic: str | None = None,
     ) -> list[dict[str, str]]:
         """Memories related to `prompt` as `[{id, description, theme}]`, most relevant first.
 
@@ -116,9 +120,11 @@ class LongTermMemory:
         (or the one given at construction) and run BM25 without one. Any failure, a corrupt
         store included, is logged and gives `[]`: retrieval never breaks the chat. With a
         `lineage` (the run's checkpoint ancestors), other branches' memories are left out.
+        With a `topic` ("my sister", "我妈", "Tom", a key from `topics()`), only that topic's
+        memories; `[]` when no topic has that name.
         """
         try:
-            return self.retrievers.retrieve(prompt, mode, limit, lineage, llm)
+            return self.retrievers.retrieve(prompt, mode, limit, lineage, llm, topic=topic)
         except Exception:
             logger.exception("memory retrieval failed for user %r", self.user_id)
             return []
@@ -184,6 +190,42 @@ class LongTermMemory:
     def close(self) -> None:
         """Write the queued recalls and close the recall log (it reopens when used again)."""
         self.recall_log.close()
+
+    # ── topics (memory.topics) ──────────────────────────────────────────
+
+    @property
+    def topic_table(self) -> TopicTable:
+        """Who and what the memories are about, rebuilt as the store changes."""
+        return self.retrievers.topics
+
+    @property
+    def topic_summaries(self) -> SummaryStore:
+        """The stored topic summaries, in `data_dir` (opened on first use)."""
+        with self._open_lock:
+            if self._summaries is None:
+                from memory.topics.summaries import SUMMARIES_FILE, SummaryStore
+
+                self._summaries = SummaryStore(self.data_dir / SUMMARIES_FILE)
+            return self._summaries
+
+    def topics(self) -> list[Topic]:
+        """The topics of the live memories (people, places, organisations, dates, subjects),
+        hottest first."""
+        return self.topic_table.topics()
+
+    def get_topic_summary(self, name: str) -> str | None:
+        """A short summary of the topic `name` names (alias, display name or key, either
+        language); None when no topic does."""
+        from memory.topics import topic_summary
+
+        return topic_summary(self, name)
+
+    def refresh_topic_summaries(self, llm: Any | None = None) -> int:
+        """Summarise the topics that changed (with `llm`, or offline); returns how many were
+        written. The consolidation pass calls it at its end."""
+        from memory.topics import refresh_topic_summaries
+
+        return refresh_topic_summaries(self, llm)
 
     # ── what the writer does, live ──────────────────────────────────────
 

@@ -177,9 +177,13 @@ async def list_memories(request: Request, memory: LongTermMemory) -> Response:
     if len(q) > 500:
         raise ApiError(400, "q is longer than 500 characters", "q")
     after = request.query_params.get("after", "")
-    page = await _run(
-        functools.partial(views.waterfall, after=after, limit=_page_size(request)), memory, q, theme
+    sort = request.query_params.get("sort", "newest")
+    group = request.query_params.get("group", "theme")
+    views.check_view(sort, group)  # 400 naming the field before any store is read
+    listing = functools.partial(
+        views.waterfall, after=after, limit=_page_size(request), sort=sort, group=group
     )
+    page = await _run(listing, memory, q, theme)
     return JSONResponse(page)
 
 

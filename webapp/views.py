@@ -8,22 +8,32 @@ from collections.abc import Iterable
 from typing import Any
 
 from memory.errors import CorruptStoreError
+from memory.hotness import hotness, is_cold
 from memory.item import MemoryItem, time_sort_key
 from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
+from memory.topics import TopicTable
 
 logger = logging.getLogger(__name__)
 MAX_SEARCH_RESULTS = 50
 PAGE_SIZE = 200  # cards per page of the waterfall; the page asks for more as the user scrolls
 MAX_PAGE_SIZE = 1000
+SORTS = ("newest", "hotness")  # the waterfall's orders (a search is always best match first)
+GROUPINGS = ("theme", "topic")
 
 
 def card(
-    memory_id: str, item: MemoryItem, superseded_by: list[str] | None = None
+    memory_id: str,
+    item: MemoryItem,
+    superseded_by: list[str] | None = None,
+    heat: float | None = None,
 ) -> dict[str, Any]:
     """What one card shows. `scope`, `origin` and `supersedes` tell a branch memory and its
     copy-on-write version apart; `superseded_by` lists the live versions that replace this one
-    in some branch (it stays live: the other branches still read it)."""
+    in some branch (it stays live: the other branches still read it). `hotness` is `heat` when
+    the caller knows more than the item (recalls), else the item's own; `cold` marks one that
+    went cold (memory.hotness)."""
+    value = hotness(item) if heat is None else heat
     return {
         "id": memory_id,
         "description": item.description,
@@ -38,6 +48,8 @@ def card(
         },
         "supersedes": item.supersedes,
         "superseded_by": list(superseded_by or []),
+        "hotness": round(value, 3),
+        "cold": is_cold(value),
     }
 
 
@@ -62,22 +74,40 @@ def _newest_first(memory_id: str, item: MemoryItem) -> tuple[tuple[float, str], 
     return time_sort_key(item.latest_update_time), memory_id
 
 
-def encode_cursor(memory_id: str, item: MemoryItem) -> str:
-    """Where the next page starts: after this card in newest-first order. A card updated
-    meanwhile moves to the top (the live stream patches it in), so pages neither repeat nor
-    skip a card when memories change between them."""
+def encode_cursor(memory_id: str, item: MemoryItem, heat: float | None = None) -> str:
+    """Where the next page starts: after this card in newest-first order (or hottest-first,
+    with `heat`). A card updated meanwhile moves to the top (the live stream patches it in),
+    so pages neither repeat nor skip a card when memories change between them."""
+    if heat is not None:
+        return json.dumps([heat, item.latest_update_time, memory_id], ensure_ascii=False)
     return json.dumps([item.latest_update_time, memory_id], ensure_ascii=False)
 
 
-def decode_cursor(cursor: str) -> tuple[tuple[float, str], str]:
+def decode_cursor(cursor: str, sort: str = "newest") -> tuple[Any, ...]:
     """The sort key a cursor names; ValueError ("after ...") when it is not one of ours."""
     try:
-        time, memory_id = json.loads(cursor)
+        parts = json.loads(cursor)
+        if sort == "hotness":
+            heat, time, memory_id = parts
+            if isinstance(heat, bool) or not isinstance(heat, int | float):
+                raise TypeError
+        else:
+            time, memory_id = parts
         if not isinstance(time, str) or not isinstance(memory_id, str):
             raise TypeError
     except (ValueError, TypeError, RecursionError):
         raise ValueError("after must be the next_cursor of the previous page") from None
+    if sort == "hotness":
+        return float(heat), time_sort_key(time), memory_id
     return time_sort_key(time), memory_id
+
+
+def check_view(sort: str, group: str) -> None:
+    """ValueError naming the field when the page asks for an order or grouping we do not have."""
+    if sort not in SORTS:
+        raise ValueError(f"sort must be one of {', '.join(SORTS)}")
+    if group not in GROUPINGS:
+        raise ValueError(f"group must be one of {', '.join(GROUPINGS)}")
 
 
 def waterfall(
@@ -87,44 +117,81 @@ def waterfall(
     *,
     after: str = "",
     limit: int = PAGE_SIZE,
+    sort: str = "newest",
+    group: str = "theme",
 ) -> dict[str, Any]:
-    """One page of cards grouped by theme (newest first), optionally searched and filtered.
+    """One page of cards grouped by theme or by topic, newest or hottest first, optionally
+    searched and filtered.
 
-    `total` and `themes` count every live memory; `matched` those the query and theme select;
-    `next_cursor` (None on the last page) is the `after` of the next page. A search answers
-    at most MAX_SEARCH_RESULTS cards, best first, in one page.
+    `total` and `themes` count every live memory (`topics` too, when grouped by topic: each
+    memory under its main topic); `matched` those the query and theme select; `next_cursor`
+    (None on the last page) is the `after` of the next page. A search answers at most
+    MAX_SEARCH_RESULTS cards, best first, in one page.
     """
+    check_view(sort, group)
     manager = memory.manager
     revision = manager.revision
     items = manager.list_items()
+    table = memory.topic_table
+    heat = {i: round(table.hotness_of(i, item), 6) for i, item in items.items()}
+
+    def order(memory_id: str, item: MemoryItem) -> tuple[Any, ...]:
+        if sort == "hotness":
+            return heat[memory_id], time_sort_key(item.latest_update_time), memory_id
+        return _newest_first(memory_id, item)
+
     if query.strip():
         ranked = [i for i in memory.search(query.strip(), MAX_SEARCH_RESULTS) if i in items]
         selected = [(i, items[i]) for i in ranked if not theme or items[i].theme == theme]
         page, next_cursor = selected, None
     else:
         selected = [(i, it) for i, it in items.items() if not theme or it.theme == theme]
-        selected.sort(key=lambda pair: _newest_first(*pair), reverse=True)
+        selected.sort(key=lambda pair: order(*pair), reverse=True)
         if after:
-            start = decode_cursor(after)
-            selected = [pair for pair in selected if _newest_first(*pair) < start]
+            start = decode_cursor(after, sort)
+            selected = [pair for pair in selected if order(*pair) < start]
         page = selected[:limit]
-        next_cursor = encode_cursor(*page[-1]) if len(selected) > limit else None
+        last = page[-1] if page else None
+        next_cursor = None
+        if last is not None and len(selected) > limit:
+            next_cursor = encode_cursor(*last, heat[last[0]] if sort == "hotness" else None)
     replacements = superseded_by(items)
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, dict[str, Any]] = {}
     for memory_id, item in page:
-        groups.setdefault(item.theme, []).append(card(memory_id, item, replacements.get(memory_id)))
+        key, name, name_zh = _group_of(table, group, memory_id, item)
+        section = groups.setdefault(
+            key, {"key": key, "theme": item.theme, "name": name, "name_zh": name_zh, "cards": []}
+        )
+        section["cards"].append(card(memory_id, item, replacements.get(memory_id), heat[memory_id]))
     matched = sum(1 for it in items.values() if not theme or it.theme == theme)
-    return {
+    page_data = {
         "revision": revision,
         "total": len(items),
         "matched": len(selected) if query.strip() else matched,
         "shown": len(page),
         "next_cursor": next_cursor,
         "themes": theme_counts(items),
-        "groups": [
-            {"theme": name, "count": len(cards), "cards": cards} for name, cards in groups.items()
-        ],
+        "groups": [{**section, "count": len(section["cards"])} for section in groups.values()],
     }
+    if group == "topic":
+        counts: dict[str, int] = {}
+        for memory_id, item in items.items():
+            if not theme or item.theme == theme:
+                key = _group_of(table, group, memory_id, item)[0]
+                counts[key] = counts.get(key, 0) + 1
+        page_data["topics"] = counts
+    return page_data
+
+
+def _group_of(
+    table: TopicTable, group: str, memory_id: str, item: MemoryItem
+) -> tuple[str, str, str]:
+    """The section a card goes in: its theme, or its main topic (see TopicTable.main_topic)."""
+    if group == "topic":
+        main = table.main_topic(memory_id)
+        if main is not None:
+            return main.key, main.name, main.name_zh
+    return item.theme, item.theme, item.theme
 
 
 def changed_cards(manager: BaseMemoryManager, ids: Iterable[str]) -> dict[str, Any]:

@@ -7,6 +7,8 @@ import sys
 from typing import TYPE_CHECKING, Any, Literal
 
 from memory.branch import Lineage
+from memory.hotness import NEVER_RECALLED, hotness
+from memory.item import MemoryItem
 from memory.manager import BaseMemoryManager
 from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.modes import RetrievalMode
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
     from memory.retrieval.hotness_ranking import HotnessRanking
     from memory.retrieval.hybrid import HybridRetriever
     from memory.retrieval.llm import LLMRetriever
+    from memory.topics.table import TopicTable
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +57,22 @@ class Retrievers:
             self.semantic = _channel_for(manager, embeddings)
             self.mechanical.fused = FusedRanking(self.semantic)
         self._llm_modes: dict[tuple[RetrievalMode, int], LLMRetriever | HybridRetriever] = {}
+        self._topics: TopicTable | None = None
+
+    @property
+    def topics(self) -> TopicTable:
+        """The manager's topic table (memory.topics), made on first use and kept current."""
+        if self._topics is None:
+            from memory.topics.table import TopicTable
+
+            self._topics = TopicTable(self.manager, self._recalled_hotness)
+        return self._topics
+
+    def _recalled_hotness(self, memory_id: str, item: MemoryItem) -> float:
+        """A memory's hotness with its recall signals (the same as ranking's), for topics."""
+        ranking = self.mechanical.hotness
+        recalls = ranking.recall_stats().get(memory_id, NEVER_RECALLED)
+        return hotness(item, recalls, half_life_days=ranking.half_life_days)
 
     def search(self, query: str, limit: int = 50) -> list[str]:
         """Ids for a search box: memories containing `query`, then those BM25 ranks for it;
@@ -85,16 +104,29 @@ class Retrievers:
         limit: int = 10,
         lineage: Lineage | None = None,
         llm: Any | None = None,
+        *,
+        topic: str | None = None,
     ) -> list[dict[str, str]]:
         """Memories related to `query` by `mode`, best first; LLM modes without a model (`llm`
         here or at construction) run BM25 instead, logged once per process. With a `lineage`,
-        only what that run may read (see `memory.branch`)."""
+        only what that run may read (see `memory.branch`). With a `topic`, only that topic's
+        members, ranked by BM25 whatever the mode (`[]` for an unknown topic); a broad question
+        naming a topic gets its members in BM25 mode (see `memory.retrieval.topical`)."""
         mode = RetrievalMode.parse(mode)
+        if topic is not None:
+            from memory.retrieval.topical import within_topic
+
+            return within_topic(self.mechanical, self.topics, query, topic, limit, lineage)
         model = llm if llm is not None else self.llm
         if mode is not RetrievalMode.MECHANICAL and model is None:
             _warn_without_llm(mode)
             mode = RetrievalMode.MECHANICAL
         if mode is RetrievalMode.MECHANICAL:
+            from memory.retrieval.topical import named_topic_answer
+
+            named = named_topic_answer(self.mechanical, self.topics, query, limit, lineage)
+            if named is not None:
+                return named
             return self.mechanical.retrieve(query, limit, lineage)
         return self._llm_mode(mode, model).retrieve(query, limit, lineage)
 

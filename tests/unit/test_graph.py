@@ -210,6 +210,22 @@ async def test_search_memory_tool_reads_the_users_store(
     assert state["messages"][-1].content == "Your dog is Rex."
 
 
+async def test_memories_about_tool_answers_with_one_persons_memories(
+    inline: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = open_memory_manager(inline.memory_backend, "topicuser")
+    store.add("User's mom is recovering from knee surgery", "family")
+    store.add("妈妈最近在学太极拳", "家人")
+    store.add("User's dog is called Rex", "identity")
+    call = {"name": "memories_about", "args": {"topic": "我妈"}, "id": "c1"}
+    script = iter([AIMessage("", tool_calls=[call]), AIMessage("She is doing tai chi.")])
+    monkeypatch.setattr(nodes, "load_chat_model", lambda name: ScriptedModel(messages=script))
+    app = compile_graph(checkpointer=InMemorySaver())
+    state = await say(app, offline_context(user_id="topicuser"), "t1", "我妈怎么样？")
+    result = next(m for m in state["messages"] if isinstance(m, ToolMessage)).content
+    assert "knee surgery" in result and "太极拳" in result and "Rex" not in result
+
+
 async def test_llm_retrieval_on_the_offline_model_goes_straight_to_bm25(
     inline: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:

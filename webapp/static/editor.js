@@ -87,6 +87,14 @@ const PHRASES = [
   ["currentVersion", "Current version", "当前版本"],
   ["waiting", "Changes made by you or the memory agent appear here.", "你或记忆代理做出的修改会显示在这里。"],
   ["more", "Show more ({n} more)", "显示更多（还有 {n} 条）"],
+  ["sortNewest", "Newest first", "最新优先"],
+  ["sortHotness", "Hottest first", "最热优先"],
+  ["groupTheme", "Group by theme", "按主题分组"],
+  ["groupTopic", "Group by topic", "按话题分组"],
+  ["hotness", "Hotness", "热度"],
+  ["cold", "cold", "冷"],
+  ["coldTitle", "Not used for a long time: consolidation may archive it (restorable)",
+    "很久没有用到：整理时可能被归档（可恢复）"],
 ];
 const TEXT = { en: {}, zh: {} };
 for (const [key, en, zh] of PHRASES) {
@@ -97,7 +105,8 @@ for (const [key, en, zh] of PHRASES) {
 // `cards` holds the cards on the page (one page of the waterfall and those loaded after it);
 // a live change patches only the cards it names.
 const state = { lang: "en", revision: "", themes: {}, total: 0, matched: 0, cards: {}, groups: new Map(),
-  query: "", theme: "", nextCursor: null, loading: false, generation: 0 };
+  query: "", theme: "", nextCursor: null, loading: false, generation: 0,
+  sort: "newest", group: "theme", topicCounts: {} };
 const PAGE_SIZE = 200;
 const params = new URLSearchParams(location.search);
 const $ = (id) => document.getElementById(id);
@@ -191,13 +200,16 @@ function lineage(card) {
 
 function renderCard(card) {
   state.cards[card.id] = card;
-  const classes = "card" + (card.superseded_by && card.superseded_by.length ? " superseded" : "");
+  const classes = "card" + (card.superseded_by && card.superseded_by.length ? " superseded" : "")
+    + (card.cold ? " cold" : "");
   return el("article", { class: classes, dataset: { id: card.id, scope: card.scope || "user" } },
     lineage(card),
     el("p", { class: "description" }, card.description),
     el("p", { class: "meta" },
       el("span", { class: "updated" }, t("updated") + " " + when(card.latest_update_time)),
-      el("span", { class: "hits" }, t("hits") + " " + card.hit)),
+      el("span", { class: "hits" }, t("hits") + " " + card.hit),
+      el("span", { class: "hotness" }, t("hotness") + " " + Number(card.hotness ?? 0).toFixed(2)),
+      card.cold ? el("span", { class: "badge cold", title: t("coldTitle") }, t("cold")) : null),
     el("div", { class: "actions" },
       el("button", { type: "button", class: "edit", onclick: () => editCard(card) }, t("edit")),
       el("button", { type: "button", class: "merge", onclick: () => mergeCard(card) }, t("merge")),
@@ -213,10 +225,16 @@ function themeOptions() {
   filter.value = state.themes[state.theme] ? state.theme : "";
 }
 
-function groupCount(theme) {
-  const section = state.groups.get(theme);
+function groupCount(key) {
+  const section = state.groups.get(key);
   const shown = section ? section.querySelectorAll(".card").length : 0;
-  return state.query ? shown : (state.themes[theme] ?? shown);
+  if (state.query) return shown;
+  return (state.group === "topic" ? state.topicCounts[key] : state.themes[key]) ?? shown;
+}
+
+// The default view (newest first, by theme) is patched card by card; the others are asked again.
+function defaultView() {
+  return !state.query && state.sort === "newest" && state.group === "theme";
 }
 
 function updateSummary() {
@@ -230,23 +248,27 @@ function updateSummary() {
     $("waterfall").replaceChildren(el("p", { class: "empty" }, t("noMemories")));
 }
 
-// The section of a theme, made (first or last) when it is not on the page yet.
-function groupFor(theme, atTop) {
-  let section = state.groups.get(theme);
+// The section of a theme (or a topic), made (first or last) when it is not on the page yet.
+function groupFor(key, atTop, name) {
+  let section = state.groups.get(key);
   if (!section) {
-    section = el("section", { class: "group", dataset: { theme } },
-      el("h2", {}, el("span", { class: "theme-name" }, theme), el("span", { class: "count" }, "")));
-    state.groups.set(theme, section);
+    const dataset = state.group === "topic" ? { group: key, topic: key } : { group: key, theme: key };
+    section = el("section", { class: "group", dataset },
+      el("h2", {}, el("span", { class: "theme-name" }, name ?? key), el("span", { class: "count" }, "")));
+    state.groups.set(key, section);
     $("waterfall").querySelector(".empty")?.remove();
     if (atTop) $("waterfall").prepend(section); else $("waterfall").append(section);
   }
   return section;
 }
 
-function appendCards(cards) {
-  for (const card of cards) {
-    if (state.cards[card.id]) continue;  // already patched in by a live change
-    groupFor(card.theme, false).append(renderCard(card));
+function appendGroups(groups) {
+  for (const group of groups) {
+    const name = state.lang === "zh" ? (group.name_zh || group.name) : (group.name || group.name_zh);
+    for (const card of group.cards) {
+      if (state.cards[card.id]) continue;  // already patched in by a live change
+      groupFor(group.key ?? group.theme, false, name).append(renderCard(card));
+    }
   }
 }
 
@@ -261,7 +283,7 @@ function removeCard(id) {
   const section = node.closest(".group");
   node.remove();
   if (section && !section.querySelector(".card")) {
-    state.groups.delete(section.dataset.theme);
+    state.groups.delete(section.dataset.group);
     section.remove();
   }
 }
@@ -271,7 +293,7 @@ function removeCard(id) {
 function upsertCard(card) {
   const node = cardNode(card.id);
   const shown = state.cards[card.id];
-  if (state.query) {  // a search shows what matches: patch the card in place and ask again (≤ 50 cards)
+  if (!defaultView()) {  // a search, the hottest first, topics: patch the card in place and ask again
     if (node && !card.deleted) node.replaceWith(renderCard(card));
     return scheduleSearch();
   }
@@ -298,6 +320,8 @@ function pageQuery(after) {
   const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
   if (state.query) query.set("q", state.query);
   if (state.theme) query.set("theme", state.theme);
+  if (state.sort !== "newest") query.set("sort", state.sort);
+  if (state.group !== "theme") query.set("group", state.group);
   if (after) query.set("after", after);
   return "memories?" + query;
 }
@@ -308,6 +332,7 @@ function takePage(data) {
   state.total = data.total;
   state.matched = data.matched;
   state.nextCursor = data.next_cursor;
+  state.topicCounts = data.topics || {};
 }
 
 function renderWaterfall(data) {
@@ -317,7 +342,7 @@ function renderWaterfall(data) {
   state.groups = new Map();
   $("waterfall").replaceChildren();
   themeOptions();
-  appendCards(data.groups.flatMap((group) => group.cards));
+  appendGroups(data.groups);
   updateSummary();
 }
 
@@ -338,7 +363,8 @@ async function loadMore() {
     if (generation !== state.generation) return;
     state.nextCursor = data.next_cursor;
     state.matched = data.matched;
-    appendCards(data.groups.flatMap((group) => group.cards));
+    if (data.topics) Object.assign(state.topicCounts, data.topics);
+    appendGroups(data.groups);
     updateSummary();
   } catch (error) {
     toast(error.message);
@@ -690,6 +716,8 @@ function start() {
     typing = setTimeout(() => { state.query = e.target.value.trim(); refresh(); }, 250);
   });
   $("theme-filter").addEventListener("change", (e) => { state.theme = e.target.value; refresh(); });
+  $("sort").addEventListener("change", (e) => { state.sort = e.target.value; refresh(); });
+  $("group").addEventListener("change", (e) => { state.group = e.target.value; refresh(); });
   $("add").addEventListener("click", addCard);
   $("more").addEventListener("click", loadMore);
   // Scrolling to the end of the list loads the next page.
