@@ -119,6 +119,18 @@ def test_the_table_is_rebuilt_only_when_the_store_changes(tmp_path: Path) -> Non
     assert table.builds == 2
 
 
+def test_a_question_with_content_of_its_own_never_builds_the_table(tmp_path: Path) -> None:
+    # The table costs seconds at 10k memories: only a question that could be about a topic
+    # alone ("how is Tom") may pay for it on the reply path.
+    memory, _ = seeded(YamlMemoryManager(tmp_path, "alice"))
+    table = memory.topic_table
+    assert answer(memory, "which bakery does my sister work at in Berlin")
+    assert answer(memory, "我妈在哪家银行上班")
+    assert table.builds == 0
+    assert answer(memory, "what's new with my sister")[0] in {d for d, _ in SISTER}
+    assert table.builds == 1
+
+
 def test_summaries_are_stored_refreshed_and_survive_a_restart(tmp_path: Path) -> None:
     manager = YamlMemoryManager(tmp_path, "alice")
     memory, ids = seeded(manager)
