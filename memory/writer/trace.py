@@ -134,6 +134,26 @@ class WriteTrace:
                 ],
             )
 
+    def stage_rows(
+        self, user_id: str, turn_id: str, rows: Sequence[tuple[str, str, dict[str, Any], str]]
+    ) -> None:
+        """Record changes made without the memory agent (tool, op, arguments, result), e.g. a
+        consolidation step, as staged: `mark_applied` after the commit, as for a turn."""
+        time = now_iso()
+        with self._write() as db:
+            db.execute(
+                "DELETE FROM write_trace WHERE user_id = ? AND turn_id = ? AND state = 'staged'",
+                (user_id, turn_id),
+            )
+            db.executemany(
+                "INSERT OR IGNORE INTO write_trace VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, 'staged')",
+                [
+                    (user_id, turn_id, step, tool, op,
+                     json.dumps(arguments, ensure_ascii=False, default=str), result, time)
+                    for step, (tool, op, arguments, result) in enumerate(rows)
+                ],
+            )  # fmt: skip
+
     def record_failure(self, turn: Turn, error: str) -> None:
         """Record that an attempt at `turn` failed, and why (replacing an earlier failure)."""
         with self._write() as db:
