@@ -61,8 +61,12 @@ def test_a_pass_killed_at_random_points_resumes_without_duplicates(backend: str,
 
     rng = random.Random(14)
     interrupted = 0
-    for kill in range(KILLS):
-        folder = tmp_path / f"kill{kill}"
+    attempts = 0
+    # Kills landing before the plan is saved or after the pass ended test less: go on until
+    # KILLS kills interrupted a pass in its steps (a plan was left to resume).
+    while interrupted < KILLS and attempts < 4 * KILLS:
+        attempts += 1
+        folder = tmp_path / f"kill{attempts}"
         shutil.copytree(seeded, folder)
         worker = _run_worker(_spec(backend, folder))
         assert worker.stdout is not None and worker.stdout.readline().strip() == "start"
@@ -92,5 +96,4 @@ def test_a_pass_killed_at_random_points_resumes_without_duplicates(backend: str,
         staged = memory.trace.for_user("alice", limit=10_000, include_staged=True)
         assert all(row.state == "applied" for row in staged)
         assert memory.consolidate().merged == {}
-    # Kills landed inside the steps (a plan was left to resume), not only before or after them.
-    assert interrupted >= 3
+    assert interrupted == KILLS
