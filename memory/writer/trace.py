@@ -16,7 +16,7 @@ from memory.admission import Admission
 from memory.item import now_iso
 from memory.turn import Turn
 from memory.writer.sqlite_file import open_wal, write_transaction
-from memory.writer.staging import StagedChange
+from memory.writer.staging import StagedChange, ToolEvent
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS write_trace (
@@ -151,6 +151,22 @@ class WriteTrace:
                     (user_id, turn_id, step, tool, op,
                      json.dumps(arguments, ensure_ascii=False, default=str), result, time)
                     for step, (tool, op, arguments, result) in enumerate(rows)
+                ],
+            )  # fmt: skip
+
+    def record_refused(self, turn: Turn, events: Sequence[ToolEvent], first_step: int) -> None:
+        """Record tool calls the writer could not carry out (a create refused because the
+        store is full) after the turn's applied changes, as op "refused", so that what the
+        user said and memory did not take stays visible in the trace."""
+        with self._write() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO write_trace VALUES (?, ?, ?, ?, ?, 'refused', ?, ?, ?, "
+                "'applied')",
+                [
+                    (turn.user_id, turn.turn_id, first_step + n, turn.thread_id or None,
+                     e.tool, json.dumps(e.arguments, ensure_ascii=False, default=str),
+                     e.result, e.time)
+                    for n, e in enumerate(events)
                 ],
             )  # fmt: skip
 
