@@ -72,7 +72,11 @@ def consolidate(
     with _passes_lock:
         lock = _running.setdefault(path, threading.Lock())
     with lock:  # one pass per user at a time in this process
-        return _run(memory, path, llm, now or datetime.now(UTC), policy or ConsolidationPolicy())
+        report = _run(memory, path, llm, now or datetime.now(UTC), policy or ConsolidationPolicy())
+    from memory.consolidation.trigger import reset_writes
+
+    reset_writes(memory)  # a refused pass too: the next one waits for as many writes again
+    return report
 
 
 def _run(
