@@ -87,6 +87,13 @@ const PHRASES = [
   ["currentVersion", "Current version", "当前版本"],
   ["waiting", "Changes made by you or the memory agent appear here.", "你或记忆代理做出的修改会显示在这里。"],
   ["more", "Show more ({n} more)", "显示更多（还有 {n} 条）"],
+  ["consolidate", "Tidy up", "整理"],
+  ["consolidateTitle", "Consolidation", "整理记忆"],
+  ["consolidateDone", "Merged {m} duplicates into {g} memories, marked {s} stale, archived {a}; {k} memories kept.",
+    "把 {m} 条重复记忆合并为 {g} 条，标记 {s} 条已过期，归档 {a} 条；保留 {k} 条记忆。"],
+  ["consolidateRefused", "Nothing was changed:", "没有做任何修改："],
+  ["consolidateUndo", "Everything merged or archived is in Recently deleted and can be restored.",
+    "合并或归档的记忆都在“最近删除”中，可以恢复。"],
 ];
 const TEXT = { en: {}, zh: {} };
 for (const [key, en, zh] of PHRASES) {
@@ -580,6 +587,18 @@ function showStatus(status) {
     } }, t("rerun"))));
 }
 
+// A consolidation pass on demand; the report says what changed (or why nothing did).
+async function consolidateMemories() {
+  const report = await api("POST", "consolidate", {});
+  const merged = Object.values(report.merged || {}).reduce((n, ids) => n + ids.length, 0);
+  const line = report.refused ? `${t("consolidateRefused")} ${report.refused}` : t("consolidateDone")
+    .replace("{m}", merged).replace("{g}", Object.keys(report.merged || {}).length)
+    .replace("{s}", report.staled.length).replace("{a}", report.archived.length).replace("{k}", report.kept);
+  showPanel(t("consolidateTitle"), el("div", { class: "consolidation-report" }, el("p", {}, line),
+    report.refused ? "" : el("p", { class: "hint" }, t("consolidateUndo"))));
+  await refresh();
+}
+
 async function exportMemories() {
   const response = await fetch("api/export", { headers: authHeaders() });
   const blob = await response.blob();
@@ -697,6 +716,7 @@ function start() {
     .observe($("more"));
   $("show-deleted").addEventListener("click", () => showDeleted().catch((e) => toast(e.message)));
   $("export").addEventListener("click", () => exportMemories().catch((e) => toast(e.message)));
+  $("consolidate").addEventListener("click", () => consolidateMemories().catch((e) => toast(e.message)));
   $("import-file").addEventListener("change", (e) => {
     if (e.target.files[0]) importMemories(e.target.files[0]);
     e.target.value = "";
