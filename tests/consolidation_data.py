@@ -136,6 +136,70 @@ MONTHS = [
 ]
 
 
+Vocabulary = dict[str, list[str]]
+_SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "ra",
+    "ten",
+    "vo",
+    "shu",
+    "ne",
+    "di",
+    "pa",
+    "rin",
+    "zo",
+    "bel",
+    "ta",
+    "gor",
+    "fi",
+    "mu",
+    "sel",
+    "an",
+    "ko",
+]
+# Characters spread over the common block, without numerals, negations, fillers and stop
+# characters (they have a meaning to the detector).
+_NOT_IN_POOL = set(
+    "一二三四五六七八九十百千万两零不没别很挺用户的了是我你他她它们在和与也就都吗呢吧啊呀么这那有个被把给让着过"
+)
+_CJK_POOL = [chr(c) for c in range(0x4E00, 0x9FA0, 37) if chr(c) not in _NOT_IN_POOL]
+
+
+def _vocabulary(total: int, rng: random.Random) -> Vocabulary:
+    """The word lists; beyond 1,000 memories each grows with the store (pseudo-words), as a real
+    store's vocabulary does, so a large set is not a thousand copies of twenty names."""
+    lists = {
+        name: list(globals()[name])
+        for name in (
+            "NAMES",
+            "CITIES",
+            "RELATIONS",
+            "JOBS",
+            "LIKES",
+            "ZH_NAMES",
+            "ZH_CITIES",
+            "ZH_RELATIONS",
+            "ZH_LIKES",
+            "ZH_FOODS",
+            "ZH_JOBS",
+        )
+    }
+    extra = max(0, total // 40 - 20)
+    for name, words in lists.items():
+        chinese = name.startswith("ZH_")
+        while len(words) < len(globals()[name]) + extra:
+            if chinese:
+                word = "".join(rng.choice(_CJK_POOL) for _ in range(2))
+            else:
+                word = "".join(rng.choice(_SYLLABLES) for _ in range(3))
+                word = word.capitalize() if name in ("NAMES", "CITIES") else word
+            if word not in words:
+                words.append(word)
+    return lists
+
+
 @dataclass
 class PlantedSet:
     """`memories` id → (description, theme); `groups` the planted duplicates; `traps` pairs of
@@ -151,13 +215,17 @@ class PlantedSet:
         return memory_id
 
 
-def _fact(rng: random.Random, chinese: bool) -> tuple[str, str, list[str], str]:
+def _fact(rng: random.Random, chinese: bool, v: Vocabulary) -> tuple[str, str, list[str], str]:
     """A fact, its theme, variants that say the same thing, and a look-alike distinct fact."""
     if chinese:
         kind = rng.randrange(5)
-        rel, city, name = rng.choice(ZH_RELATIONS), rng.choice(ZH_CITIES), rng.choice(ZH_NAMES)
+        rel, city, name = (
+            rng.choice(v["ZH_RELATIONS"]),
+            rng.choice(v["ZH_CITIES"]),
+            rng.choice(v["ZH_NAMES"]),
+        )
         if kind == 0:
-            like = rng.choice(ZH_LIKES)
+            like = rng.choice(v["ZH_LIKES"])
             return (
                 f"用户喜欢{like}",
                 "爱好",
@@ -165,8 +233,8 @@ def _fact(rng: random.Random, chinese: bool) -> tuple[str, str, list[str], str]:
                 f"用户不喜欢{like}",
             )
         if kind == 1:
-            job = rng.choice(ZH_JOBS)
-            other = rng.choice([c for c in ZH_CITIES if c != city])
+            job = rng.choice(v["ZH_JOBS"])
+            other = rng.choice([c for c in v["ZH_CITIES"] if c != city])
             return (
                 f"用户的{rel}{name}在{city}当{job}",
                 "家人",
@@ -182,7 +250,7 @@ def _fact(rng: random.Random, chinese: bool) -> tuple[str, str, list[str], str]:
                 f"用户{month}月{day + 1}日要去{city}出差",
             )
         if kind == 3:
-            food = rng.choice(ZH_FOODS)
+            food = rng.choice(v["ZH_FOODS"])
             return (
                 f"用户爱吃{food}",
                 "饮食",
@@ -198,13 +266,13 @@ def _fact(rng: random.Random, chinese: bool) -> tuple[str, str, list[str], str]:
         )
     kind = rng.randrange(5)
     rel, city, name, job = (
-        rng.choice(RELATIONS),
-        rng.choice(CITIES),
-        rng.choice(NAMES),
-        rng.choice(JOBS),
+        rng.choice(v["RELATIONS"]),
+        rng.choice(v["CITIES"]),
+        rng.choice(v["NAMES"]),
+        rng.choice(v["JOBS"]),
     )
     if kind == 0:
-        like = rng.choice(LIKES)
+        like = rng.choice(v["LIKES"])
         return (
             f"User likes {like}",
             "Interests",
@@ -212,7 +280,7 @@ def _fact(rng: random.Random, chinese: bool) -> tuple[str, str, list[str], str]:
             f"User dislikes {like}",
         )
     if kind == 1:
-        other = rng.choice([n for n in NAMES if n != name])
+        other = rng.choice([n for n in v["NAMES"] if n != name])
         return (
             f"User's {rel} {name} lives in {city}",
             "Family",
@@ -231,7 +299,7 @@ def _fact(rng: random.Random, chinese: bool) -> tuple[str, str, list[str], str]:
             f"User's flight to {city} is on {day + 2} {month}",
         )
     if kind == 3:
-        other = rng.choice([j for j in JOBS if j != job])
+        other = rng.choice([j for j in v["JOBS"] if j != job])
         base = f"User's {rel} {name} works as a {job} at the big hospital near the old river"
         return (
             base,
@@ -254,17 +322,17 @@ def _fact(rng: random.Random, chinese: bool) -> tuple[str, str, list[str], str]:
     )
 
 
-def _filler(rng: random.Random, n: int) -> tuple[str, str]:
+def _filler(rng: random.Random, n: int, v: Vocabulary) -> tuple[str, str]:
     """A distinct fact that duplicates nothing (names, cities and numbers make it unique)."""
     if n % 3 == 2:
         return (
-            f"用户的{rng.choice(ZH_RELATIONS)}{rng.choice(ZH_NAMES)}住在{rng.choice(ZH_CITIES)}，"
+            f"用户的{rng.choice(v['ZH_RELATIONS'])}{rng.choice(v['ZH_NAMES'])}住在{rng.choice(v['ZH_CITIES'])}，"
             f"编号{n}",
             "杂项",
         )
     return (
-        f"User's {rng.choice(RELATIONS)} {rng.choice(NAMES)} moved to "
-        f"{rng.choice(CITIES)} in {1950 + n % 70} with item {n}",
+        f"User's {rng.choice(v['RELATIONS'])} {rng.choice(v['NAMES'])} moved to "
+        f"{rng.choice(v['CITIES'])} in {1950 + n % 70} with item {n}",
         "Notes",
     )
 
@@ -273,11 +341,12 @@ def planted_set(total: int = 1000, groups: int = 150, seed: int = 14) -> Planted
     """`total` memories, `groups` planted duplicate groups (sizes 2-4, half Chinese), one trap
     beside every other group, the rest distinct fillers; deterministic for a seed."""
     rng = random.Random(seed)
+    vocabulary = _vocabulary(total, rng)
     planted = PlantedSet()
     seen: set[str] = set()
     while len(planted.groups) < groups:
         chinese = len(planted.groups) % 2 == 1
-        base, theme, variants, trap = _fact(rng, chinese)
+        base, theme, variants, trap = _fact(rng, chinese, vocabulary)
         if base in seen or trap in seen or any(v in seen for v in variants):
             continue
         size = 2 if len(planted.groups) % 5 < 3 else (3 if len(planted.groups) % 5 < 4 else 4)
@@ -288,7 +357,7 @@ def planted_set(total: int = 1000, groups: int = 150, seed: int = 14) -> Planted
             planted.traps.append((planted.groups[-1][0], planted.add(trap, theme)))
     n = 0
     while len(planted.memories) < total:
-        text, theme = _filler(rng, n)
+        text, theme = _filler(rng, n, vocabulary)
         n += 1
         if text not in seen:
             seen.add(text)

@@ -3,9 +3,10 @@ memory's rarest tokens for candidate pairs (not all pairs), a measured similarit
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -20,7 +21,7 @@ CONTAINED_JACCARD = 0.5
 SWAPPED_JACCARD = 0.9
 # Tokens in more memories than this are left out of the candidate index: they would make it
 # quadratic ("user", "喜欢"), and a pair sharing nothing rarer is not a near-duplicate.
-MAX_POSTINGS = 200
+MAX_POSTINGS = 32
 
 # Words that say the same thing for memory purposes (stems, see memory.tokenize.stem).
 _SAME_MEANING = {
@@ -34,7 +35,7 @@ _ZH_SAME_MEANING = (("喜爱", "喜欢"), ("热爱", "喜欢"), ("爱听", "喜�
 _ZH_FILLER = re.compile(r"用户|非常|特别|真的|很|挺")
 _ZH_DAY = re.compile(r"(\d)号")
 # Distinct facts differ in these: numbers, dates, names, negation.
-_NUMBER = re.compile(r"\d+")
+_NUMBER = re.compile(rf"(\d+)([{CJK_CLASS}]?)")
 _CJK_NUMERALS = frozenset("零一二两三四五六七八九十百千万")
 _MONTH_OR_DAY = re.compile(
     r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)[a-z]*\b"
@@ -51,7 +52,9 @@ class Fingerprint:
     """What the comparison needs of one memory's text."""
 
     tokens: frozenset[str]  # canonical tokens (English stems, Chinese unigrams and bigrams)
-    words: frozenset[str]  # the same without Chinese bigrams: who holds whose words
+    # The same without Chinese single characters: who holds whose words. Bigrams, not
+    # characters, so that "爱吃鱼肉" does not hold "爱吃肉鱼" (same characters, other words).
+    words: frozenset[str]
     markers: frozenset[str]  # numbers, dates, names and negation: must be equal to merge
 
 
@@ -66,7 +69,8 @@ def markers(text: str) -> frozenset[str]:
     """Numbers, month and weekday names, capitalised names (not the sentence's first word),
     Chinese numerals and negation: two memories that differ in any are distinct facts."""
     lowered = normalize(text)
-    found = set(_NUMBER.findall(lowered))
+    # A number keeps the Chinese unit after it: "4月9日" and "9月4日" are different dates.
+    found = {number + unit for number, unit in _NUMBER.findall(normalize(canonical_text(text)))}
     found.update(m[:3] for m in _MONTH_OR_DAY.findall(lowered))
     found.update(
         m.lower() for m in _CAPITALISED.findall(text.strip()) if m.lower() not in _NOT_NAMES
@@ -83,7 +87,7 @@ def fingerprint(text: str) -> Fingerprint:
         token = _SAME_MEANING.get(token, token)
         if token not in _FILLER and token not in _SUBJECT:
             tokens.add(token)
-    words = {t for t in tokens if not (len(t) == 2 and _CJK.match(t))}
+    words = {t for t in tokens if not (len(t) == 1 and _CJK.match(t))}
     return Fingerprint(frozenset(tokens), frozenset(words), markers(text))
 
 
@@ -110,24 +114,34 @@ def candidate_pairs(
     prints: Mapping[str, Fingerprint], threshold: float = CONTAINED_JACCARD
 ) -> set[tuple[str, str]]:
     """Pairs that may reach Jaccard `threshold`, by prefix filtering: two sets that reach it
-    share a token among each one's `len - ceil(threshold·len) + 1` rarest tokens. Each memory
-    looks up only those tokens in an inverted index, skipping tokens in more than
-    MAX_POSTINGS memories, so the cost grows with the store, not with its square."""
-    frequency: dict[str, int] = defaultdict(int)
+    share a token among each one's `len - ceil(threshold·len) + 1` rarest tokens (and two
+    tokens among one more). Each memory is filed under those tokens in an inverted index; a
+    memory whose prefix holds a token too common to index (in more than MAX_POSTINGS
+    memories) is also filed under the token pairs of its prefix, which are rare again. No key
+    is followed to more than MAX_POSTINGS memories, so the cost grows with the store, not
+    with its square."""
+    frequency: Counter[str] = Counter()
     for fp in prints.values():
-        for token in fp.tokens:
-            frequency[token] += 1
-    index: dict[str, list[str]] = defaultdict(list)
-    pairs: set[tuple[str, str]] = set()
+        frequency.update(fp.tokens)
+    keys_of: dict[str, list[str]] = {}
     for memory_id, fp in prints.items():
         ordered = sorted(fp.tokens, key=lambda t: (frequency[t], t))
         prefix = len(ordered) - math.ceil(threshold * len(ordered)) + 1
-        for token in ordered[:prefix]:
-            if frequency[token] > MAX_POSTINGS:
+        keys = [t for t in ordered[:prefix] if frequency[t] <= MAX_POSTINGS]
+        if len(keys) < min(prefix, len(ordered)):  # a common token in the prefix: add pairs
+            pair_prefix = sorted(ordered[: prefix + 1])
+            keys += [f"{a}\x00{b}" for a, b in itertools.combinations(pair_prefix, 2)]
+        keys_of[memory_id] = keys
+    filed = Counter(key for keys in keys_of.values() for key in keys)
+    index: dict[str, list[str]] = defaultdict(list)
+    pairs: set[tuple[str, str]] = set()
+    for memory_id, keys in keys_of.items():
+        for key in keys:
+            if filed[key] > MAX_POSTINGS:
                 continue
-            for other in index[token]:
+            for other in index[key]:
                 pairs.add((other, memory_id))
-            index[token].append(memory_id)
+            index[key].append(memory_id)
     return pairs
 
 
