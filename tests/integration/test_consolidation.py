@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage
@@ -179,3 +180,37 @@ def test_a_model_rewrites_a_group_and_a_bad_rewrite_falls_back(tmp_path: Path):
     # The second answer changed the number: the most complete member's text is kept.
     assert manager.get("c").description == "User runs 5 km every single morning"
     assert len(llm.calls) == 2 and "<memories>" in llm.calls[0][0][1]
+
+
+def test_every_backend_keeps_what_a_pass_did(
+    open_manager: Any, unique_user: str, tmp_path: Path
+) -> None:
+    manager = open_manager(unique_user)
+    now = datetime(2026, 9, 1, 12, tzinfo=UTC)
+    written = {
+        "jazz": ("User likes jazz", datetime(2026, 8, 1, tzinfo=UTC)),
+        "jazz2": ("User enjoys jazz music", datetime(2026, 8, 2, tzinfo=UTC)),
+        "flight": ("User's flight to Tokyo is on 3 May", datetime(2026, 4, 20, tzinfo=UTC)),
+        "dentist": (
+            "User has a dentist appointment on 10 January",
+            datetime(2026, 1, 5, tzinfo=UTC),
+        ),
+    }
+    for n in range(8):
+        written[f"fact{n}"] = (f"User's friend number {n} is kind", now)
+    for memory_id, (text, when) in written.items():
+        _dated(manager, memory_id, text, when)
+    report = LongTermMemory(manager, data_dir=tmp_path / "data", embeddings="off").consolidate(
+        now=now
+    )
+    assert report.merged == {"jazz2": ["jazz"]} and report.staled == ["flight"]
+    assert report.archived == ["dentist"] and report.kept == 10
+
+    reopened = open_manager(unique_user)  # what another process reads
+    items = reopened.all_items()
+    assert items["jazz"].deleted and items["jazz"].history[-1]["into"] == "jazz2"
+    assert is_stale(items["flight"]) and items["flight"].history[-1]["passed"] == "2026-05-03"
+    assert items["dentist"].deleted and items["dentist"].history[-1]["action"] == "archived"
+    for memory_id in ("jazz", "dentist"):
+        reopened.restore(memory_id, "undo")
+    assert len(reopened.list_items()) == 12 and reopened.self_check().status == "OK"
