@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import UTC, date, datetime
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +13,7 @@ from memory.consolidation import dates_in, duplicate_groups, is_stale, passed_da
 from memory.consolidation.similarity import MAX_POSTINGS, candidate_pairs, fingerprint
 from memory.item import MemoryItem
 
+ROOT = Path(__file__).resolve().parents[2]
 WRITTEN = date(2026, 4, 20)
 
 
@@ -112,3 +116,20 @@ def test_a_stale_mark_holds_until_the_text_changes() -> None:
     assert is_stale(item)
     item.update("moved", "User's flight to Tokyo is on 3 June")
     assert not is_stale(item)
+
+
+def test_a_pass_needs_no_langchain(tmp_path: Path) -> None:
+    script = f"""
+import sys
+for name in ("langchain", "langchain_core", "langchain_openai", "langgraph", "pydantic"):
+    sys.modules[name] = None  # any import of them now raises ImportError
+from memory import LongTermMemory, open_memory_manager
+manager = open_memory_manager("sqlite:{tmp_path}/memory.db", "alice")
+for text in ("User likes jazz", "User enjoys jazz music", "User lives in Oslo", "User has a cat"):
+    manager.add(text, "notes")
+report = LongTermMemory(manager, embeddings="off").consolidate()
+assert len(report.merged) == 1 and report.kept == 3, report
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
