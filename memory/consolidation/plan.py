@@ -184,11 +184,19 @@ def save_plan(plan: ConsolidationPlan, path: Path) -> None:
 
 
 def load_plan(path: Path) -> ConsolidationPlan | None:
-    """The saved plan of an interrupted pass, or None when there is none."""
+    """The saved plan of an interrupted pass, or None when there is none; ValueError when the
+    file is not a plan this version can read."""
     if not path.exists():
         return None
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if data.pop("version", None) != PLAN_VERSION:
-        raise ValueError(f"{path} is not a consolidation plan this version can read")
-    steps = [PlanStep(s["kind"], [Change(**c) for c in s["changes"]]) for s in data.pop("steps")]
-    return ConsolidationPlan(**data, steps=steps)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.pop("version", None) != PLAN_VERSION:
+            raise ValueError("unknown version")
+        steps = [
+            PlanStep(s["kind"], [Change(**c) for c in s["changes"]]) for s in data.pop("steps")
+        ]
+        return ConsolidationPlan(**data, steps=steps)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(
+            f"{path} is not a consolidation plan this version can read: {exc}"
+        ) from exc

@@ -89,7 +89,15 @@ def _run(
     started = time.monotonic()
     manager = memory.manager
     report = ConsolidationReport(manager.user_id)
-    plan = load_plan(path)
+    try:
+        plan = load_plan(path)
+    except ValueError:
+        # Steps it applied are recorded in the store by their turn ids; a fresh plan starts
+        # from the store as it is now. The unreadable file is kept for a look, not reused.
+        aside = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
+        path.replace(aside)
+        logger.exception("consolidation plan set aside as %s; planning again", aside)
+        plan = None
     if plan is not None and plan.user_id == manager.user_id:
         report.resumed = True
     else:

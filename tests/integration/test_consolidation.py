@@ -214,3 +214,22 @@ def test_every_backend_keeps_what_a_pass_did(
     for memory_id in ("jazz", "dentist"):
         reopened.restore(memory_id, "undo")
     assert len(reopened.list_items()) == 12 and reopened.self_check().status == "OK"
+
+
+def test_an_unreadable_plan_is_set_aside_and_the_pass_plans_again(tmp_path: Path) -> None:
+    manager = _open("sqlite", tmp_path)
+    _seed(
+        manager,
+        {
+            "a": ("User likes jazz", "notes"),
+            "b": ("User enjoys jazz", "notes"),
+            **{f"f{n}": (f"User's colleague number {n} is kind", "notes") for n in range(4)},
+        },
+    )
+    memory = LongTermMemory(manager, embeddings="off")
+    plan = tmp_path / "consolidation" / "alice.plan.json"
+    plan.parent.mkdir()
+    plan.write_text('{"version": 1, "steps": [', encoding="utf-8")  # cut short by hand
+    report = memory.consolidate()
+    assert report.merged == {"b": ["a"]} and not report.resumed
+    assert not plan.exists() and len(list(plan.parent.glob("alice.plan.json.unreadable-*"))) == 1
