@@ -73,6 +73,8 @@ const PHRASES = [
   ["action_repair", "repaired", "修复"],
   ["action_purge", "purged", "彻底删除"],
   ["action_hit", "used", "使用"],
+  ["action_stale", "date passed (stale)", "日期已过（过期）"],
+  ["action_archived", "archived (cold)", "已归档（不常用）"],
   ["action_change", "changed", "变更"],
   ["branch", "branch", "分支"],
   ["branchTitle", "Branch memory: seen only by runs of thread {t} from checkpoint {c} on (turn {u})",
