@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 2024
 
-.PHONY: help venv dev demo chat archive editor test unit lint format bench export import clean
+.PHONY: help venv dev demo chat archive editor test unit lint format bench export import consolidate clean
 .DEFAULT_GOAL := help
 
 help:  ## this list
@@ -66,6 +66,10 @@ export: $(STAMP)  ## write a user's memory to a snapshot (USER=, BACKEND=, FILE=
 
 import: $(STAMP)  ## load a snapshot into an empty store (USER=, BACKEND=, FILE=)
 	$(BIN)/python -m graph.cli.snapshot import $(SNAPSHOT_ARGS)
+
+consolidate: $(STAMP)  ## one consolidation pass over a user's memory, report printed (USER=, BACKEND=)
+	$(BIN)/python -m graph.cli.consolidate $(if $(filter command line,$(origin USER)),--user $(USER)) \
+		$(if $(BACKEND),--backend $(BACKEND))
 
 clean:  ## remove .venv and the tool caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

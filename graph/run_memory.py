@@ -159,7 +159,11 @@ def writer_consumer() -> MemoryConsumer:
             name = name or os.environ.get("GULFSTREAM_WRITER_MODEL") or Context().writer_model
             return load_chat_model(name, timeout=timeout, max_retries=0)
 
-        consumer = MemoryConsumer(model_factory=load_writer_model, timeout_seconds=4 * timeout)
+        consumer = MemoryConsumer(
+            model_factory=load_writer_model,
+            timeout_seconds=4 * timeout,
+            capacity=settings.memory_capacity,
+        )
         _consumers.clear()  # settings change only in tests and the demo
         _consumers[settings] = consumer
     return consumer

@@ -27,7 +27,7 @@ class MemoryDocument:
 class Change:
     """One operation of an `apply` batch. `id` may be chosen in advance for an `add`."""
 
-    op: Literal["add", "update", "delete", "merge", "hit", "restore"]
+    op: Literal["add", "update", "delete", "merge", "hit", "restore", "archive", "stale"]
     id: str | None = None
     description: str | None = None
     theme: str | None = None
@@ -40,6 +40,7 @@ class Change:
     # For an `add` with `supersedes`, `expected_other_update_time` is that of the superseded item.
     expected_update_time: str | None = None
     expected_other_update_time: str | None = None
+    passed: str | None = None  # stale: the date (YYYY-MM-DD) that passed
 
 
 @dataclass(frozen=True)

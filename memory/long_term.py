@@ -24,6 +24,9 @@ from memory.turn import Turn
 from memory.writer.batching import BatchPolicy
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
+    from memory.consolidation import ConsolidationPolicy, ConsolidationReport
     from memory.snapshot import SnapshotScheduler
     from memory.topics import Topic, TopicTable
     from memory.topics.summaries import SummaryStore
@@ -226,6 +229,23 @@ class LongTermMemory:
         from memory.topics import refresh_topic_summaries
 
         return refresh_topic_summaries(self, llm)
+
+    # ── upkeep ──────────────────────────────────────────────────────────
+
+    def consolidate(
+        self,
+        llm: Any | None = None,
+        *,
+        now: datetime | None = None,
+        policy: ConsolidationPolicy | None = None,
+    ) -> ConsolidationReport:
+        """One consolidation pass (`memory.consolidation`): merge near-duplicates (rewritten by
+        `llm` when given), mark passed plans stale, archive long-cold memories; snapshot
+        first, refused when it would remove more than a quarter of the live memories, and
+        resumed where it stopped when an earlier pass was interrupted."""
+        from memory.consolidation import consolidate
+
+        return consolidate(self, llm, now=now, policy=policy)
 
     # ── what the writer does, live ──────────────────────────────────────
 

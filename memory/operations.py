@@ -16,7 +16,7 @@ from memory.branch import (
 )
 from memory.document import Change, MemoryTransaction
 from memory.errors import CopyOnWriteRefused, MemoryNotFound, StaleWrite
-from memory.item import MemoryItem, check_description, check_theme
+from memory.item import MemoryItem, check_description, check_reason, check_theme, now_iso
 
 if TYPE_CHECKING:
     from memory.manager import BaseMemoryManager
@@ -80,7 +80,13 @@ def apply_change(
     if change.op == "merge":
         other = _require_id(change.other_id, "merge", "other_id")
         return merge(tx, target, other, change.description, change.theme, change.reason)
-    raise ValueError(f"op {change.op!r} is not one of add, update, delete, merge, hit, restore")
+    if change.op == "archive":
+        return archive(tx, target, change.reason)
+    if change.op == "stale":
+        return mark_stale(tx, target, change.reason, change.passed or "")
+    raise ValueError(
+        f"op {change.op!r} is not one of add, update, delete, merge, hit, restore, archive, stale"
+    )
 
 
 def _apply_add(
@@ -179,6 +185,23 @@ def merge(
     absorbed.mark_deleted(reason, action="merged_into", into=id1)
     tx.put(id1, keep)
     tx.put(id2, absorbed)
+
+
+def archive(tx: MemoryTransaction, memory_id: str, reason: str) -> None:
+    """A tombstone with the action "archived": out of retrieval, back with `restore`."""
+    item = live(tx, memory_id)
+    item.mark_deleted(reason, action="archived")
+    tx.put(memory_id, item)
+
+
+def mark_stale(tx: MemoryTransaction, memory_id: str, reason: str, passed: str) -> None:
+    """A history entry saying the memory's date (`passed`) is over. The update time is left
+    alone: the text did not change, so the memory keeps its age (hotness) and a writer that
+    read it before may still edit it (which makes it current again)."""
+    item = live(tx, memory_id)
+    entry = {"time": now_iso(), "action": "stale", "reason": check_reason(reason)}
+    item.history.append({**entry, "passed": passed} if passed else entry)
+    tx.put(memory_id, item)
 
 
 def hit(tx: MemoryTransaction, memory_id: str) -> int:

@@ -109,6 +109,7 @@ def editor_routes() -> list[BaseRoute]:
         Route(f"{api}/deleted", routes.list_deleted, methods=["GET"]),
         Route(f"{api}/status", routes.get_status, methods=["GET"]),
         Route(f"{api}/self-check", routes.run_self_check, methods=["POST"]),
+        Route(f"{api}/consolidate", routes.consolidate, methods=["POST"]),
         Route(f"{api}/export", routes.export_memories, methods=["GET"]),
         Route(f"{api}/import", routes.import_memories, methods=["POST"]),
         Route(f"{api}/events", routes.stream_events, methods=["GET"]),

@@ -10,8 +10,10 @@ import uuid
 from pathlib import Path
 
 from graph.archiving import archive_spec
+from graph.cli.consolidate import describe as describe_report
 from graph.cli.session import LocalSession
 from graph.context import Context
+from graph.memory_consolidator import consolidation_policy
 from graph.settings import get_settings, load_dotenv
 from memory.archive import Window, archives, render
 from memory.branch import Lineage, Provenance, visible_ids
@@ -28,7 +30,8 @@ FORGET_REASON = "forgotten from the terminal chat"
 SEARCH_BUDGET_CHARS = 4_000
 HELP = (
     "Commands: /memories  /forget <id or text>  /restore <id>  /search <text> (past "
-    "conversations)  /cost (model calls by purpose)  "
+    "conversations)  /cost (model calls by purpose)  /consolidate (merge duplicates, mark passed "
+    "plans stale, archive cold memories)  "
     "/back (take back your last message: the next one starts a sibling branch)  /new (a new "
     "thread)  /quit"
 )
@@ -156,7 +159,7 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
             line = line.strip()
             if not line:
                 continue
-            if line == "/memories" or line.startswith(("/forget", "/restore")):
+            if line in ("/memories", "/consolidate") or line.startswith(("/forget", "/restore")):
                 # Show (and edit) memory as it is after the turns already sent are written.
                 try:
                     await session.wait_for_writes(WRITE_WAIT_SECONDS)
@@ -181,6 +184,11 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
             elif line.startswith("/restore"):
                 target = line.removeprefix("/restore")
                 print(await asyncio.to_thread(restore, session.manager, target))
+            elif line == "/consolidate":
+                assert session.memory is not None
+                policy = consolidation_policy(get_settings())
+                report = await asyncio.to_thread(session.memory.consolidate, policy=policy)
+                print(describe_report(report))
             elif line == "/cost":
                 assert session.memory is not None
                 print(await asyncio.to_thread(cost_report, session.memory, last_cost))

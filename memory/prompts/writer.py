@@ -134,6 +134,22 @@ CONTEXT_LABELS = {"user": "earlier, user", "assistant": "earlier, assistant"}
 CONTEXT_LABELS_ZH = {"user": "此前·用户", "assistant": "此前·助手"}
 
 
+# Added to the system prompt when the user's store holds `memory_capacity` memories or more.
+OVER_CAPACITY = """
+## The memory is full
+The store holds {count} memories; the limit is {capacity}. create_memory refuses until there is
+room: before you add a fact, merge duplicates (merge_memories) or delete what is clearly
+obsolete, or update an existing memory to cover the new fact instead of creating one.
+"""
+
+OVER_CAPACITY_ZH = """
+## 记忆已满
+当前存有 {count} 条记忆，上限是 {capacity} 条。在腾出空间之前 create_memory 会被拒绝：
+添加新事实之前，先合并重复的记忆（merge_memories）或删除明显过时的记忆，
+或者更新一条已有记忆来涵盖新事实，而不是新建一条。
+"""
+
+
 @dataclass(frozen=True)
 class WriterPrompts:
     """Every text the memory agent sees, for one language."""
@@ -147,6 +163,7 @@ class WriterPrompts:
     default_sections: Mapping[str, str]
     context_block: str = CONTEXT_BLOCK
     context_labels: Mapping[str, str] = field(default_factory=lambda: CONTEXT_LABELS)
+    over_capacity: str = OVER_CAPACITY
 
 
 _BY_LANGUAGE = {
@@ -169,6 +186,7 @@ _BY_LANGUAGE = {
         DEFAULT_SECTIONS_ZH,
         CONTEXT_BLOCK_ZH,
         CONTEXT_LABELS_ZH,
+        OVER_CAPACITY_ZH,
     ),
 }
 

@@ -21,7 +21,7 @@ from memory.writer import budget
 from memory.writer.breaker import CircuitBreaker, breaker_for
 from memory.writer.staging import ToolEvent
 from memory.writer.tool_calls import REPAIR_NOTE, REPAIR_ROUNDS, unusable_call
-from memory.writer.tools import MemoryToolkit
+from memory.writer.tools import FULL, MemoryToolkit
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -65,7 +65,9 @@ class MemoryConsumer:
     that cannot be built fails that turn, never the chat that queued it). `language` applies
     when the turn's own is "auto" ("auto" here too: the user's language). `sections` replaces the
     default sections (names, or name → hint). A model that keeps failing is paused by a circuit
-    breaker per model (see `memory.writer.breaker`).
+    breaker per model (see `memory.writer.breaker`). With a `capacity` (live memories, 0: no
+    cap), a full store is said so in the system prompt and create_memory refuses; each refused
+    fact is kept in the write trace (op "refused"), never dropped silently.
     """
 
     def __init__(
@@ -81,6 +83,7 @@ class MemoryConsumer:
         persona: str | None = None,
         clock: Callable[[], datetime] = _local_now,
         slow_call_seconds: float = SLOW_CALL_SECONDS,
+        capacity: int = 0,
     ) -> None:
         if llm is None and model_factory is None:
             raise ValueError("MemoryConsumer needs a chat model (llm) or a model_factory")
@@ -97,6 +100,7 @@ class MemoryConsumer:
         self.persona = persona
         self.clock = clock
         self.slow_call_seconds = slow_call_seconds
+        self.capacity = capacity
 
     # ── per turn ────────────────────────────────────────────────────────
 
@@ -210,6 +214,9 @@ class MemoryConsumer:
         if trace is not None:
             mark = trace.mark_applied if outcome.applied else trace.discard_staged
             await asyncio.to_thread(mark, user_id, turn_id)
+            not_taken = [e for e in toolkit.events if not e.ok and FULL in e.result]
+            if outcome.applied and not_taken:  # facts the full store could not take: on record
+                await asyncio.to_thread(trace.record_refused, turn, not_taken, len(toolkit.staged))
         if outcome.applied:
             language = "zh" if prompts is writer_prompts("zh") else "en"
             await asyncio.to_thread(self._seed_core_context, manager, turn, language)
@@ -231,17 +238,21 @@ class MemoryConsumer:
 
         toolkit = MemoryToolkit.for_turn(
             memory.manager, turn, retriever=memory.retrievers.mechanical,
-            on_event=memory.emit, max_deletes=self.max_deletes,
+            on_event=memory.emit, max_deletes=self.max_deletes, capacity=self.capacity,
         )  # fmt: skip
         await asyncio.to_thread(toolkit.view.load)  # the snapshot the agent works on
         await asyncio.to_thread(budget.warm_index, toolkit.view)  # the tools run in the loop
         prompts = self.prompts_for(turn)
         template = prompts.update_system if toolkit.view.live else prompts.cold_start_system
         sections = self.sections if self.sections is not None else prompts.default_sections
+        system_prompt = template.format(sections=format_sections(sections))
+        if toolkit.over_capacity():
+            count = toolkit.live_count()
+            system_prompt += prompts.over_capacity.format(count=count, capacity=self.capacity)
         agent = create_agent(
             model,
             toolkit.tools,
-            system_prompt=template.format(sections=format_sections(sections)),
+            system_prompt=system_prompt,
             name="memory_writer_agent",
         )
         messages: list[Any] = [HumanMessage(self.build_user_prompt(turn, prompts))]

@@ -72,6 +72,7 @@ class StagedView:
     # The BM25 retriever of the store (the facade's), used to rank a large store for the model.
     retriever: MechanicalRetriever | None = None
     tombstone_ids: set[str] = field(default_factory=set)  # every stored id not shown (taken)
+    stored_live: int = 0  # live memories in the store when read (every branch's: the capacity)
     _next_short_id: int = 1
     _loaded: bool = False
 
@@ -81,6 +82,7 @@ class StagedView:
             return
         items = self.manager.list_items()
         stored = self.manager.all_items()
+        self.stored_live = len(items)
         if self.lineage is not None:
             visible = visible_ids(stored, self.lineage)
             items = {i: item for i, item in items.items() if i in visible}

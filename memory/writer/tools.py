@@ -22,6 +22,7 @@ from memory.writer.guards import detect_forget_request, find_secret
 from memory.writer.staging import EventCallback, StagedChange, StagedMemory, StagedView, ToolEvent
 
 READ_HINT = "Call read_memories to see the valid ids."
+FULL = "the memory is full"  # how a refusal for capacity starts (the trace looks for it)
 TOOL_NAMES = (
     "create_memory",
     "read_memories",
@@ -57,7 +58,8 @@ class MemoryToolkit:
     provenance checkpoint, changing an ancestor's branch memory stages this branch's own version
     (copy-on-write). `scope_policy` "user" or "branch" overrides the scope the model picks.
     Merges and deletes together may remove at most `max_deletes` memories unless the user
-    asked to forget something.
+    asked to forget something. With a `capacity` (0: none), create_memory refuses while the
+    store holds that many live memories.
     """
 
     view: StagedView
@@ -66,6 +68,7 @@ class MemoryToolkit:
     provenance: Provenance | None = None
     scope_policy: str = "auto"
     turn_text: str = ""  # the conversation: what read_memories ranks by in a large store
+    capacity: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
     _hit_this_turn: set[int] = field(default_factory=set)
     _pending: list[tuple[Change, dict[str, str]]] = field(default_factory=list)
@@ -80,6 +83,7 @@ class MemoryToolkit:
         retriever: Any = None,
         on_event: EventCallback | None = None,
         max_deletes: int = 3,
+        capacity: int = 0,
     ) -> MemoryToolkit:
         """The toolkit for `turn`: its lineage, provenance, scope policy and forget request."""
         view = StagedView(
@@ -93,12 +97,27 @@ class MemoryToolkit:
             turn.provenance,
             check_scope_policy(turn.scope_policy),
             turn.text,
+            capacity,
         )
 
     @property
     def changes(self) -> list[Change]:
         """The staged changes in call order, ready for `manager.apply(changes, turn_id)`."""
         return [staged.change for staged in self.view.staged]
+
+    def live_count(self) -> int:
+        """Live memories once the staged changes are applied: what the capacity limits."""
+        self.view.load()
+        count = self.view.stored_live
+        for staged in self.view.staged:
+            if staged.change.op == "add":
+                count += 1
+            elif staged.change.op in ("delete", "merge", "archive"):
+                count -= 1
+        return count
+
+    def over_capacity(self) -> bool:
+        return self.capacity > 0 and self.live_count() >= self.capacity
 
     @property
     def staged(self) -> list[StagedChange]:
@@ -134,6 +153,13 @@ class MemoryToolkit:
         self.view.load()
         text, theme = self._text(content, "content"), self._section(section)
         chosen = self._scope(scope)
+        if self.over_capacity():
+            raise ToolCallError(
+                f"{FULL}: it holds {self.live_count()} memories and the limit is "
+                f"{self.capacity}. Nothing was created. First merge duplicates (merge_memories) "
+                "or delete what is clearly obsolete, then create it; or update an existing "
+                "memory to cover this fact."
+            )
         for memory in self.view.live.values():
             if memory.description == text:
                 raise ToolCallError(

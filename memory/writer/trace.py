@@ -16,7 +16,7 @@ from memory.admission import Admission
 from memory.item import now_iso
 from memory.turn import Turn
 from memory.writer.sqlite_file import open_wal, write_transaction
-from memory.writer.staging import StagedChange
+from memory.writer.staging import StagedChange, ToolEvent
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS write_trace (
@@ -133,6 +133,42 @@ class WriteTrace:
                     for step, s in enumerate(changes)
                 ],
             )
+
+    def stage_rows(
+        self, user_id: str, turn_id: str, rows: Sequence[tuple[str, str, dict[str, Any], str]]
+    ) -> None:
+        """Record changes made without the memory agent (tool, op, arguments, result), e.g. a
+        consolidation step, as staged: `mark_applied` after the commit, as for a turn."""
+        time = now_iso()
+        with self._write() as db:
+            db.execute(
+                "DELETE FROM write_trace WHERE user_id = ? AND turn_id = ? AND state = 'staged'",
+                (user_id, turn_id),
+            )
+            db.executemany(
+                "INSERT OR IGNORE INTO write_trace VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, 'staged')",
+                [
+                    (user_id, turn_id, step, tool, op,
+                     json.dumps(arguments, ensure_ascii=False, default=str), result, time)
+                    for step, (tool, op, arguments, result) in enumerate(rows)
+                ],
+            )  # fmt: skip
+
+    def record_refused(self, turn: Turn, events: Sequence[ToolEvent], first_step: int) -> None:
+        """Record tool calls the writer could not carry out (a create refused because the
+        store is full) after the turn's applied changes, as op "refused", so that what the
+        user said and memory did not take stays visible in the trace."""
+        with self._write() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO write_trace VALUES (?, ?, ?, ?, ?, 'refused', ?, ?, ?, "
+                "'applied')",
+                [
+                    (turn.user_id, turn.turn_id, first_step + n, turn.thread_id or None,
+                     e.tool, json.dumps(e.arguments, ensure_ascii=False, default=str),
+                     e.result, e.time)
+                    for n, e in enumerate(events)
+                ],
+            )  # fmt: skip
 
     def record_failure(self, turn: Turn, error: str) -> None:
         """Record that an attempt at `turn` failed, and why (replacing an earlier failure)."""

@@ -323,13 +323,29 @@ async def test_studio_sees_only_the_callers_choices_in_the_context_schema(
     server: DevServer,
 ) -> None:
     client = get_client(url=server.url)
-    for graph_id in ("agent", "memory_writer"):
+    for graph_id in ("agent", "memory_writer", "memory_consolidator"):
         (assistant,) = await client.assistants.search(graph_id=graph_id, limit=1)
         schemas = await client.assistants.get_schemas(assistant["assistant_id"])
         fields = set(schemas["context_schema"]["properties"])
         assert {"user_id", "model", "retrieval_mode", "memory_scope"} <= fields, fields
         assert not fields & DEPLOYMENT_SETTINGS, fields & DEPLOYMENT_SETTINGS
         assert not fields & {"memory_backend", "write_mode", "write_delay_seconds"}
+
+
+async def test_the_memory_consolidator_graph_runs_a_pass_for_the_user(
+    server: DevServer, alice_remembered: str
+) -> None:
+    client = get_client(url=server.url)
+    thread = await client.threads.create()
+    state = await client.runs.wait(
+        thread["thread_id"],
+        "memory_consolidator",
+        input={"reason": "e2e"},
+        context={"user_id": "alice"},
+    )
+    report = state["report"]
+    assert report["user_id"] == "alice" and report["refused"] == "", state
+    assert report["kept"] >= 1 and report["merged"] == {}  # Porto, once: nothing to merge
 
 
 def test_broken_graph_fails_fast_with_a_clear_message(tmp_path: Path) -> None:

@@ -73,6 +73,8 @@ const PHRASES = [
   ["action_repair", "repaired", "修复"],
   ["action_purge", "purged", "彻底删除"],
   ["action_hit", "used", "使用"],
+  ["action_stale", "date passed (stale)", "日期已过（过期）"],
+  ["action_archived", "archived (cold)", "已归档（不常用）"],
   ["action_change", "changed", "变更"],
   ["branch", "branch", "分支"],
   ["branchTitle", "Branch memory: seen only by runs of thread {t} from checkpoint {c} on (turn {u})",
@@ -95,6 +97,13 @@ const PHRASES = [
   ["cold", "cold", "冷"],
   ["coldTitle", "Not used for a long time: consolidation may archive it (restorable)",
     "很久没有用到：整理时可能被归档（可恢复）"],
+  ["consolidate", "Tidy up", "整理"],
+  ["consolidateTitle", "Consolidation", "整理记忆"],
+  ["consolidateDone", "Merged {m} duplicates into {g} memories, marked {s} stale, archived {a}; {k} memories kept.",
+    "把 {m} 条重复记忆合并为 {g} 条，标记 {s} 条已过期，归档 {a} 条；保留 {k} 条记忆。"],
+  ["consolidateRefused", "Nothing was changed:", "没有做任何修改："],
+  ["consolidateUndo", "Everything merged or archived is in Recently deleted and can be restored.",
+    "合并或归档的记忆都在“最近删除”中，可以恢复。"],
 ];
 const TEXT = { en: {}, zh: {} };
 for (const [key, en, zh] of PHRASES) {
@@ -606,6 +615,18 @@ function showStatus(status) {
     } }, t("rerun"))));
 }
 
+// A consolidation pass on demand; the report says what changed (or why nothing did).
+async function consolidateMemories() {
+  const report = await api("POST", "consolidate", {});
+  const merged = Object.values(report.merged || {}).reduce((n, ids) => n + ids.length, 0);
+  const line = report.refused ? `${t("consolidateRefused")} ${report.refused}` : t("consolidateDone")
+    .replace("{m}", merged).replace("{g}", Object.keys(report.merged || {}).length)
+    .replace("{s}", report.staled.length).replace("{a}", report.archived.length).replace("{k}", report.kept);
+  showPanel(t("consolidateTitle"), el("div", { class: "consolidation-report" }, el("p", {}, line),
+    report.refused ? "" : el("p", { class: "hint" }, t("consolidateUndo"))));
+  await refresh();
+}
+
 async function exportMemories() {
   const response = await fetch("api/export", { headers: authHeaders() });
   const blob = await response.blob();
@@ -725,6 +746,7 @@ function start() {
     .observe($("more"));
   $("show-deleted").addEventListener("click", () => showDeleted().catch((e) => toast(e.message)));
   $("export").addEventListener("click", () => exportMemories().catch((e) => toast(e.message)));
+  $("consolidate").addEventListener("click", () => consolidateMemories().catch((e) => toast(e.message)));
   $("import-file").addEventListener("change", (e) => {
     if (e.target.files[0]) importMemories(e.target.files[0]);
     e.target.value = "";

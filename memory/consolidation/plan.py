@@ -1,0 +1,202 @@
+"""The plan of a consolidation pass: decided once, saved as a file, applied step by step (one
+`apply` turn per step), so a pass killed midway resumes the same plan without duplicates."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from memory.consolidation import rewrite
+from memory.consolidation.dates import is_stale, passed_date
+from memory.consolidation.similarity import CONTAINED_JACCARD, SWAPPED_JACCARD, duplicate_groups
+from memory.document import Change
+from memory.hotness import DEFAULT_HALF_LIFE_DAYS, is_cold
+from memory.item import MemoryItem, time_sort_key
+
+REASON = "consolidation"
+PLAN_VERSION = 1
+CHUNK = 200  # stale marks or archives per apply turn: one transaction stays short
+# Merge groups per apply turn: a whole-file backend (YAML) rewrites the file once per turn. A
+# step refused because one memory changed meanwhile is applied again group by group.
+GROUPS_PER_STEP = 25
+
+# hotness(memory id, item, at) of a memory at a moment (recall statistics included when known)
+HotnessAt = Callable[[str, MemoryItem, datetime], float]
+
+
+@dataclass(frozen=True)
+class ConsolidationPolicy:
+    """The pass's thresholds. `archive_cold_after_days` 0 never archives; a pass removing more
+    than `max_removed_share` of the live memories is refused."""
+
+    half_life_days: float = DEFAULT_HALF_LIFE_DAYS
+    archive_cold_after_days: float = 90.0
+    max_removed_share: float = 0.25
+    contained_jaccard: float = CONTAINED_JACCARD
+    swapped_jaccard: float = SWAPPED_JACCARD
+
+
+@dataclass
+class PlanStep:
+    """One `apply` turn: groups merged into their survivors, or stale marks, or archives."""
+
+    kind: str  # "merge" | "stale" | "archive"
+    changes: list[Change]
+
+    @property
+    def ids(self) -> list[str]:
+        """The ids this step takes away (merge) or marks (stale, archive)."""
+        if self.kind == "merge":
+            return [change.other_id for change in self.changes if change.other_id]
+        return [change.id for change in self.changes if change.id]
+
+    def merged(self) -> dict[str, list[str]]:
+        """Survivor → the ids merged into it."""
+        found: dict[str, list[str]] = {}
+        for change in self.changes:
+            if change.op == "merge" and change.id and change.other_id:
+                found.setdefault(change.id, []).append(change.other_id)
+        return found
+
+    def groups(self) -> list[PlanStep]:
+        """This merge step as one step per group (to apply them one by one)."""
+        by_survivor: dict[str, list[Change]] = {}
+        for change in self.changes:
+            by_survivor.setdefault(change.id or "", []).append(change)
+        return [PlanStep(self.kind, changes) for changes in by_survivor.values()]
+
+
+@dataclass
+class ConsolidationPlan:
+    pass_id: str
+    user_id: str
+    created: str
+    live_count: int
+    steps: list[PlanStep] = field(default_factory=list)
+    snapshot: str = ""
+    rewritten: int = 0
+
+    def turn_id(self, step: int) -> str:
+        return f"consolidation:{self.pass_id}:{step}"
+
+    @property
+    def removed(self) -> int:
+        return sum(len(step.ids) for step in self.steps if step.kind != "stale")
+
+
+def build_plan(
+    user_id: str,
+    live: Mapping[str, MemoryItem],
+    hotness_at: HotnessAt,
+    policy: ConsolidationPolicy,
+    now: datetime,
+    llm: Any | None = None,
+) -> ConsolidationPlan:
+    """Decide the whole pass over the live memories: only user-scope ones are touched (branch
+    memories belong to one conversation); a memory in a merge group is neither marked stale nor
+    archived in the same pass (the merge changes it: the next pass looks again)."""
+    plan = ConsolidationPlan(secrets.token_hex(6), user_id, now.isoformat(), len(live))
+    shared = {i: item for i, item in live.items() if item.scope == "user"}
+    # Oldest first, so a group's survivor defaults to the memory that was there first.
+    ordered = sorted(shared, key=lambda i: time_sort_key(_created(shared[i])))
+    groups = duplicate_groups(
+        {i: shared[i].description for i in ordered},
+        policy.contained_jaccard,
+        policy.swapped_jaccard,
+    )
+    grouped: set[str] = set()
+    merges: list[Change] = []
+    for number, members in enumerate(groups):
+        grouped.update(members)
+        merges.extend(_merge_changes(members, shared, llm, plan))
+        if (number + 1) % GROUPS_PER_STEP == 0 or number == len(groups) - 1:
+            plan.steps.append(PlanStep("merge", merges))
+            merges = []
+    stale: list[Change] = []
+    archive: list[Change] = []
+    cold_since = now - timedelta(days=policy.archive_cold_after_days)
+    for memory_id in ordered:
+        item = shared[memory_id]
+        if memory_id in grouped:
+            continue
+        expected = item.latest_update_time
+        if policy.archive_cold_after_days > 0 and is_cold(hotness_at(memory_id, item, cold_since)):
+            archive.append(
+                Change("archive", memory_id, reason=REASON, expected_update_time=expected)
+            )
+            continue
+        passed = passed_date(item, now)
+        if passed is not None and not is_stale(item):
+            stale.append(Change("stale", memory_id, reason=REASON, passed=passed.isoformat(),
+                                expected_update_time=expected))  # fmt: skip
+    for kind, changes in (("stale", stale), ("archive", archive)):
+        for start in range(0, len(changes), CHUNK):
+            plan.steps.append(PlanStep(kind, changes[start : start + CHUNK]))
+    return plan
+
+
+def _created(item: MemoryItem) -> str:
+    return item.history[0].get("time", "") if item.history else item.latest_update_time
+
+
+def _merge_changes(
+    members: list[str], items: Mapping[str, MemoryItem], llm: Any, plan: ConsolidationPlan
+) -> list[Change]:
+    texts = [items[i].description for i in members]
+    chosen = rewrite.most_complete(texts)
+    text = texts[chosen]
+    if llm is not None:
+        rewritten = rewrite.rewrite(llm, texts)
+        if rewritten is not None:
+            text = rewritten
+            plan.rewritten += 1
+    survivor = members[0] if llm is not None else members[chosen]
+    keep = items[survivor]
+    return [
+        Change("merge", survivor, text, keep.theme, REASON, other_id=other,
+               expected_update_time=keep.latest_update_time,
+               expected_other_update_time=items[other].latest_update_time)
+        for other in members if other != survivor
+    ]  # fmt: skip
+
+
+def save_plan(plan: ConsolidationPlan, path: Path) -> None:
+    """Write the plan atomically (a half-written plan is never read back)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"version": PLAN_VERSION, **asdict(plan)}
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            json.dump(data, file, ensure_ascii=False)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def load_plan(path: Path) -> ConsolidationPlan | None:
+    """The saved plan of an interrupted pass, or None when there is none; ValueError when the
+    file is not a plan this version can read."""
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.pop("version", None) != PLAN_VERSION:
+            raise ValueError("unknown version")
+        steps = [
+            PlanStep(s["kind"], [Change(**c) for c in s["changes"]]) for s in data.pop("steps")
+        ]
+        return ConsolidationPlan(**data, steps=steps)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(
+            f"{path} is not a consolidation plan this version can read: {exc}"
+        ) from exc

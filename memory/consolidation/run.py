@@ -1,0 +1,181 @@
+"""One consolidation pass over a user's memory: snapshot, plan, 25% guard, then each step as
+one exactly-once `apply` turn, recorded in the write trace; an interrupted pass resumes."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memory.consolidation.plan import (
+    REASON,
+    ConsolidationPolicy,
+    HotnessAt,
+    PlanStep,
+    build_plan,
+    load_plan,
+    save_plan,
+)
+from memory.consolidation.report import ConsolidationReport
+from memory.errors import MemoryNotFound, StaleWrite
+from memory.hotness import NEVER_RECALLED, RecallStats, hotness
+from memory.item import MemoryItem
+from memory.manager import file_stem
+from memory.snapshot import write_snapshot
+
+if TYPE_CHECKING:
+    from memory.long_term import LongTermMemory
+
+logger = logging.getLogger(__name__)
+
+PLAN_FOLDER = "consolidation"
+_passes_lock = threading.Lock()
+_running: dict[Path, threading.Lock] = {}
+
+
+def plan_path(memory: LongTermMemory) -> Path:
+    """Where a pass keeps its plan until it is done: beside the journal."""
+    return memory.data_dir / PLAN_FOLDER / f"{file_stem(memory.user_id)}.plan.json"
+
+
+def hotness_source(memory: LongTermMemory, policy: ConsolidationPolicy) -> HotnessAt:
+    """How hot a memory is at a moment: with the recall statistics when the memory records
+    them (`recall_stats()`), else from hits and age alone."""
+    stats: dict[str, RecallStats] = {}
+    recall_stats = getattr(memory, "recall_stats", None)
+    if callable(recall_stats):
+        try:
+            stats = dict(recall_stats())
+        except Exception:  # archiving a bit early is worse than not at all: see is_cold
+            logger.exception("recall statistics unreadable; hotness from hits and age only")
+
+    def at(memory_id: str, item: MemoryItem, moment: datetime) -> float:
+        recall = stats.get(memory_id, NEVER_RECALLED)
+        return hotness(item, recall, now=moment, half_life_days=policy.half_life_days)
+
+    return at
+
+
+def consolidate(
+    memory: LongTermMemory,
+    llm: Any | None = None,
+    *,
+    now: datetime | None = None,
+    policy: ConsolidationPolicy | None = None,
+) -> ConsolidationReport:
+    """Run one pass (or finish the one an interrupted run planned) and report what it did."""
+    path = plan_path(memory)
+    with _passes_lock:
+        lock = _running.setdefault(path, threading.Lock())
+    with lock:  # one pass per user at a time in this process
+        report = _run(memory, path, llm, now or datetime.now(UTC), policy or ConsolidationPolicy())
+    from memory.consolidation.trigger import reset_writes
+
+    reset_writes(memory)  # a refused pass too: the next one waits for as many writes again
+    return report
+
+
+def _run(
+    memory: LongTermMemory,
+    path: Path,
+    llm: Any | None,
+    now: datetime,
+    policy: ConsolidationPolicy,
+) -> ConsolidationReport:
+    started = time.monotonic()
+    manager = memory.manager
+    report = ConsolidationReport(manager.user_id)
+    try:
+        plan = load_plan(path)
+    except ValueError:
+        # Steps it applied are recorded in the store by their turn ids; a fresh plan starts
+        # from the store as it is now. The unreadable file is kept for a look, not reused.
+        aside = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
+        path.replace(aside)
+        logger.exception("consolidation plan set aside as %s; planning again", aside)
+        plan = None
+    if plan is not None and plan.user_id == manager.user_id:
+        report.resumed = True
+    else:
+        live = manager.list_items()
+        plan = build_plan(manager.user_id, live, hotness_source(memory, policy), policy, now, llm)
+        report.pass_id = plan.pass_id
+        limit = policy.max_removed_share * plan.live_count
+        if plan.removed > limit:
+            report.refused = (
+                f"the pass would remove {plan.removed} of {plan.live_count} live memories, "
+                f"more than {policy.max_removed_share:.0%} at once; nothing was changed (review "
+                "the duplicates in the editor, or raise max_removed_share)"
+            )
+            report.kept = manager.live_count()
+            report.duration_seconds = time.monotonic() - started
+            logger.warning("memory of %r: %s", manager.user_id, report.refused)
+            return report
+        if not plan.steps:
+            report.kept = plan.live_count
+            report.duration_seconds = time.monotonic() - started
+            return report
+        plan.snapshot = str(_snapshot(memory, plan.pass_id))
+        save_plan(plan, path)
+    report.pass_id, report.snapshot, report.rewritten = plan.pass_id, plan.snapshot, plan.rewritten
+    for number, step in enumerate(plan.steps):
+        turn_id = plan.turn_id(number)
+        if _apply_step(memory, turn_id, step):
+            _count(report, step)
+        elif step.kind == "merge":  # one group changed meanwhile: the others still merge
+            for part, group in enumerate(step.groups()):
+                if _apply_step(memory, f"{turn_id}.{part}", group):
+                    _count(report, group)
+                else:
+                    report.skipped.append(f"{turn_id}.{part}")
+        else:
+            report.skipped.append(turn_id)
+    path.unlink(missing_ok=True)
+    report.kept = manager.live_count()
+    report.duration_seconds = time.monotonic() - started
+    logger.info("memory of %r: %s", manager.user_id, report.summary())
+    return report
+
+
+def _snapshot(memory: LongTermMemory, pass_id: str) -> Path:
+    folder = memory.manager.data_dir or memory.data_dir
+    name = f"{file_stem(memory.user_id)}.before-consolidation-{pass_id}.jsonl.gz"
+    return write_snapshot(memory.manager, folder / "memory_backup" / name)
+
+
+def _apply_step(memory: LongTermMemory, turn_id: str, step: PlanStep) -> bool:
+    """Apply one step exactly once; False when a memory changed since the plan (skipped)."""
+    manager, trace, user_id = memory.manager, memory.trace, memory.user_id
+    if manager.has_applied(turn_id):  # done before an interruption: only the trace may lag
+        trace.mark_applied(user_id, turn_id)
+        return True
+    rows = [
+        ("consolidation", change.op, {k: v for k, v in asdict(change).items() if v}, REASON)
+        for change in step.changes
+    ]
+    trace.stage_rows(user_id, turn_id, rows)
+    try:
+        outcome = manager.apply(step.changes, turn_id)
+    except (StaleWrite, MemoryNotFound) as exc:
+        trace.discard_staged(user_id, turn_id)
+        logger.info("consolidation step %s skipped: %s", turn_id, exc)
+        return False
+    except BaseException:
+        trace.discard_staged(user_id, turn_id)
+        raise
+    (trace.mark_applied if outcome.applied else trace.discard_staged)(user_id, turn_id)
+    return True
+
+
+def _count(report: ConsolidationReport, step: PlanStep) -> None:
+    if step.kind == "merge":
+        for survivor, absorbed in step.merged().items():
+            report.merged.setdefault(survivor, []).extend(absorbed)
+    elif step.kind == "stale":
+        report.staled.extend(step.ids)
+    else:
+        report.archived.extend(step.ids)
