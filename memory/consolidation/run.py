@@ -114,7 +114,9 @@ def _run(
         live = manager.list_items()
         plan = build_plan(manager.user_id, live, hotness_source(memory, policy), policy, now, llm)
         report.pass_id = plan.pass_id
-        limit = policy.max_removed_share * plan.live_count
+        # One removal is always allowed (and restorable): otherwise a store of three memories
+        # with one duplicate pair could never be tidied.
+        limit = max(policy.max_removed_share * plan.live_count, 1)
         if plan.removed > limit:
             report.refused = (
                 f"the pass would remove {plan.removed} of {plan.live_count} live memories, "

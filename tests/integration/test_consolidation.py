@@ -108,6 +108,21 @@ def test_the_guard_refuses_a_pass_removing_more_than_a_quarter(tmp_path: Path):
     assert report.merged == {} and report.snapshot == ""
 
 
+def test_a_small_store_may_always_lose_one_duplicate(tmp_path: Path):
+    manager = _open("sqlite", tmp_path)
+    _seed(
+        manager,
+        {
+            "a": ("User likes jazz", "Interests"),
+            "b": ("User enjoys jazz", "Interests"),
+            "d": ("User's sister Anna lives in Oslo", "Family"),
+        },
+    )
+    report = LongTermMemory(manager, embeddings="off").consolidate()
+    assert not report.refused and report.removed == 1  # a third of the store, but only one
+    assert len(manager.list_items()) == 2
+
+
 def _dated(manager: BaseMemoryManager, memory_id: str, text: str, written: datetime) -> None:
     item = MemoryItem.create(text, "notes", "seed")
     item.history[0]["time"] = item.latest_update_time = written.isoformat()
