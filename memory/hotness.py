@@ -21,6 +21,9 @@ COLD_BELOW = 0.25
 HIT_WEIGHT = 1.0
 RECALL_WEIGHT = 0.25
 DISTINCT_QUERY_WEIGHT = 0.5
+# A plan whose date has passed (marked stale by consolidation) keeps a fifth of its hotness:
+# it is cold at once, ranks below current facts, and is archived once it stayed cold.
+STALE_FACTOR = 0.2
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,8 @@ class Remembered(Protocol):
     def hit(self) -> int: ...
     @property
     def latest_update_time(self) -> str: ...
+    @property
+    def stale_since(self) -> float: ...
 
 
 # Episodic: tied to a moment (a plan, an event, a dated fact). Evergreen is everything else
@@ -87,7 +92,7 @@ def hotness(
 
         use   = 1 + log1p(HIT_WEIGHT·hits + RECALL_WEIGHT·recalls + DISTINCT_QUERY_WEIGHT·queries)
         decay = 0.5 ** (age_days / half_life_days)   (episodic; evergreen: 1)
-        hotness = use · decay
+        hotness = use · decay · (STALE_FACTOR once consolidation marked it stale, else 1)
 
     `age_days` runs from the last time the memory was changed or recalled, whichever is later,
     so a recalled memory stays warm. The log keeps one memory recalled a thousand times from
@@ -97,10 +102,12 @@ def hotness(
     signal += RECALL_WEIGHT * max(recall.recalls, 0) + DISTINCT_QUERY_WEIGHT * max(
         recall.queries, 0
     )
-    use = 1.0 + math.log1p(signal)
-    if half_life_days <= 0 or memory_kind(item) == "evergreen":
-        return use
-    return use * 0.5 ** (age_days(item, recall, now) / half_life_days)
+    value = 1.0 + math.log1p(signal)
+    if half_life_days > 0 and memory_kind(item) == "episodic":
+        value *= 0.5 ** (age_days(item, recall, now) / half_life_days)
+    if item.stale_since and (now or datetime.now(UTC)).timestamp() >= item.stale_since:
+        value *= STALE_FACTOR
+    return value
 
 
 def age_days(

@@ -274,6 +274,19 @@ class MemoryItem:
         self._record("restore", check_reason(reason))
         self.deleted = False
 
+    @property
+    def stale_since(self) -> float:
+        """When consolidation marked the memory stale (its date passed), in epoch seconds; 0 when
+        it is not stale. An update, merge or restore since makes it current again."""
+        for entry in reversed(self.history):
+            action = entry.get("action")
+            if action == "stale":
+                marked = parse_time(entry.get("time"))
+                return marked.timestamp() if marked is not None else 1.0
+            if action in ("create", "update", "merge", "restore"):
+                return 0.0
+        return 0.0
+
     def show_description_history(self) -> list[dict[str, str]]:
         """The history, newest entry first."""
         return list(reversed(self.history))

@@ -84,10 +84,5 @@ def passed_date(item: MemoryItem, now: datetime | None = None) -> date | None:
 def is_stale(item: MemoryItem) -> bool:
     """Whether consolidation marked the memory stale (its date passed) and its text has not
     changed since: an update, merge or restore makes it current again."""
-    for entry in reversed(item.history):
-        action = entry.get("action")
-        if action == "stale":
-            return True
-        if action in ("create", "update", "merge", "restore"):
-            return False
+    return item.stale_since > 0
     return False

@@ -34,7 +34,7 @@ HotnessAt = Callable[[str, MemoryItem, datetime], float]
 @dataclass(frozen=True)
 class ConsolidationPolicy:
     """The pass's thresholds. `archive_cold_after_days` 0 never archives; a pass removing more
-    than `max_removed_share` of the live memories is refused."""
+    than `max_removed_share` of the live memories (and more than one) is refused."""
 
     half_life_days: float = DEFAULT_HALF_LIFE_DAYS
     archive_cold_after_days: float = 90.0

@@ -60,6 +60,16 @@ def hotness_source(memory: LongTermMemory, policy: ConsolidationPolicy) -> Hotne
     return at
 
 
+def _refresh_topics(memory: LongTermMemory, llm: Any | None) -> int:
+    """Summaries of the topics whose memories the pass (or the writer since) changed; a failure
+    is logged and leaves the old summaries, never the pass undone."""
+    try:
+        return memory.refresh_topic_summaries(llm)
+    except Exception:
+        logger.exception("memory of %r: topic summaries not refreshed", memory.user_id)
+        return 0
+
+
 def consolidate(
     memory: LongTermMemory,
     llm: Any | None = None,
@@ -104,7 +114,9 @@ def _run(
         live = manager.list_items()
         plan = build_plan(manager.user_id, live, hotness_source(memory, policy), policy, now, llm)
         report.pass_id = plan.pass_id
-        limit = policy.max_removed_share * plan.live_count
+        # One removal is always allowed (and restorable): otherwise a store of three memories
+        # with one duplicate pair could never be tidied.
+        limit = max(policy.max_removed_share * plan.live_count, 1)
         if plan.removed > limit:
             report.refused = (
                 f"the pass would remove {plan.removed} of {plan.live_count} live memories, "
@@ -135,6 +147,7 @@ def _run(
         else:
             report.skipped.append(turn_id)
     path.unlink(missing_ok=True)
+    report.topics_summarised = _refresh_topics(memory, llm)
     report.kept = manager.live_count()
     report.duration_seconds = time.monotonic() - started
     logger.info("memory of %r: %s", manager.user_id, report.summary())

@@ -39,12 +39,13 @@ class IndexedMemory:
     latest_update_time: str
     updated_at: float  # epoch seconds; 0 when the time is missing or unreadable
     hit: int
+    stale_since: float = 0.0  # epoch seconds consolidation marked it stale; 0: current
 
     @classmethod
     def of(cls, memory_id: str, item: MemoryItem) -> IndexedMemory:
         hit = item.hit if isinstance(item.hit, int) else 0
         return cls(memory_id, item.description, item.theme, item.latest_update_time,
-                   _epoch(item.latest_update_time), hit)  # fmt: skip
+                   _epoch(item.latest_update_time), hit, item.stale_since)  # fmt: skip
 
     @cached_property
     def episodic(self) -> bool:
@@ -118,7 +119,9 @@ class Bm25Index:
             if old.description != item.description or old.theme != item.theme:
                 gone.append(position)
                 added.append(IndexedMemory.of(memory_id, item))
-            elif old.hit != item.hit or old.latest_update_time != item.latest_update_time:
+            elif (old.hit, old.latest_update_time, old.stale_since) != (
+                item.hit, item.latest_update_time, item.stale_since
+            ):  # fmt: skip
                 refreshed[position] = IndexedMemory.of(memory_id, item)
         if len(items) - len(added) + len(gone) < self.live:  # some ids disappeared
             gone += [p for i, p in self.positions.items() if i not in items]

@@ -15,6 +15,7 @@ from memory.hotness import (
     HIT_WEIGHT,
     NEVER_RECALLED,
     RECALL_WEIGHT,
+    STALE_FACTOR,
     RecallStats,
     hotness,
 )
@@ -45,7 +46,7 @@ class HotnessRanking:
     ) -> None:
         self.recall_stats = recall_stats
         self.half_life_days = half_life_days
-        self._static: tuple[tuple[str, int], Floats, npt.NDArray[np.bool_]] | None = None
+        self._static: tuple[tuple[str, int], Floats, npt.NDArray[np.bool_], Floats] | None = None
         self._values: tuple[tuple[object, ...], Mapping[str, RecallStats], Floats] | None = None
         self._broad: dict[bool, tuple[Floats, list[int]]] = {}  # time cue → (hotness, order)
 
@@ -58,7 +59,7 @@ class HotnessRanking:
         cached = self._values
         if now is None and cached is not None and cached[0] == key and cached[1] is stats:
             return cached[2]
-        hits, episodic = self._per_memory(index)
+        hits, episodic, stale_since = self._per_memory(index)
         recalls, queries = np.zeros(index.count), np.zeros(index.count)
         last = index.updated_at[: index.count].copy()
         for memory_id, recall in stats.items():
@@ -75,10 +76,11 @@ class HotnessRanking:
             # No readable time (0) means age 0, as in memory.hotness.age_days.
             age_days = np.where(last > 0, np.maximum(moment - last, 0.0) / 86400.0, 0.0)
             use = np.where(episodic, use * np.power(0.5, age_days / self.half_life_days), use)
+        use = np.where((stale_since > 0) & (moment >= stale_since), use * STALE_FACTOR, use)
         self._values = (key, stats, use)
         return use
 
-    def _per_memory(self, index: Bm25Index) -> tuple[Floats, npt.NDArray[np.bool_]]:
+    def _per_memory(self, index: Bm25Index) -> tuple[Floats, npt.NDArray[np.bool_], Floats]:
         key = (index.revision, index.generation)
         if self._static is None or self._static[0] != key:
             entries = index.entries
@@ -86,8 +88,10 @@ class HotnessRanking:
                                dtype=np.float64, count=index.count)  # fmt: skip
             episodic = np.fromiter((entries[p].episodic for p in range(index.count)),
                                    dtype=bool, count=index.count)  # fmt: skip
-            self._static = (key, hits, episodic)
-        return self._static[1], self._static[2]
+            stale_since = np.fromiter((entries[p].stale_since for p in range(index.count)),
+                                      dtype=np.float64, count=index.count)  # fmt: skip
+            self._static = (key, hits, episodic, stale_since)
+        return self._static[1], self._static[2], self._static[3]
 
     def broad_order(self, index: Bm25Index, time_cue: bool) -> list[int]:
         """Live positions for a broad question. "Who am I?" and small talk: hottest first (an

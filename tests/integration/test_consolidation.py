@@ -108,6 +108,21 @@ def test_the_guard_refuses_a_pass_removing_more_than_a_quarter(tmp_path: Path):
     assert report.merged == {} and report.snapshot == ""
 
 
+def test_a_small_store_may_always_lose_one_duplicate(tmp_path: Path):
+    manager = _open("sqlite", tmp_path)
+    _seed(
+        manager,
+        {
+            "a": ("User likes jazz", "Interests"),
+            "b": ("User enjoys jazz", "Interests"),
+            "d": ("User's sister Anna lives in Oslo", "Family"),
+        },
+    )
+    report = LongTermMemory(manager, embeddings="off").consolidate()
+    assert not report.refused and report.removed == 1  # a third of the store, but only one
+    assert len(manager.list_items()) == 2
+
+
 def _dated(manager: BaseMemoryManager, memory_id: str, text: str, written: datetime) -> None:
     item = MemoryItem.create(text, "notes", "seed")
     item.history[0]["time"] = item.latest_update_time = written.isoformat()
@@ -233,3 +248,21 @@ def test_an_unreadable_plan_is_set_aside_and_the_pass_plans_again(tmp_path: Path
     report = memory.consolidate()
     assert report.merged == {"b": ["a"]} and not report.resumed
     assert not plan.exists() and len(list(plan.parent.glob("alice.plan.json.unreadable-*"))) == 1
+
+
+def test_a_pass_refreshes_the_topic_summaries(tmp_path: Path):
+    manager = _open("yaml", tmp_path)
+    manager.add("User's sister Amy lives in Berlin", "family")
+    manager.add("User's sister Amy lives in Berlin now", "family")
+    manager.add("User's sister Amy works at a bakery", "family")
+    for fact in ("User likes jazz", "User is allergic to peanuts", "User plays chess"):
+        manager.add(fact, "about")  # the 25% guard: one merge of seven memories is fine
+    memory = LongTermMemory(manager, embeddings="off")
+
+    report = memory.consolidate()
+
+    assert report.removed == 1 and report.topics_summarised >= 1
+    summary = memory.get_topic_summary("my sister") or ""
+    assert "bakery" in summary and summary.count("Berlin") == 1  # the merged pair, once
+    key = memory.topic_table.resolve("sister")
+    assert key in memory.topic_summaries.read(manager.user_id)  # written by the pass

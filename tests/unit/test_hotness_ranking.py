@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.hotness import COLD_BELOW, RecallStats, hotness, is_cold
+from memory.document import Change
+from memory.hotness import COLD_BELOW, STALE_FACTOR, RecallStats, hotness, is_cold
 from memory.long_term import LongTermMemory
 from memory.retrieval.fusion import reciprocal_rank_fusion
 from memory.retrieval.hotness_ranking import HotnessRanking
@@ -151,3 +152,27 @@ def test_min_score_drops_weak_matches_but_keeps_the_best(tmp_path: Path) -> None
 def test_min_score_outside_zero_to_one_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="min_score"):
         LongTermMemory(YamlMemoryManager(tmp_path, "alice"), embeddings="off", min_score=1.5)
+
+
+def test_a_plan_marked_stale_turns_cold_at_once_and_ranks_below_current_ones(
+    memory: LongTermMemory,
+) -> None:
+    # What consolidation does to a plan whose date passed (memory.consolidation): a "stale"
+    # history entry. From then on the plan is cold and a broad question lists it last.
+    manager = memory.manager
+    passed = manager.add("User's flight to Tokyo is on 3 May", "travel")
+    coming = manager.add("User's trip to Rome is on 20 December", "travel")
+    marked_before = memory.hotness()[passed]
+    manager.apply([Change(op="stale", id=passed, reason="consolidation")], "consolidation:t:0")
+
+    now = memory.hotness()
+    assert now[passed] == pytest.approx(marked_before * STALE_FACTOR, rel=0.01)
+    assert is_cold(now[passed]) and not is_cold(now[coming])
+    index = memory.retrievers.mechanical.index()
+    ranking = memory.retrievers.mechanical.hotness.values(index)
+    assert ranking[index.positions[passed]] == pytest.approx(now[passed], rel=1e-6)
+    found = ids(memory.get_related_memory_from("what's new?", "mechanical"))
+    assert found.index(coming) < found.index(passed)
+
+    manager.update(passed, "rebooked", new_description="User's flight to Tokyo is on 3 Dec")
+    assert not is_cold(memory.hotness()[passed])  # an edit makes it current again
