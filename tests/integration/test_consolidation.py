@@ -194,7 +194,8 @@ def test_a_model_rewrites_a_group_and_a_bad_rewrite_falls_back(tmp_path: Path):
     assert manager.get("a").description == "The user loves listening to jazz music."
     # The second answer changed the number: the most complete member's text is kept.
     assert manager.get("c").description == "User runs 5 km every single morning"
-    assert len(llm.calls) == 2 and "<memories>" in llm.calls[0][0][1]
+    merges = [call for call in llm.calls if "<memories>" in str(call)]
+    assert len(merges) == 2  # one call per group (the rest summarise the changed topics)
 
 
 def test_every_backend_keeps_what_a_pass_did(

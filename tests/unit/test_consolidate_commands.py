@@ -28,11 +28,11 @@ def test_make_consolidate_merges_a_users_duplicates_and_prints_the_report(tmp_pa
     assert alice.get(ids[0], include_deleted=True).deleted and len(alice.list_items()) == 4
     # The other users' stores are untouched, and a refused pass fails the command.
     bob = YamlMemoryManager(str(store), "bob")
-    bob.add("User likes tea", "notes")
-    bob.add("User enjoys tea", "notes")
+    for text in ("User likes tea", "User enjoys tea", "User loves tea", "User has a dog"):
+        bob.add(text, "notes")  # two of four would go: over the 25% guard
     refused = run_make("consolidate", "USER=bob", env=offline_env(tmp_path))
     assert refused.returncode != 0 and "consolidation refused" in refused.stdout
-    assert len(YamlMemoryManager(str(store), "bob").list_items()) == 2
+    assert len(YamlMemoryManager(str(store), "bob").list_items()) == 4
 
 
 def test_chat_consolidate_reports_what_it_did(tmp_path: Path):
