@@ -5,13 +5,12 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from memory.branch import Lineage
-from memory.hotness import DEFAULT_HALF_LIFE_DAYS, NEVER_RECALLED, RecallStats, hotness
+from memory.hotness import DEFAULT_HALF_LIFE_DAYS
 from memory.manager import BaseMemoryManager
 from memory.messages import extract_last_turn
 from memory.recall_log import RECALL_FILE, RecallLog
@@ -21,14 +20,11 @@ from memory.retrieval.embedder import DEFAULT as DEFAULT_EMBEDDINGS
 from memory.retrieval.embedder import resolve_embeddings
 from memory.retrieval.hotness_ranking import HotnessRanking
 from memory.turn import Turn
+from memory.upkeep import MemoryUpkeep
 from memory.writer.batching import BatchPolicy
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
-    from memory.consolidation import ConsolidationPolicy, ConsolidationReport
     from memory.snapshot import SnapshotScheduler
-    from memory.topics import Topic, TopicTable
     from memory.topics.summaries import SummaryStore
     from memory.usage import UsageLedger
     from memory.writer.queue import DurableWriteQueue, RetryPolicy, TurnConsumer, WriteStatus
@@ -42,7 +38,7 @@ JOURNAL_FILE = "write-journal.sqlite"
 TRACE_FILE = "write-journal-trace.sqlite"  # the default journal's trace (see trace_path)
 
 
-class LongTermMemory:
+class LongTermMemory(MemoryUpkeep):
     """One user's long-term memory: `get_related_memory_from` reads;
     `start` / `send_history` / `stop` write through a durable background queue.
 
@@ -145,107 +141,6 @@ class LongTermMemory:
         except Exception:
             logger.exception("core context read failed for user %r", self.user_id)
             return {}
-
-    # ── recall signals and hotness ──────────────────────────────────────
-
-    def record_recall(self, memory_ids: Iterable[str], query: str) -> int:
-        """Note that `memory_ids` were injected into a reply to `query`; returns how many. Only
-        queued in memory (the reply path never waits for a file): a batch is written in one
-        transaction a moment later, at `close()`, or at the process's normal exit."""
-        return self.recall_log.record(memory_ids, query)
-
-    def recall_stats(self) -> dict[str, RecallStats]:
-        """How often each memory id was recalled, for how many distinct queries, and when last
-        (what is still queued is written first)."""
-        self.recall_log.flush()
-        return dict(self.recall_log.stats())
-
-    def hotness(self, now: datetime | None = None) -> dict[str, float]:
-        """Every live memory's hotness by id at `now` (default: the current time), with this
-        memory's half-life (see `memory.hotness.hotness`)."""
-        stats, half_life = self.recall_stats(), self.half_life_days
-        return {
-            memory_id: hotness(item, stats.get(memory_id, NEVER_RECALLED), now=now,
-                               half_life_days=half_life)
-            for memory_id, item in self.manager.list_items().items()
-        }  # fmt: skip
-
-    @property
-    def half_life_days(self) -> float:
-        """Days in which an unused episodic memory loses half its hotness (0: no decay)."""
-        return self.retrievers.mechanical.hotness.half_life_days
-
-    @half_life_days.setter
-    def half_life_days(self, days: float) -> None:
-        self.retrievers.mechanical.hotness.half_life_days = days
-
-    @property
-    def min_score(self) -> float:
-        """Ranked matches below this fraction of the best one are dropped (0: none are)."""
-        return self.retrievers.mechanical.min_score
-
-    @min_score.setter
-    def min_score(self, fraction: float) -> None:
-        if not 0 <= fraction < 1:
-            raise ValueError(f"min_score must be in [0, 1), not {fraction!r}")
-        self.retrievers.mechanical.min_score = fraction
-
-    def close(self) -> None:
-        """Write the queued recalls and close the recall log (it reopens when used again)."""
-        self.recall_log.close()
-
-    # ── topics (memory.topics) ──────────────────────────────────────────
-
-    @property
-    def topic_table(self) -> TopicTable:
-        """Who and what the memories are about, rebuilt as the store changes."""
-        return self.retrievers.topics
-
-    @property
-    def topic_summaries(self) -> SummaryStore:
-        """The stored topic summaries, in `data_dir` (opened on first use)."""
-        with self._open_lock:
-            if self._summaries is None:
-                from memory.topics.summaries import SUMMARIES_FILE, SummaryStore
-
-                self._summaries = SummaryStore(self.data_dir / SUMMARIES_FILE)
-            return self._summaries
-
-    def topics(self) -> list[Topic]:
-        """The topics of the live memories (people, places, organisations, dates, subjects),
-        hottest first."""
-        return self.topic_table.topics()
-
-    def get_topic_summary(self, name: str) -> str | None:
-        """A short summary of the topic `name` names (alias, display name or key, either
-        language); None when no topic does."""
-        from memory.topics import topic_summary
-
-        return topic_summary(self, name)
-
-    def refresh_topic_summaries(self, llm: Any | None = None) -> int:
-        """Summarise the topics that changed (with `llm`, or offline); returns how many were
-        written. The consolidation pass calls it at its end."""
-        from memory.topics import refresh_topic_summaries
-
-        return refresh_topic_summaries(self, llm)
-
-    # ── upkeep ──────────────────────────────────────────────────────────
-
-    def consolidate(
-        self,
-        llm: Any | None = None,
-        *,
-        now: datetime | None = None,
-        policy: ConsolidationPolicy | None = None,
-    ) -> ConsolidationReport:
-        """One consolidation pass (`memory.consolidation`): merge near-duplicates (rewritten by
-        `llm` when given), mark passed plans stale, archive long-cold memories; snapshot
-        first, refused when it would remove more than a quarter of the live memories, and
-        resumed where it stopped when an earlier pass was interrupted."""
-        from memory.consolidation import consolidate
-
-        return consolidate(self, llm, now=now, policy=policy)
 
     # ── what the writer does, live ──────────────────────────────────────
 
