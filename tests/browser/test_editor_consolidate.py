@@ -41,11 +41,11 @@ def test_tidy_up_merges_duplicates_and_shows_the_report(page, data_dir: Path, us
 
 def test_a_refused_pass_says_why(page, data_dir: Path, user: str) -> None:
     store = YamlMemoryManager(data_dir, user)
-    for text in ("User likes tea", "User enjoys tea"):
-        store.add(text, "notes", "seed")
+    for text in ("User likes tea", "User enjoys tea", "User loves tea", "User has a dog"):
+        store.add(text, "notes", "seed")  # two of four would go: over the 25% guard
     page.reload()
     page.locator("#consolidate").click()
     report = page.locator("dialog .consolidation-report")
     sync_api.expect(report).to_contain_text("Nothing was changed:")
-    sync_api.expect(report).to_contain_text("would remove 1 of 2 live memories")
-    assert len(store.list_items()) == 2
+    sync_api.expect(report).to_contain_text("would remove 2 of 4 live memories")
+    assert len(store.list_items()) == 4

@@ -42,9 +42,9 @@ def test_consolidate_merges_reports_and_can_be_undone(base_url: str, data_dir: P
 
 def test_a_refused_pass_says_why_and_changes_nothing(base_url: str, data_dir: Path) -> None:
     editor = Editor(base_url, f"r-{uuid.uuid4().hex[:8]}", data_dir)
-    for text in TEXTS[:2]:
+    for text in ("User likes tea", "User enjoys tea", "User loves tea", "User has a dog"):
         editor.send("POST", "memories", {"description": text, "theme": "notes"})
     before = editor.file_bytes()
     report = editor.send("POST", "consolidate", {}).json()
-    assert "would remove 1 of 2 live memories" in report["refused"] and report["merged"] == {}
+    assert "would remove 2 of 4 live memories" in report["refused"] and report["merged"] == {}
     assert editor.file_bytes() == before
