@@ -16,6 +16,7 @@ from typing import Any
 import portalocker
 import yaml
 
+from memory.atomic_file import write_text_atomically
 from memory.core_context import read_stored
 from memory.errors import CorruptStoreError
 from memory.item import MemoryItem
@@ -93,18 +94,7 @@ class YamlMemoryManager(BaseMemoryManager):
         text = _HEADER + yaml.dump(
             data, Dumper=_Dumper, allow_unicode=True, default_flow_style=False, sort_keys=False
         )
-        # Write beside the target, fsync, then rename: a crash leaves the old file or the new one.
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{self.stem}.", suffix=".tmp", dir=self.directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp_name, self.path)
-        except BaseException:
-            Path(tmp_name).unlink(missing_ok=True)
-            raise
-        _fsync_directory(self.directory)
+        write_text_atomically(self.path, text, prefix=f".{self.stem}.")
         # What parsing `text` would give, without PyYAML: the next write skips the parse.
         items, repairs = items_from_raw(data["items"])
         parsed = MemoryDocument(
@@ -218,15 +208,3 @@ def _copy_document(document: MemoryDocument) -> MemoryDocument:
     return MemoryDocument(
         items, list(document.applied_turns), document.revision, dict(document.core_context)
     )
-
-
-def _fsync_directory(directory: Path) -> None:
-    """Make the rename itself durable (POSIX); a no-op where directories cannot be opened."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -4,15 +4,14 @@
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from memory.atomic_file import write_text_atomically
 from memory.consolidation import rewrite
 from memory.consolidation.dates import is_stale, passed_date
 from memory.consolidation.similarity import CONTAINED_JACCARD, SWAPPED_JACCARD, duplicate_groups
@@ -169,18 +168,8 @@ def _merge_changes(
 
 def save_plan(plan: ConsolidationPlan, path: Path) -> None:
     """Write the plan atomically (a half-written plan is never read back)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = {"version": PLAN_VERSION, **asdict(plan)}
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            json.dump(data, file, ensure_ascii=False)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_text_atomically(path, json.dumps(data, ensure_ascii=False))
 
 
 def load_plan(path: Path) -> ConsolidationPlan | None:

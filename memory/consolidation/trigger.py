@@ -6,13 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memory.atomic_file import write_text_atomically
 from memory.consolidation.plan import ConsolidationPolicy
 from memory.manager import file_stem
 
@@ -52,12 +51,7 @@ def writes_since_pass(memory: LongTermMemory) -> int:
 
 
 def _store_count(memory: LongTermMemory, writes: int) -> None:
-    path = _counter_path(memory)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(handle, "w", encoding="utf-8") as file:
-        json.dump({"writes": writes}, file)
-    os.replace(temporary, path)
+    write_text_atomically(_counter_path(memory), json.dumps({"writes": writes}))
 
 
 def note_write(memory: LongTermMemory) -> int:
