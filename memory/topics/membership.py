@@ -28,6 +28,8 @@ _GENERIC_ZH = frozenset(
 _ENGLISH_WORD = re.compile(r"[a-z]{4,}")
 _CHINESE_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
 _PERSON_NAME = re.compile(r"[A-Z][a-z]+(?: [A-Z][a-z]+)?")
+_WORD = re.compile(r"\w+")
+_CAPITALISED = re.compile(r"[A-Z][a-z]+")  # how every person name's first word looks
 
 
 def content_words(text: str) -> dict[str, str]:
@@ -62,6 +64,14 @@ class Membership:
         self.word_surfaces: dict[str, Counter[str]] = {}
         self.name_sources: dict[str, dict[str, None]] = {}  # person name → memories naming it
         self.by_name: dict[str, set[str]] = {}  # memory id → person keys found by name only
+        # Capitalised words → the memories holding them, and the names of name_sources by
+        # their first word (remade when a name comes or goes): a name is searched for only in
+        # the memories holding its first word (30k memories and 750 names were 5 million
+        # regex searches, the table's build quadratic).
+        self.capitalised: dict[str, dict[str, None]] = {}
+        self.capitalised_of: dict[str, set[str]] = {}  # memory id → its capitalised words
+        self._names_version = 0
+        self._names_by_word: tuple[int, dict[str, list[str]]] = (0, {})
 
     @classmethod
     def of(cls, revision: str, items: Mapping[str, MemoryItem]) -> Membership:
@@ -93,6 +103,11 @@ class Membership:
 
     def _add(self, memory_id: str, item: MemoryItem) -> None:
         self.items[memory_id] = item
+        capitalised = self.capitalised_of[memory_id] = {
+            word for word in _WORD.findall(item.description) if _CAPITALISED.fullmatch(word)
+        }
+        for word in capitalised:
+            self.capitalised.setdefault(word, {})[memory_id] = None
         theme = Entity(f"{SUBJECT}:{theme_key(item.theme)}", SUBJECT, item.theme, item.theme)
         entities = [*extract_entities(item.description), theme]
         self.entities[memory_id] = entities
@@ -101,6 +116,7 @@ class Membership:
             if _is_named_person(entity):
                 sources = self.name_sources.setdefault(entity.name, {})
                 if not sources:
+                    self._names_version += 1
                     self._find_name_everywhere(entity.name, entity)
                 sources[memory_id] = None
         self._find_known_names(memory_id, item)
@@ -111,6 +127,11 @@ class Membership:
 
     def _remove(self, memory_id: str) -> None:
         del self.items[memory_id]
+        for word in self.capitalised_of.pop(memory_id, set()):
+            holders = self.capitalised[word]
+            holders.pop(memory_id, None)
+            if not holders:
+                del self.capitalised[word]
         for entity in self.entities.pop(memory_id, []):
             self._leave(entity.key, memory_id)
             sources = self.name_sources.get(entity.name) if _is_named_person(entity) else None
@@ -118,6 +139,7 @@ class Membership:
                 sources.pop(memory_id, None)
                 if not sources:  # nobody is called that any more: drop the matches by name
                     del self.name_sources[entity.name]
+                    self._names_version += 1
                     for other, keys in self.by_name.items():
                         if entity.key in keys:
                             keys.discard(entity.key)
@@ -146,20 +168,32 @@ class Membership:
         """A name one memory shows to be a person ("my friend Tom") is that person in every
         memory, also where the rules alone would not say so ("Tom adopted a puppy")."""
         pattern = re.compile(rf"\b{re.escape(name)}\b")
-        for memory_id, item in self.items.items():
+        for memory_id in list(self.capitalised.get(name.split(" ", 1)[0], {})):
+            item = self.items[memory_id]
             if memory_id not in self.known.get(entity.key, {}) and pattern.search(item.description):
                 self.by_name.setdefault(memory_id, set()).add(entity.key)
                 self._join(entity.key, memory_id, entity)
 
     def _find_known_names(self, memory_id: str, item: MemoryItem) -> None:
         own = {entity.key for entity in self.entities[memory_id]}
-        for name in self.name_sources:
+        by_word = self._names_by_first_word()
+        words = self.capitalised_of[memory_id] & by_word.keys()
+        for name in (name for word in words for name in by_word[word]):
             key = f"{PERSON}:{name.lower()}"
             if key in own or key not in self.info:
                 continue
             if re.search(rf"\b{re.escape(name)}\b", item.description):
                 self.by_name.setdefault(memory_id, set()).add(key)
                 self._join(key, memory_id, self.info[key])
+
+    def _names_by_first_word(self) -> dict[str, list[str]]:
+        version, by_word = self._names_by_word
+        if version != self._names_version:
+            by_word = {}
+            for name in self.name_sources:
+                by_word.setdefault(name.split(" ", 1)[0], []).append(name)
+            self._names_by_word = (self._names_version, by_word)
+        return by_word
 
     # ── reading ────────────────────────────────────────────────────────
 
