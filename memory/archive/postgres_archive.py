@@ -130,7 +130,7 @@ class PostgresArchive(ConversationArchive):
     ) -> list[tuple[ArchivedMessage, float]]:
         if not terms:
             return []
-        where, params = _window_sql(window)
+        where, params = window.sql("%s")
         query = tsquery(terms, any_term)
         # As in SQLite: a common word's matches are ranked among the newest RANKED only (the
         # matches come from the GIN index, materialized so that the planner cannot walk the
@@ -165,7 +165,7 @@ class PostgresArchive(ConversationArchive):
     def messages(
         self, thread_id: str | None = None, since: float | None = None, until: float | None = None
     ) -> list[ArchivedMessage]:
-        where, params = _window_sql(Window(since, until, thread_id))
+        where, params = Window(since, until, thread_id).sql("%s")
         rows = self._read(
             f"SELECT {_COLUMNS} FROM {_TABLE} WHERE user_id = %s {where} "
             "ORDER BY ts, checkpoint_id, position",
@@ -187,7 +187,7 @@ class PostgresArchive(ConversationArchive):
     def digests(
         self, since: float | None = None, until: float | None = None, terms: Sequence[str] = ()
     ) -> list[Digest]:
-        where, params = _window_sql(Window(since, until), column="last_ts")
+        where, params = Window(since, until).sql("%s", column="last_ts")
         if terms:
             where += " AND terms @@ CAST(%s AS tsquery)"
             params.append(tsquery(terms, False))
@@ -219,18 +219,3 @@ class PostgresArchive(ConversationArchive):
             self.user_id, thread, checkpoint, message_id, role, content, float(ts),
             int(position), digest,
         )  # fmt: skip
-
-
-def _window_sql(window: Window, column: str = "ts") -> tuple[str, list[Any]]:
-    clauses: list[str] = []
-    params: list[Any] = []
-    if window.since is not None:
-        clauses.append(f"AND {column} >= %s")
-        params.append(window.since)
-    if window.until is not None:
-        clauses.append(f"AND {column} < %s")
-        params.append(window.until)
-    if window.thread_id is not None:
-        clauses.append("AND thread_id = %s")
-        params.append(window.thread_id)
-    return " ".join(clauses), params

@@ -75,6 +75,25 @@ class Window:
             return True
         return checkpoint_id in lineage.checkpoint_ids
 
+    def sql(
+        self, placeholder: str, prefix: str = "", column: str = "ts"
+    ) -> tuple[str, list[object]]:
+        """The time and thread bounds as `AND ...` clauses for either archive's SQL (SQLite
+        `?`, PostgreSQL `%s`) on the table aliased `prefix`, with their parameters. The
+        branch (`lineage`) is checked per row with `sees`."""
+        clauses: list[str] = []
+        params: list[object] = []
+        if self.since is not None:
+            clauses.append(f"AND {prefix}{column} >= {placeholder}")
+            params.append(self.since)
+        if self.until is not None:
+            clauses.append(f"AND {prefix}{column} < {placeholder}")
+            params.append(self.until)
+        if self.thread_id is not None:
+            clauses.append(f"AND {prefix}thread_id = {placeholder}")
+            params.append(self.thread_id)
+        return " ".join(clauses), params
+
 
 def parse_day(value: str | None, *, end: bool = False, tz: object = None) -> float | None:
     """A `since`/`until` bound from 'YYYY-MM-DD' or an ISO date-time ('' or None: no bound).

@@ -102,7 +102,7 @@ class SqliteArchive(ConversationArchive):
     ) -> list[tuple[ArchivedMessage, float]]:
         if not terms:
             return []
-        where, params = _window_sql(window, "m.")
+        where, params = window.sql("?", "m.")
         query = fts_query(terms, any_term)
         join = "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
         # A common word matches a large part of the archive, and ranking every match costs
@@ -140,7 +140,7 @@ class SqliteArchive(ConversationArchive):
     def messages(
         self, thread_id: str | None = None, since: float | None = None, until: float | None = None
     ) -> list[ArchivedMessage]:
-        where, params = _window_sql(Window(since, until, thread_id), "")
+        where, params = Window(since, until, thread_id).sql("?")
         sql = (
             f"SELECT {_COLUMNS} FROM messages WHERE 1 {where} ORDER BY ts, checkpoint_id, position"
         )
@@ -166,7 +166,7 @@ class SqliteArchive(ConversationArchive):
     def digests(
         self, since: float | None = None, until: float | None = None, terms: Sequence[str] = ()
     ) -> list[Digest]:
-        where, params = _window_sql(Window(since, until), "d.", column="last_ts")
+        where, params = Window(since, until).sql("?", "d.", column="last_ts")
         if terms:
             sql = (
                 "SELECT d.day, d.text, d.message_count, d.last_ts, d.made_at FROM digests_fts "
@@ -209,18 +209,3 @@ class SqliteArchive(ConversationArchive):
 
 def _prefixed(prefix: str) -> str:
     return ", ".join(prefix + column.strip() for column in _COLUMNS.split(","))
-
-
-def _window_sql(window: Window, prefix: str, column: str = "ts") -> tuple[str, list[Any]]:
-    clauses: list[str] = []
-    params: list[Any] = []
-    if window.since is not None:
-        clauses.append(f"AND {prefix}{column} >= ?")
-        params.append(window.since)
-    if window.until is not None:
-        clauses.append(f"AND {prefix}{column} < ?")
-        params.append(window.until)
-    if window.thread_id is not None:
-        clauses.append(f"AND {prefix}thread_id = ?")
-        params.append(window.thread_id)
-    return " ".join(clauses), params
