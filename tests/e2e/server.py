@@ -10,11 +10,18 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
+
+from tests.e2e.stub_openai import StubOpenAI
 
 PROJECT = Path(__file__).resolve().parents[2]
 APP_PARTS = ["graph", "memory", "prompts", "webapp", "langgraph.json", "pyproject.toml"]
 LANGGRAPH_BIN = Path(sys.executable).with_name("langgraph")
+STARTUP_SECONDS = 120
 
 
 def free_port() -> int:
@@ -93,3 +100,25 @@ class DevServer:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=5)
         self._log.close()
+
+
+def stub_model_env(stub: StubOpenAI) -> dict[str, str]:
+    """The environment that points the app's default model at the local stub server."""
+    return {
+        "OPENAI_BASE_URL": stub.base_url,
+        "OPENAI_API_KEY": "stub",
+        "GULFSTREAM_MODEL": "openai/stub-model",
+    }
+
+
+@contextmanager
+def running_server(app: Path, env: dict[str, str]) -> Iterator[DevServer]:
+    """`langgraph dev` on `app` with `env`, ready (the test fails with the server's log when it
+    is not within STARTUP_SECONDS), stopped afterwards."""
+    dev = DevServer(app, env)
+    try:
+        if not dev.wait_ready(STARTUP_SECONDS):
+            pytest.fail(f"langgraph dev did not become ready:\n{dev.log()[-5000:]}")
+        yield dev
+    finally:
+        dev.stop()

@@ -11,12 +11,11 @@ import pytest
 from langgraph_sdk import get_client
 
 from memory.store_manager import ITEMS_NAMESPACE, namespace_label
-from tests.e2e.server import DevServer, copy_app
+from tests.e2e.server import DevServer, copy_app, running_server, stub_model_env
 from tests.e2e.stub_openai import StubOpenAI
 
 pytestmark = pytest.mark.slow
 
-STARTUP_SECONDS = 120
 FLUSH_SECONDS = 60
 
 
@@ -24,25 +23,16 @@ FLUSH_SECONDS = 60
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     app = copy_app(tmp_path_factory.mktemp("gulfstream-compaction") / "app")
     with StubOpenAI() as stub:
-        dev = DevServer(
-            app,
-            {
-                "OPENAI_BASE_URL": stub.base_url,
-                "OPENAI_API_KEY": "stub",
-                "GULFSTREAM_MODEL": "openai/stub-model",
-                "GULFSTREAM_MEMORY_BACKEND": "store",
-                "GULFSTREAM_CONTEXT_BUDGET_TOKENS": "900",
-                # Batches wait an hour: only the flush before compaction writes them sooner.
-                "GULFSTREAM_WRITE_BATCH_SECONDS": "3600",
-                "GULFSTREAM_EMBEDDINGS": "off",
-            },
-        )
-        try:
-            if not dev.wait_ready(STARTUP_SECONDS):
-                pytest.fail(f"langgraph dev did not become ready:\n{dev.log()[-5000:]}")
+        env = {
+            **stub_model_env(stub),
+            "GULFSTREAM_MEMORY_BACKEND": "store",
+            "GULFSTREAM_CONTEXT_BUDGET_TOKENS": "900",
+            # Batches wait an hour: only the flush before compaction writes them sooner.
+            "GULFSTREAM_WRITE_BATCH_SECONDS": "3600",
+            "GULFSTREAM_EMBEDDINGS": "off",
+        }
+        with running_server(app, env) as dev:
             yield dev
-        finally:
-            dev.stop()
 
 
 async def test_compaction_flushes_the_turns_waiting_in_the_store(server: DevServer) -> None:

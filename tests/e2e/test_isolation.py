@@ -18,9 +18,8 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from tests.e2e.server import DevServer, copy_app
+from tests.e2e.server import DevServer, copy_app, running_server, stub_model_env
 from tests.e2e.stub_openai import NO_MEMORIES_REPLY, StubOpenAI
-from tests.e2e.test_langgraph_dev import STARTUP_SECONDS
 from tests.e2e.test_langgraph_dev import wait_for_writer_runs as wait_for_runs_on_thread
 
 pytestmark = pytest.mark.slow
@@ -88,36 +87,24 @@ def auth_server(
     config["http"] = {**config.get("http", {}), "enable_custom_route_auth": all_keys}
     (app / "langgraph.json").write_text(json.dumps(config))
     tokens = ",".join(f"{token}:{user}" for user, token in TOKENS.items())
-    dev = DevServer(
-        app,
-        {
-            "GULFSTREAM_AUTH_TOKENS": tokens,
-            "GULFSTREAM_MEMORY_BACKEND": "store",
-            "GULFSTREAM_WRITER_THREAD_SECRET": WRITER_SECRET,
-            "GULFSTREAM_WRITE_BATCH_SECONDS": "1",  # a turn's batch is written a second later
-            **env,
-        },
-    )
-    try:
-        if not dev.wait_ready(STARTUP_SECONDS):
-            pytest.fail(f"langgraph dev did not become ready:\n{dev.log()[-5000:]}")
-        yield dev
-    finally:
-        dev.stop()
-
-
-def stub_env(stub: StubOpenAI) -> dict[str, str]:
-    return {
-        "OPENAI_BASE_URL": stub.base_url,
-        "OPENAI_API_KEY": "stub",
-        "GULFSTREAM_MODEL": "openai/stub-model",
+    server_env = {
+        "GULFSTREAM_AUTH_TOKENS": tokens,
+        "GULFSTREAM_MEMORY_BACKEND": "store",
+        "GULFSTREAM_WRITER_THREAD_SECRET": WRITER_SECRET,
+        "GULFSTREAM_WRITE_BATCH_SECONDS": "1",  # a turn's batch is written a second later
+        **env,
     }
+    with running_server(app, server_env) as dev:
+        yield dev
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     app = copy_app(tmp_path_factory.mktemp("gulfstream-auth") / "app")
-    with StubOpenAI() as stub, auth_server(app, "./graph/auth.py:auth", stub_env(stub)) as dev:
+    with (
+        StubOpenAI() as stub,
+        auth_server(app, "./graph/auth.py:auth", stub_model_env(stub)) as dev,
+    ):
         yield dev
 
 
@@ -135,7 +122,9 @@ def server_without_studio_keys(tmp_path_factory: pytest.TempPathFactory) -> Iter
     (app / "auth_letting_studio_in.py").write_text(AUTH_LETTING_STUDIO_IN)
     with (
         StubOpenAI() as stub,
-        auth_server(app, "./auth_letting_studio_in.py:auth", stub_env(stub), all_keys=False) as dev,
+        auth_server(
+            app, "./auth_letting_studio_in.py:auth", stub_model_env(stub), all_keys=False
+        ) as dev,
     ):
         yield dev
 

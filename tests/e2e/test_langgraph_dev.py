@@ -15,12 +15,11 @@ from langgraph_sdk.errors import NotFoundError
 
 from graph.context import DEPLOYMENT_SETTINGS
 from graph.handoff import writer_thread_id
-from tests.e2e.server import DevServer, copy_app
+from tests.e2e.server import DevServer, copy_app, running_server, stub_model_env
 from tests.e2e.stub_openai import NO_MEMORIES_REPLY, StubOpenAI
 
 pytestmark = pytest.mark.slow
 
-STARTUP_SECONDS = 120
 WRITE_SECONDS = 60
 # The module server's GULFSTREAM_WRITE_DELAY_SECONDS: every writer run starts this much later, so
 # a quick burst of turns has several writer runs waiting at once (a deployment setting now; a run
@@ -32,26 +31,17 @@ WRITE_DELAY_SECONDS = 1
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     app = copy_app(tmp_path_factory.mktemp("gulfstream") / "app")
     with StubOpenAI() as stub:
-        dev = DevServer(
-            app,
-            {
-                "OPENAI_BASE_URL": stub.base_url,
-                "OPENAI_API_KEY": "stub",
-                "GULFSTREAM_MODEL": "openai/stub-model",
-                # The deployment path: memories in the server's own store.
-                "GULFSTREAM_MEMORY_BACKEND": "store",
-                "GULFSTREAM_WRITE_DELAY_SECONDS": str(WRITE_DELAY_SECONDS),
-                # An admitted turn's batch is written once its thread was quiet this long.
-                "GULFSTREAM_WRITE_BATCH_SECONDS": str(WRITE_DELAY_SECONDS),
-            },
-        )
-        dev.stub = stub  # type: ignore[attr-defined]  # what the models were asked
-        try:
-            if not dev.wait_ready(STARTUP_SECONDS):
-                pytest.fail(f"langgraph dev did not become ready:\n{dev.log()[-5000:]}")
+        env = {
+            **stub_model_env(stub),
+            # The deployment path: memories in the server's own store.
+            "GULFSTREAM_MEMORY_BACKEND": "store",
+            "GULFSTREAM_WRITE_DELAY_SECONDS": str(WRITE_DELAY_SECONDS),
+            # An admitted turn's batch is written once its thread was quiet this long.
+            "GULFSTREAM_WRITE_BATCH_SECONDS": str(WRITE_DELAY_SECONDS),
+        }
+        with running_server(app, env) as dev:
+            dev.stub = stub  # type: ignore[attr-defined]  # what the models were asked
             yield dev
-        finally:
-            dev.stop()
 
 
 async def chat(
