@@ -8,6 +8,7 @@ it adds no exception handlers.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -70,20 +71,21 @@ class NoCorsForEditor:
         await self.app(scope, receive, send_without_cors)
 
 
-async def index(request: Request) -> Response:
-    try:
-        check_local_host(request)
-    except ApiError as refused:
-        return refused.response()
-    return FileResponse(STATIC_DIR / "index.html", headers=PAGE_HEADERS)
+def _page(file_name: str) -> Callable[[Request], Awaitable[Response]]:
+    """The handler serving one static page, to loopback hosts (or the configured ones) only."""
+
+    async def serve(request: Request) -> Response:
+        try:
+            check_local_host(request)
+        except ApiError as refused:
+            return refused.response()
+        return FileResponse(STATIC_DIR / file_name, headers=PAGE_HEADERS)
+
+    return serve
 
 
-async def conversations_page(request: Request) -> Response:
-    try:
-        check_local_host(request)
-    except ApiError as refused:
-        return refused.response()
-    return FileResponse(STATIC_DIR / "conversations.html", headers=PAGE_HEADERS)
+index = _page("index.html")
+conversations_page = _page("conversations.html")
 
 
 async def to_index(request: Request) -> Response:

@@ -81,20 +81,11 @@ def post_chunked(
             sent += len(piece)
     except (TimeoutError, OSError):
         pass  # the server stopped reading or closed: read what it said
-    answer = b""
     try:
         sock.settimeout(5)
-        while b"\r\n\r\n" not in answer or len(answer) < _expected_length(answer):
-            data = sock.recv(65536)
-            if not data:
-                break
-            answer += data
-    except OSError:
-        pass
+        status, body = _read_answer(sock, OSError)
     finally:
         sock.close()
-    status = int(answer.split()[1]) if answer.startswith(b"HTTP/1.1 ") else None
-    body = answer.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in answer else b""
     return ChunkedAnswer(status, body, sent, time.monotonic() - started)
 
 
@@ -107,18 +98,25 @@ def post_declared(url: str, headers: dict[str, str], length: int) -> ChunkedAnsw
     head += [f"{name}: {value}" for name, value in headers.items()]
     with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
         sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode())
-        answer = b""
-        try:
-            while b"\r\n\r\n" not in answer or len(answer) < _expected_length(answer):
-                data = sock.recv(65536)
-                if not data:
-                    break
-                answer += data
-        except TimeoutError:
-            pass
+        status, body = _read_answer(sock, TimeoutError)
+    return ChunkedAnswer(status, body, 0, time.monotonic() - started)
+
+
+def _read_answer(sock: socket.socket, stops: type[OSError]) -> tuple[int | None, bytes]:
+    """The HTTP answer's status and body, read until its Content-Length (or the close); an
+    error of the `stops` kind ends the reading with what arrived."""
+    answer = b""
+    try:
+        while b"\r\n\r\n" not in answer or len(answer) < _expected_length(answer):
+            data = sock.recv(65536)
+            if not data:
+                break
+            answer += data
+    except stops:
+        pass
     status = int(answer.split()[1]) if answer.startswith(b"HTTP/1.1 ") else None
     body = answer.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in answer else b""
-    return ChunkedAnswer(status, body, 0, time.monotonic() - started)
+    return status, body
 
 
 def _expected_length(answer: bytes) -> int:
