@@ -131,7 +131,7 @@ def search_conversations(user_id: str, text: str, lineage: Lineage | None) -> st
         return "  usage: /search <text>"
     archive = archives.open(archive_spec(), user_id)
     if archive is None:
-        return "  the conversation archive is off (GULFSTREAM_ARCHIVE)"
+        return "  the conversation archive is off (GULFSTREAM_CONVERSATION_ARCHIVE)"
     return render(archive.search(text, Window(lineage=lineage)), SEARCH_BUDGET_CHARS)
 
 
