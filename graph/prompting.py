@@ -17,7 +17,7 @@ from prompts.agent import (
     WEEKDAYS_ZH,
 )
 from prompts.compaction import SUMMARY_BLOCKS
-from prompts.persona import PERSONA, SYSTEM_PROMPTS, TOOL_GUIDANCE
+from prompts import persona
 
 
 def memory_lines(memories: Sequence[dict[str, Any]]) -> str:
@@ -65,17 +65,15 @@ def format_summary(summary: str, language: str) -> str:
 
 def tool_guidance(tools: Sequence[str], language: str) -> str:
     """The prompt's sentences about the bound tools (prompts/persona.py), one line each."""
-    sentences = [TOOL_GUIDANCE[language][name] for name in tools if name in TOOL_GUIDANCE[language]]
+    sentences = [persona.TOOL_GUIDANCE[language][name] for name in tools if name in persona.TOOL_GUIDANCE[language]]
     return "".join("\n" + sentence for sentence in sentences)
 
 
-def not_in_core_context(
-    memories: Sequence[dict[str, Any]], core_context: dict[str, str]
-) -> list[dict[str, Any]]:
-    """The memories the core context's "About the user" does not already state: a fact enters
-    the prompt once."""
-    human = core_context.get("human", "")
-    return [m for m in memories if not (human and str(m.get("description", "")) in human)]
+def human_without(human: str, memories: Sequence[dict[str, Any]]) -> str:
+    """The core context's "About the user" without the facts the memories block shows, so
+    that a fact enters the prompt once (the writer joins the user's facts with "; ")."""
+    shown = {str(memory.get("description", "")).strip() for memory in memories}
+    return "; ".join(part for part in human.split("; ") if part.strip() not in shown)
 
 
 def build_system_prompt(
@@ -95,10 +93,10 @@ def build_system_prompt(
     compacted conversation comes last.
     """
     language = language or resolve_language(context.language)
-    template = context.system_prompt or SYSTEM_PROMPTS[language]
+    template = context.system_prompt or persona.SYSTEM_PROMPTS[language]
     core = dict(core_context or {})
-    persona = core.pop("persona", "").strip() or PERSONA[language]
-    memories = not_in_core_context(memories, core)
+    own_persona = core.pop("persona", "").strip() or persona.PERSONA[language]
+    core["human"] = human_without(core.get("human", ""), memories)
     block = format_core_context(core, language)
     if "{core_context}" not in template:
         template = f"{template}\n\n{{core_context}}" if block else template
@@ -112,7 +110,7 @@ def build_system_prompt(
         .replace("{tools}", tool_guidance(tools, language))
         .replace("{memories}", format_memories(memories, language))
         .replace("{core_context}", block)
-        .replace("{persona}", persona)
+        .replace("{persona}", own_persona)
     )
     summary_block = format_summary(summary, language)
     return f"{prompt}\n\n{summary_block}" if summary_block else prompt

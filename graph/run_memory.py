@@ -26,7 +26,7 @@ from memory.messages import extract_last_turn, preceding_exchange
 from memory.registry import registry
 from memory.turn import Turn
 from memory.writer.consumer import MemoryConsumer
-from prompts.persona import SECTIONS
+from prompts import persona
 
 logger = logging.getLogger(__name__)
 
@@ -164,7 +164,7 @@ def writer_consumer() -> MemoryConsumer:
             model_factory=load_writer_model,
             timeout_seconds=4 * timeout,
             capacity=settings.memory_capacity,
-            sections=SECTIONS,  # the forker's sections, with their kinds
+            sections=persona.SECTIONS,  # the fork's sections, with their kinds
         )
         _consumers.clear()  # settings change only in tests and the demo
         _consumers[settings] = consumer

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memory.core_context import (
+    GOAL_SEED_CHARS,
     HUMAN_SEED_CHARS,
     IDENTITY_SECTIONS,
     thread_task,
@@ -73,15 +74,16 @@ def _local_now() -> datetime:
 class MemoryConsumer:
     """The background memory agent: a ReAct agent over the six memory tools, one turn at a time.
 
-    The model is `llm`, or `model_factory(turn.writer_model)` per turn (loaded lazily: a model
-    that cannot be built fails that turn, never the chat that queued it). `language` applies
-    when the turn's own is "auto" ("auto" here too: the user's language). `sections` replaces the
-    default sections (names, name → hint, or per language a sequence of `MemorySection`, whose
-    profile sections lead the core context's `human`). `persona`, when given, is stored in each
-    user's core context once; without it none is (the app keeps its persona in its prompt).
-    A model that keeps failing is paused by a circuit breaker per model (see `memory.writer.breaker`). With a `capacity` (live memories, 0: no
-    cap), a full store is said so in the system prompt and create_memory refuses; each refused
-    fact is kept in the write trace (op "refused"), never dropped silently.
+    The model is `llm`, or `model_factory(turn.writer_model)` per turn (loaded lazily: a model that
+    cannot be built fails that turn, never the chat that queued it). `language` applies when the
+    turn's own is "auto" ("auto" here too: the user's language). `sections` replaces the default
+    sections (names, name → hint, or per language a sequence of `MemorySection`, whose profile
+    sections lead the core context's `human`). `persona`, when given, is stored in each user's core
+    context once; without it none is (the app keeps its persona in its prompt). A model that keeps
+    failing is paused by a circuit breaker per model (see `memory.writer.breaker`). With a
+    `capacity` (live memories, 0: no cap), a full store is said so in the system prompt and
+    create_memory refuses; each refused fact is kept in the write trace (op "refused"), never
+    dropped silently.
     """
 
     def __init__(
@@ -344,12 +346,13 @@ class MemoryConsumer:
         default reaches every user). The manager decides under its write lock, so a concurrent
         edit in the editor is kept."""
         try:
+            task = thread_task(manager, turn.thread_id)
             manager.seed_core_context(
                 persona=self.persona,
                 human=truncate("; ".join(user_facts(manager, self.profile_sections(language))),
                                HUMAN_SEED_CHARS),
                 thread_id=turn.thread_id or None,
-                goal=thread_task(manager, turn.thread_id),
+                goal=truncate(task, GOAL_SEED_CHARS) if task else None,
             )  # fmt: skip
         except Exception:  # the turn is applied; the block is seeded again next turn
             logger.exception("seeding the core context of %s failed", manager.user_id)
