@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import Field
 
 from graph import nodes, run_memory
 from graph.agent import compile_graph
@@ -39,7 +40,7 @@ MINE = {
 class ToolRecorder(ScriptedModel):
     """A scripted chat model that keeps the names of the tools each call bound."""
 
-    bound: ClassVar[list[list[str]]] = []
+    bound: list[list[str]] = Field(default_factory=list)
 
     def bind_tools(self, tools: Any, **kwargs: Any) -> ToolRecorder:
         self.bound.append([getattr(tool, "name", getattr(tool, "__name__", "")) for tool in tools])
@@ -50,7 +51,6 @@ async def one_turn(monkeypatch: pytest.MonkeyPatch, **settings: Any) -> tuple[st
     """One offline-written turn with a scripted chat model: its system prompt, its bound tools
     and the compiled graph."""
     model = ToolRecorder(messages=iter([AIMessage("Hello.")]))
-    model.bound = []
     monkeypatch.setattr(nodes, "load_chat_model", lambda name, **kw: model)
     with use_settings(write_mode="inline", **settings):
         app = compile_graph(checkpointer=InMemorySaver())
