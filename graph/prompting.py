@@ -9,6 +9,7 @@ from typing import Any
 from graph.context import Context
 from memory.fencing import escape_data
 from memory.language import resolve_language
+from prompts import persona
 from prompts.agent import (
     CORE_CONTEXT_BLOCKS,
     CORE_CONTEXT_LABELS,
@@ -17,7 +18,6 @@ from prompts.agent import (
     WEEKDAYS_ZH,
 )
 from prompts.compaction import SUMMARY_BLOCKS
-from prompts import persona
 
 
 def memory_lines(memories: Sequence[dict[str, Any]]) -> str:
@@ -65,7 +65,11 @@ def format_summary(summary: str, language: str) -> str:
 
 def tool_guidance(tools: Sequence[str], language: str) -> str:
     """The prompt's sentences about the bound tools (prompts/persona.py), one line each."""
-    sentences = [persona.TOOL_GUIDANCE[language][name] for name in tools if name in persona.TOOL_GUIDANCE[language]]
+    sentences = [
+        persona.TOOL_GUIDANCE[language][name]
+        for name in tools
+        if name in persona.TOOL_GUIDANCE[language]
+    ]
     return "".join("\n" + sentence for sentence in sentences)
 
 
