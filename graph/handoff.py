@@ -110,7 +110,7 @@ def ltm_write_sync(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 async def hand_off(
-    state: State, runtime: Runtime[Context], run: RunMemory, lineage: Lineage
+    state: State, runtime: Runtime[Context], run: RunMemory, lineage: Lineage | None
 ) -> dict[str, Any]:
     """Archive the finished turn, score it, and hand it to the deployment's sink; return
     (`inline`: once it is written). A turn the admission scorer skips goes nowhere. The
