@@ -179,3 +179,21 @@ def test_mypy_ignores_missing_imports_of_third_party_modules_only() -> None:
         modules = override["module"]
         for module in [modules] if isinstance(modules, str) else modules:
             assert module.split(".")[0] not in first_party, module
+
+
+def test_the_minimal_preset_of_env_example_names_real_settings_and_turns_features_off() -> None:
+    import dataclasses
+    import re
+
+    from graph.agent import build
+    from graph.tools import chat_tools, tool_names
+
+    text = (Path(__file__).parents[2] / ".env.example").read_text()
+    preset = dict(re.findall(r"^# (GULFSTREAM_[A-Z_]+)=(\S+)", text.split("minimal bot")[1], re.M))
+    known = {f"GULFSTREAM_{f.name.upper()}" for f in dataclasses.fields(Settings)}
+    assert preset and set(preset) <= known, set(preset) - known
+    minimal = Settings.from_env(preset)
+    assert not (minimal.archive_on or minimal.compaction_on or minimal.digests)
+    assert not (minimal.topics or minimal.admission or minimal.consolidate_every_writes)
+    assert "compact" not in build(minimal).nodes
+    assert not {"search_conversations", "memories_about"} & set(tool_names(chat_tools(minimal)))
