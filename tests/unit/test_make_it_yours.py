@@ -197,3 +197,15 @@ def test_the_minimal_preset_of_env_example_names_real_settings_and_turns_feature
     assert not (minimal.topics or minimal.admission or minimal.consolidate_every_writes)
     assert "compact" not in build(minimal).nodes
     assert not {"search_conversations", "memories_about"} & set(tool_names(chat_tools(minimal)))
+
+
+def test_no_unit_test_runs_make() -> None:
+    # `make` from a unit test fails in a checkout without .venv and made `make unit` slow.
+    import ast
+
+    for path in sorted(Path(__file__).parent.glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.List) and node.elts:
+                first = node.elts[0]
+                is_make = isinstance(first, ast.Constant) and first.value == "make"
+                assert not is_make, f"{path.name}:{node.lineno} runs make"

@@ -167,6 +167,7 @@ def test_base_url_alone_reaches_an_openai_compatible_server(
     assert model.openai_api_base == "http://127.0.0.1:9/v1"
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_importing_the_graph_needs_no_key() -> None:
     env = {
         k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "OPENAI_BASE_URL"
