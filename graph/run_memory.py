@@ -136,6 +136,7 @@ def open_run_memory(
     memory.batching = settings.batch_policy()  # the deployment's, for the local queue
     memory.half_life_days = settings.hotness_half_life_days  # the deployment's, like batching
     memory.min_score = settings.min_score
+    memory.retrievers.sections = persona.SECTIONS  # the LLM retriever's examples name them
     configurable = config.get("configurable") or {}
     thread_id = str(configurable.get("thread_id") or "")
     return RunMemory(

@@ -14,6 +14,7 @@ from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.modes import RetrievalMode
 
 if TYPE_CHECKING:
+    from memory.prompts.writer import Sections
     from memory.retrieval.fusion import RecallChannel
     from memory.retrieval.hotness_ranking import HotnessRanking
     from memory.retrieval.hybrid import HybridRetriever
@@ -58,6 +59,8 @@ class Retrievers:
             self.mechanical.fused = FusedRanking(self.semantic)
         self._llm_modes: dict[tuple[RetrievalMode, int], LLMRetriever | HybridRetriever] = {}
         self._topics: TopicTable | None = None
+        # The memory sections the LLM modes' examples name (the app's); None: the examples' own.
+        self.sections: Sections | None = None
 
     @property
     def topics(self) -> TopicTable:
@@ -140,12 +143,12 @@ class Retrievers:
             if mode is RetrievalMode.LLM:
                 retriever = LLMRetriever(
                     self.manager, llm, fallback=self.mechanical,
-                    language=self.language, on_failure=self.on_failure,
+                    language=self.language, on_failure=self.on_failure, sections=self.sections,
                 )  # fmt: skip
             else:
                 retriever = HybridRetriever(
                     self.manager, llm, mechanical=self.mechanical,
-                    language=self.language, on_failure=self.on_failure,
+                    language=self.language, on_failure=self.on_failure, sections=self.sections,
                 )  # fmt: skip
             self._llm_modes = {key: retriever}  # one model at a time: switching replaces it
         return retriever

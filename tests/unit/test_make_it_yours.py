@@ -17,9 +17,10 @@ from graph.agent import compile_graph
 from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.prompting import build_system_prompt
-from graph.settings import Settings, use_settings
+from graph.settings import Settings, get_settings, use_settings
 from memory.factory import open_memory_manager
 from memory.long_term import LongTermMemory
+from memory.registry import registry
 from memory.writer import MemoryConsumer
 from memory.writer.local import local_writer
 from prompts import persona
@@ -77,6 +78,8 @@ async def test_archive_off_binds_no_search_conversations_and_never_names_it(
 async def test_topics_have_a_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     prompt, tools, _ = await one_turn(monkeypatch, topics=False)
     assert "memories_about" not in tools and "memories_about" not in prompt
+    opened = registry.open(get_settings().memory_backend, "ada")  # the run's memory
+    assert opened.retrievers.sections is persona.SECTIONS  # the LLM modes' examples follow them
     assert Settings.from_env({"GULFSTREAM_TOPICS": "off"}).topics is False
 
 
@@ -209,3 +212,23 @@ def test_no_unit_test_runs_make() -> None:
                 first = node.elts[0]
                 is_make = isinstance(first, ast.Constant) and first.value == "make"
                 assert not is_make, f"{path.name}:{node.lineno} runs make"
+
+
+def test_the_llm_retrievers_examples_name_the_configured_sections(tmp_path: Path) -> None:
+    from memory.prompts.retrieval import find_related_memory_prompts
+    from memory.retrieval.llm import LLMRetriever
+    from tests.fakes import ScriptedAnswers
+
+    plain, _ = find_related_memory_prompts("en")
+    assert "(taste, " in plain and "taste themes" in plain  # the examples' own themes
+    manager = open_memory_manager(f"yaml:{tmp_path}/m", "ada")
+    manager.add("The user likes oolong tea.", "likes")
+    model = ScriptedAnswers("[0]")
+    found = LLMRetriever(manager, model, sections=MINE).retrieve("what tea do I like?")
+    assert [m["description"] for m in found] == ["The user likes oolong tea."]
+    system = str(model.calls[0][0].content)
+    assert "(likes, " in system and "likes themes" in system and "(work items, " in system
+    assert "(taste, " not in system and "(project, " not in system
+    assert "(moment, " in system  # no event section configured: the example keeps its own
+    chinese, _ = find_related_memory_prompts("zh", MINE)
+    assert "(爱好, " in chinese and "“爱好”分区" in chinese and "(品味, " not in chinese
