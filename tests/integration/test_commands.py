@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 import graph.cli.demo as demo
+from prompts.persona import section_name
 
 PROJECT = Path(__file__).resolve().parents[2]
+PROFILE = section_name("profile", "en")  # where the offline model files "I work at …"
 
 
 def offline_env(tmp_path: Path) -> dict[str, str]:
@@ -66,7 +68,8 @@ def test_chat_writes_lists_and_forgets(tmp_path: Path) -> None:
     assert "forgot" in out and "User works at Acme" in out
     after_forget = out.split("forgot", 1)[1]
     assert (
-        "User's name is Bob" in after_forget and "[identity] User works at Acme" not in after_forget
+        "User's name is Bob" in after_forget
+        and f"[{PROFILE}] User works at Acme" not in after_forget
     )
     memory_file = (tmp_path / "memory" / "default.yaml").read_text()
     assert "deleted: true" in memory_file  # forgetting is a tombstone, undoable
