@@ -35,20 +35,18 @@ Use what you remember when it helps, and do not pretend to remember what is not 
 在有帮助时运用你记得的内容；没有列出的内容不要假装记得。{tools}""",
 }
 
-# One sentence per chat tool (graph/tools.py), said only when the tool is bound.
+# A sentence for a chat tool (graph/tools.py) the prompt should point out, said only while the
+# tool is bound; a tool without one is known to the model by its docstring alone.
 TOOL_GUIDANCE = {
     "en": {
         "search_memory": "If you need to recall more than what is shown, call the "
         "`search_memory` tool.",
-        "memories_about": "For everything about one person, place or subject of the user's "
-        "life, call `memories_about`.",
         "search_conversations": "To find what was said in earlier conversations (or earlier in "
         "this one), call `search_conversations`, with dates you work out from the current time "
         'for "last Tuesday" or "this week".',
     },
     "zh": {
         "search_memory": "如果需要回忆更多内容，请调用 `search_memory` 工具。",
-        "memories_about": "要了解用户生活中某个人、地点或话题的全部记忆，请调用 `memories_about`。",
         "search_conversations": "要查找以前的对话（或本次对话较早部分）中说过的话，请调用 "
         '`search_conversations`，"上周二""这周"之类的日期请根据当前时间换算后传入。',
     },

@@ -76,8 +76,10 @@ async def test_archive_off_binds_no_search_conversations_and_never_names_it(
 
 
 async def test_topics_have_a_switch(monkeypatch: pytest.MonkeyPatch) -> None:
-    prompt, tools, _ = await one_turn(monkeypatch, topics=False)
-    assert "memories_about" not in tools and "memories_about" not in prompt
+    _, tools, _ = await one_turn(monkeypatch)
+    assert "memories_about" in tools
+    _, tools, _ = await one_turn(monkeypatch, topics=False)
+    assert "memories_about" not in tools
     opened = registry.open(get_settings().memory_backend, "ada")  # the run's memory
     assert opened.retrievers.sections is persona.SECTIONS  # the LLM modes' examples follow them
     assert Settings.from_env({"GULFSTREAM_TOPICS": "off"}).topics is False
