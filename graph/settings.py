@@ -154,8 +154,8 @@ class Settings:
     topics: bool = field(
         default=True,
         metadata={
-            "help": "the chat tool memories_about (a person's, place's or subject's memories); "
-            "off: not bound"
+            "help": "the chat tool memories_about (a person's, place's or subject's memories) "
+            "and retrieval by topic; off: neither"
         },
     )
     hotness_half_life_days: float = field(

@@ -61,6 +61,8 @@ class Retrievers:
         self._topics: TopicTable | None = None
         # The memory sections the LLM modes' examples name (the app's); None: the examples' own.
         self.sections: Sections | None = None
+        # False: a question naming a person or place is ranked like any other (no topic table).
+        self.topic_routing = True
 
     @property
     def topics(self) -> TopicTable:
@@ -125,11 +127,12 @@ class Retrievers:
             _warn_without_llm(mode)
             mode = RetrievalMode.MECHANICAL
         if mode is RetrievalMode.MECHANICAL:
-            from memory.retrieval.topical import named_topic_answer
+            if self.topic_routing:
+                from memory.retrieval.topical import named_topic_answer
 
-            named = named_topic_answer(self.mechanical, self.topics, query, limit, lineage)
-            if named is not None:
-                return named
+                named = named_topic_answer(self.mechanical, self.topics, query, limit, lineage)
+                if named is not None:
+                    return named
             return self.mechanical.retrieve(query, limit, lineage)
         return self._llm_mode(mode, model).retrieve(query, limit, lineage)
 

@@ -83,6 +83,21 @@ async def test_topics_have_a_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     opened = registry.open(get_settings().memory_backend, "ada")  # the run's memory
     assert opened.retrievers.sections is persona.SECTIONS  # the LLM modes' examples follow them
     assert Settings.from_env({"GULFSTREAM_TOPICS": "off"}).topics is False
+    assert opened.retrievers.topic_routing is False  # nor does retrieval route by topic
+
+
+def test_without_topic_routing_a_question_about_someone_is_ranked_like_any_other(
+    tmp_path: Path,
+) -> None:
+    manager = open_memory_manager(f"yaml:{tmp_path}/m", "ada")
+    manager.add("User's mom is recovering from knee surgery", "family")
+    manager.add("妈妈最近在学太极拳", "家人")
+    memory = LongTermMemory(manager, embeddings="off")
+    found = memory.get_related_memory_from("我妈怎么样？", "mechanical")
+    assert len(found) == 2  # the topic "mom" gathers both languages
+    memory.retrievers.topic_routing = False
+    found = memory.get_related_memory_from("我妈怎么样？", "mechanical")
+    assert [m["description"] for m in found] == ["妈妈最近在学太极拳"]  # BM25 alone
 
 
 async def test_compaction_off_leaves_the_compact_node_out(monkeypatch: pytest.MonkeyPatch) -> None:
