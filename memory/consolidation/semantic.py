@@ -47,7 +47,7 @@ def embed(embeddings: Any, texts: Sequence[str]) -> Vectors:
         return np.zeros((0, 1), dtype=np.float32)
     matrix = np.vstack(rows)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms == 0, 1.0, norms)
+    return (matrix / np.where(norms == 0, 1.0, norms)).astype(np.float32)
 
 
 def near_pairs(vectors: Vectors, threshold: float, seed: int = 0) -> dict[tuple[int, int], float]:

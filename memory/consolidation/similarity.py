@@ -87,29 +87,30 @@ def canonical_text(text: str) -> str:
 def markers(text: str) -> frozenset[str]:
     """Numbers, month and weekday names, capitalised names (not the sentence's first word),
     Chinese numerals and negation: two memories that differ in any are distinct facts."""
-    lowered = normalize(text)
+    lowered, canonical = normalize(text), canonical_text(text)
     # A number keeps the Chinese unit after it: "4月9日" and "9月4日" are different dates.
-    found = {number + unit for number, unit in _NUMBER.findall(normalize(canonical_text(text)))}
+    found = {number + unit for number, unit in _NUMBER.findall(normalize(canonical))}
     found.update(m[:3] for m in _MONTH_OR_DAY.findall(lowered))
     found.update(
         m.lower() for m in _CAPITALISED.findall(text.strip()) if m.lower() not in _NOT_NAMES
     )
     found.update(char for char in _ONE_AS_ARTICLE.sub("", text) if char in _CJK_NUMERALS)
     found.update(f"<{p}>" for p in _PRONOUN_EN.findall(lowered))
-    found.update(f"<{p}>" for p in _PRONOUN_ZH.findall(canonical_text(text)))
-    if _NEGATION_EN.search(lowered) or _NEGATION_ZH.search(canonical_text(text)):
+    found.update(f"<{p}>" for p in _PRONOUN_ZH.findall(canonical))
+    if _NEGATION_EN.search(lowered) or _NEGATION_ZH.search(canonical):
         found.add("<not>")
     return frozenset(found)
 
 
 def fingerprint(text: str) -> Fingerprint:
     tokens = set()
-    for token in tokenize(canonical_text(text)):
+    canonical = canonical_text(text)
+    for token in tokenize(canonical):
         token = _SAME_MEANING.get(token, token)
         if token not in _FILLER and token not in _SUBJECT:
             tokens.add(token)
     words = {t for t in tokens if not (len(t) == 1 and _CJK.match(t))}
-    sequence = tuple(_CJK.findall(canonical_text(text)))
+    sequence = tuple(_CJK.findall(canonical))
     return Fingerprint(frozenset(tokens), frozenset(words), markers(text), sequence)
 
 
@@ -122,6 +123,8 @@ def same_order(a: Fingerprint, b: Fingerprint) -> bool:
     shared = set(a.sequence) & set(b.sequence)
     first = [c for c in a.sequence if c in shared]
     second = [c for c in b.sequence if c in shared]
+    if first == second:
+        return True
     return _common_subsequence(first, second) >= CJK_ORDER_AGREEMENT * min(len(first), len(second))
 
 
@@ -163,10 +166,10 @@ def same_fact(
 ) -> bool:
     """Whether two memories say the same thing by their words: the guards, then similar enough
     tokens. A learned synonym swap ("kid" / "child") counts as holding the other's words."""
-    if not compatible(a, b):
+    if a.markers != b.markers:  # the cheap test first: most candidate pairs stop here
         return False
     holds = a.words <= b.words or b.words <= a.words or swap(a, b) in LEARNED_SYNONYMS
-    return jaccard(a.tokens, b.tokens) >= (contained if holds else swapped)
+    return jaccard(a.tokens, b.tokens) >= (contained if holds else swapped) and compatible(a, b)
 
 
 def same_by_meaning(a: Fingerprint, b: Fingerprint, cosine: float, language: str) -> bool:
