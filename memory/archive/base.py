@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from memory.archive.query import Terms, Window, query_terms
 from memory.archive.records import ArchivedMessage, Digest, Hit, SearchResult
@@ -71,6 +71,25 @@ class ConversationArchive(ABC):
     @abstractmethod
     def clear(self) -> None:
         """Remove every message and digest of this user (before a rebuild)."""
+
+    @abstractmethod
+    def erase_messages(self, message_ids: Collection[str]) -> int:
+        """Remove for good every archived copy (all checkpoints) of these messages, text and
+        index; returns how many rows went."""
+
+    @abstractmethod
+    def erase_digests(self, days: Collection[str]) -> int:
+        """Remove the digests of these days for good; returns how many went."""
+
+    @abstractmethod
+    def erase_all(self) -> list[str]:
+        """Remove every message and digest of this user for good (files, rows, free space);
+        returns what was removed, for a report."""
+
+    @abstractmethod
+    def scrub(self) -> bool:
+        """Leave no erased text in the storage's free space or log; False when it could not be
+        done completely (said in the erase report)."""
 
     def close(self) -> None:  # noqa: B027 - most backends hold nothing to release
         """Release connections (the archive can be opened again)."""

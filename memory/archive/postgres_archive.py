@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -208,6 +208,41 @@ class PostgresArchive(ConversationArchive):
             conn.execute(
                 "DELETE FROM gulfstream_archive_digests WHERE user_id = %s", (self.user_id,)
             )
+
+    def erase_messages(self, message_ids: Collection[str]) -> int:
+        wanted = list(dict.fromkeys(message_ids))
+        if not wanted:
+            return 0
+        with self.pool.connection() as conn:
+            cursor = conn.execute(
+                f"DELETE FROM {_TABLE} WHERE user_id = %s AND message_id = ANY(%s)",
+                (self.user_id, wanted),
+            )
+            return int(cursor.rowcount)
+
+    def erase_digests(self, days: Collection[str]) -> int:
+        wanted = list(dict.fromkeys(days))
+        if not wanted:
+            return 0
+        with self.pool.connection() as conn:
+            cursor = conn.execute(
+                "DELETE FROM gulfstream_archive_digests WHERE user_id = %s AND day = ANY(%s)",
+                (self.user_id, wanted),
+            )
+            return int(cursor.rowcount)
+
+    def erase_all(self) -> list[str]:
+        messages, digests = self.count(), len(self.digests())
+        self.clear()
+        return [f"{_TABLE}: {messages} rows", f"gulfstream_archive_digests: {digests} rows"]
+
+    def scrub(self) -> bool:
+        # Deleted rows stay in the table's pages until VACUUM reclaims them (autovacuum does it
+        # later; this does it now). The server's own WAL and backups are the operator's.
+        with self.pool.connection() as conn:
+            for table in (_TABLE, "gulfstream_archive_digests"):
+                conn.execute(f"VACUUM {table}")
+        return True
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
         with self.pool.connection() as conn:

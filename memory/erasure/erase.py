@@ -1,0 +1,255 @@
+"""erase_memory and erase_user: remove for good, from every tier, one memory with everything
+derived from it, or everything of one user; each returns an ErasureReport."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memory.archive.base import ConversationArchive
+from memory.archive.digest import day_bounds, extractive_digest, local_day
+from memory.archive.records import Digest
+from memory.erasure.carriers import carrier_message_ids, item_texts, turn_ids_of
+from memory.erasure.files import erase_plans, erase_snapshots, erase_yaml_copies
+from memory.erasure.report import ErasureReport
+from memory.erasure.rows import (
+    JOURNAL_TABLES,
+    RECALL_TABLES,
+    SUMMARY_TABLES,
+    TRACE_TABLES,
+    Needles,
+    SharedTable,
+    erase_rows,
+    user_rows,
+)
+from memory.erasure.stores import (
+    erase_everything,
+    purge_items,
+    redact_core_context,
+    scrub_backend,
+)
+from memory.errors import MemoryNotFound
+from memory.item import MemoryItem
+from memory.writer.sqlite_file import scrub, scrub_file
+
+if TYPE_CHECKING:
+    from memory.long_term import LongTermMemory
+
+logger = logging.getLogger(__name__)
+
+CHECKPOINTS_NOTE = (
+    "the checkpoints of the threads where it was said still hold it: they are the conversation "
+    "itself and belong to the checkpointer (erase_user(threads=checkpointer), or delete the "
+    "threads with the LangGraph SDK on a server)"
+)
+
+
+def erase_memory(
+    memory: LongTermMemory, memory_id: str, archive: ConversationArchive | None = None
+) -> ErasureReport:
+    """Remove `memory_id` (tombstone or not) and everything derived from it: its versions (the
+    copy-on-write versions that supersede it, or that it supersedes), its history, what other
+    items' histories say of it, its vector, the archived messages carrying it (text and index)
+    and the digests of their days (sealed again without them), its rows in the journal, trace,
+    recall log and topic summaries, and every snapshot of the user (rewritten without it). The
+    files touched are vacuumed and their WAL emptied. MemoryNotFound when no item has that id."""
+    manager = memory.manager
+    items = manager.all_items()
+    if memory_id not in items:
+        raise MemoryNotFound(memory_id)
+    chosen = _versions(items, memory_id)
+    report = ErasureReport(memory.user_id, sorted(chosen))
+    needles = Needles(set(chosen), set(), set())
+    for item in chosen.values():
+        needles.add_texts(item_texts(item))
+        needles.turn_ids |= turn_ids_of(item)
+    if archive is not None:
+        _erase_carriers(archive, chosen.values(), needles, report)
+    memory.recall_log.flush()  # queued recalls of the memory would come back after the erase
+    purge_items(manager, needles, report)
+    redact_core_context(manager, needles, report)
+    _drop_vectors(memory, set(chosen), report)
+    _erase_shared_rows(memory, needles.in_row, report)
+    _erase_side_files(memory, needles, report)
+    scrub_backend(manager, report)
+    report.notes.append(CHECKPOINTS_NOTE)
+    logger.warning("memory %s of user %r erased: %s", memory_id, memory.user_id, report.removed)
+    return report
+
+
+def erase_user(
+    memory: LongTermMemory, archive: ConversationArchive | None = None, threads: Any = None
+) -> ErasureReport:
+    """Remove everything of the memory's user in every tier: the backend's rows or files, the
+    archive, the journal, trace, usage ledger, recall log, topic summaries, snapshots,
+    consolidation plans and set-aside copies; with `threads` (a checkpointer), the user's
+    threads too. Other users' rows and files are left as they are."""
+    report = ErasureReport(memory.user_id)
+    thread_ids = _known_threads(memory, archive)
+    if memory.snapshots is not None:  # a snapshot due after the erase would write one back
+        memory.snapshots.cancel()
+    memory.recall_log.discard()
+    _drop_vectors(memory, None, report)
+    erase_everything(memory.manager, report)
+    if archive is not None:
+        report.count("archive: messages", archive.count())
+        for removed in archive.erase_all():
+            report.file(removed, "removed")
+    _erase_shared_rows(memory, None, report)
+    _erase_side_files(memory, None, report)
+    if threads is not None:
+        _delete_threads(threads, sorted(thread_ids), report)
+    elif thread_ids:
+        report.notes.append(
+            f"{len(thread_ids)} thread(s) of this user keep the conversation in the "
+            "checkpointer: pass threads=<checkpointer> (or delete them with the SDK) to remove them"
+        )
+    logger.warning("every memory of user %r erased: %s", memory.user_id, report.removed)
+    return report
+
+
+# ── the parts ───────────────────────────────────────────────────────────
+
+
+def _versions(items: dict[str, MemoryItem], memory_id: str) -> dict[str, MemoryItem]:
+    """The item and every copy-on-write version linked to it, in either direction."""
+    chosen = {memory_id}
+    while True:
+        linked = {
+            i for i, item in items.items()
+            if item.supersedes in chosen or (i in chosen and item.supersedes in items)
+        } | {items[i].supersedes for i in chosen if items[i].supersedes in items}  # fmt: skip
+        if linked <= chosen:
+            return {i: items[i] for i in sorted(chosen)}
+        chosen |= linked
+
+
+def _erase_carriers(
+    archive: ConversationArchive,
+    items: Iterable[MemoryItem],
+    needles: Needles,
+    report: ErasureReport,
+) -> None:
+    carriers = carrier_message_ids(archive, items)
+    messages = [m for m in archive.messages() if m.message_id in carriers]
+    needles.add_texts(m.content for m in messages)
+    report.count("archive: messages", archive.erase_messages(carriers))
+    days = sorted({local_day(m.timestamp) for m in messages})
+    known = {digest.day: digest for digest in archive.digests()}
+    mentioning = [d for d in known.values() if needles.in_text(d.text)]
+    days = sorted(set(days) | {d.day for d in mentioning})
+    resealed = dropped = 0
+    for day in days:
+        if day not in known:
+            continue
+        start, end = day_bounds(day)
+        left = [m for m in archive.messages(since=start, until=end) if m.role != "tool"]
+        if left:  # sealed again from what is left, offline (a later seal may use the model)
+            digest = Digest(
+                archive.user_id, day, extractive_digest(left), len(left),
+                max(m.timestamp for m in left), known[day].made_at,
+            )  # fmt: skip
+            archive.put_digest(digest)
+            resealed += 1
+        else:
+            dropped += archive.erase_digests([day])
+    report.count("archive: digests sealed again", resealed)
+    report.count("archive: digests", dropped)
+    if not archive.scrub():
+        report.notes.append("the archive's log could not be emptied at once (another reader)")
+
+
+def _drop_vectors(memory: LongTermMemory, ids: set[str] | None, report: ErasureReport) -> None:
+    from memory.retrieval.vector_store import vector_store_for
+
+    store = vector_store_for(memory.manager)
+    if ids is None:
+        ids = {v.memory_id for v in store.load()}
+    if ids:
+        store.drop(ids)
+        report.count("vectors", len(ids))
+    path = getattr(store, "path", None)
+    if isinstance(path, Path) and path != getattr(memory.manager, "path", None):
+        scrub_file(path)
+    close = getattr(store, "close", None)
+    if callable(close):
+        close()
+
+
+def _shared_files(memory: LongTermMemory) -> list[tuple[Path, tuple[SharedTable, ...]]]:
+    from memory.recall_log import RECALL_FILE
+    from memory.topics.summaries import SUMMARIES_FILE
+
+    return [
+        (memory.journal_path, JOURNAL_TABLES),
+        (memory.trace_path, TRACE_TABLES),
+        (memory.data_dir / RECALL_FILE, RECALL_TABLES),
+        (memory.data_dir / SUMMARIES_FILE, SUMMARY_TABLES),
+    ]
+
+
+def _erase_shared_rows(memory: LongTermMemory, match: Any, report: ErasureReport) -> None:
+    for path, tables in _shared_files(memory):
+        removed = erase_rows(path, tables, memory.user_id, match)
+        for place, count in removed.items():
+            report.count(place, count)
+        if path.exists():
+            if not scrub_file(path):
+                report.notes.append(
+                    f"{path}-wal is held by a reader: emptied at its next checkpoint"
+                )
+            report.file(path, "vacuumed")
+
+
+def _erase_side_files(
+    memory: LongTermMemory, needles: Needles | None, report: ErasureReport
+) -> None:
+    from memory.yaml_manager import YamlMemoryManager
+
+    manager = memory.manager
+    folders = {memory.data_dir}
+    if manager.data_dir is not None:
+        folders.add(manager.data_dir)
+    for folder in sorted(folders):
+        erase_snapshots(folder, memory.user_id, needles, report)
+        erase_plans(folder, memory.user_id, needles, report)
+    if needles is not None and isinstance(manager, YamlMemoryManager):
+        erase_yaml_copies(manager.directory, manager.user_id, needles, report)
+
+
+def _known_threads(memory: LongTermMemory, archive: ConversationArchive | None) -> set[str]:
+    """The user's threads as far as memory knows them: the archive's, the journal's and the
+    trace's."""
+    found: set[str] = set()
+    if archive is not None:
+        found |= {m.thread_id for m in archive.messages()}
+    for path, tables in _shared_files(memory)[:2]:
+        for row in user_rows(path, tables, memory.user_id):
+            if "turn" in row:
+                found.add(str(json.loads(row["turn"]).get("thread_id") or ""))
+            found |= {str(row.get(key) or "") for key in ("thread_id", "session_id")}
+    return {thread for thread in found if thread}
+
+
+def _delete_threads(checkpointer: Any, thread_ids: list[str], report: ErasureReport) -> None:
+    """Delete the threads through the checkpointer's own API; a SQLite saver's file is then
+    vacuumed too (its deleted checkpoints would stay in free pages)."""
+    for thread_id in thread_ids:
+        try:
+            checkpointer.delete_thread(thread_id)
+        except Exception as exc:
+            report.notes.append(f"thread {thread_id} could not be deleted: {exc}")
+            continue
+        report.threads_deleted.append(thread_id)
+    report.count("checkpointer: threads", len(report.threads_deleted))
+    conn = getattr(checkpointer, "conn", None)
+    if isinstance(conn, sqlite3.Connection):
+        with getattr(checkpointer, "lock", None) or contextlib.nullcontext():
+            conn.commit()
+            if not scrub(conn):
+                report.notes.append("the checkpointer's WAL is held by a reader")

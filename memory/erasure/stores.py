@@ -1,0 +1,158 @@
+"""Erasing inside the memory backends: one memory's rows (with what other items' histories say
+of it) or every row of a user, and the free space the backend keeps deleted text in."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from memory.core_context import GOAL_PREFIX
+from memory.erasure.files import VECTOR_SIDECAR, erase_yaml_copies
+from memory.erasure.report import ErasureReport
+from memory.erasure.rows import Needles
+from memory.manager import BaseMemoryManager
+from memory.writer.sqlite_file import remove_database, scrub
+
+_SEPARATORS = re.compile(r"(?:\s*;\s*){2,}")
+_SQLITE_USER_TABLES = (
+    "memory_items", "memory_history", "memory_turns", "memory_meta", "memory_core_context",
+    "memory_vectors",
+)  # fmt: skip
+
+
+def purge_items(manager: BaseMemoryManager, needles: Needles, report: ErasureReport) -> None:
+    """Remove the erased items with their history, and redact the entries other items keep of
+    them (a merge keeps the absorbed item's history): one transaction."""
+    redacted = 0
+    with manager.transaction() as tx:
+        for memory_id, item in manager.all_items().items():
+            if memory_id in needles.ids:
+                tx.remove(memory_id)
+                continue
+            history, changed = needles.redact(item.history)
+            if changed:
+                current = tx.get(memory_id)
+                assert current is not None
+                current.history = history
+                tx.put(memory_id, current)
+                redacted += 1
+    manager._document_cache = None  # keyed on a revision; never serve a read from before
+    report.count(f"{manager.backend} store: memories", len(needles.ids))
+    report.count(f"{manager.backend} store: other memories' history redacted", redacted)
+    for memory_id, item in manager.list_items().items():
+        if any(needles.in_text(text) for text in (item.description, item.theme)):
+            report.notes.append(
+                f"memory {memory_id} still says it in its own words ({item.description[:60]!r})"
+                "; erase it too if it should go"
+            )
+
+
+def redact_core_context(
+    manager: BaseMemoryManager, needles: Needles, report: ErasureReport
+) -> None:
+    """Take the erased texts out of the core context block (`human` lists the user's facts;
+    a goal may quote a message): the rest of each part stays as it was."""
+    longest_first = sorted(needles.texts, key=len, reverse=True)
+
+    def without(current: Mapping[str, str]) -> dict[str, str]:
+        changes = {}
+        for key, value in current.items():
+            if key not in ("persona", "human") and not key.startswith(GOAL_PREFIX):
+                continue
+            text = value
+            for needle in longest_first:
+                text = text.replace(needle, "")
+            text = _SEPARATORS.sub("; ", text).strip(" ;")
+            if text != value:
+                changes[key] = text
+        return changes
+
+    before = manager.read_document().core_context
+    after = manager._update_core_context(without)
+    report.count(
+        "core context: parts rewritten",
+        sum(after.get(k) != v for k, v in before.items() if k != "updated_at"),
+    )
+
+
+def scrub_backend(manager: BaseMemoryManager, report: ErasureReport) -> None:
+    """Leave nothing of the deleted rows in the backend's free space, where it has one we reach."""
+    from memory.sqlite_manager import SqliteMemoryManager
+
+    if isinstance(manager, SqliteMemoryManager):
+        if not scrub(manager._conn()):
+            report.notes.append(
+                f"{manager.path}-wal is held by a reader: emptied at its next checkpoint"
+            )
+        report.file(manager.path, "vacuumed")
+
+
+def erase_everything(manager: BaseMemoryManager, report: ErasureReport) -> None:
+    """Every row and file of the user in the backend, nobody else's."""
+    from memory.sqlite_manager import SqliteMemoryManager
+    from memory.store_manager import StoreMemoryManager
+    from memory.yaml_manager import YamlMemoryManager
+
+    report.count(f"{manager.backend} store: memories", len(manager.all_items()))
+    if isinstance(manager, YamlMemoryManager):
+        with manager._write_lock():
+            if manager.path.exists():
+                manager.path.unlink()
+                report.file(manager.path, "removed")
+            manager._cache = manager._parsed = None
+        erase_yaml_copies(manager.directory, manager.user_id, None, report)
+        sidecar = manager.directory / VECTOR_SIDECAR.format(stem=manager.stem)
+        for removed in remove_database(sidecar):
+            report.file(removed, "removed")
+        manager._lock_path.unlink(missing_ok=True)
+    elif isinstance(manager, SqliteMemoryManager):
+        with manager._write_lock():
+            conn = manager._conn()
+            present = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+            for table in _SQLITE_USER_TABLES:
+                if table in present:
+                    conn.execute(f"DELETE FROM {table} WHERE user_id = ?", (manager.user_id,))
+        scrub_backend(manager, report)
+    elif isinstance(manager, StoreMemoryManager):
+        report.count("store: keys", _erase_namespaces(manager))
+    else:  # a backend this module does not know: its own save of an empty document
+        from memory.document import MemoryDocument
+
+        with manager._write_lock():
+            manager._save_all(MemoryDocument())
+    manager._document_cache = None
+
+
+def _erase_namespaces(manager: Any) -> int:
+    """Delete every key of every namespace labelled with the user (items, revision, applied
+    turns, core context, repaired originals, vectors, probes) through the store's own API."""
+    from langgraph.store.base import PutOp
+
+    from memory.store_manager import namespace_label
+
+    store, label = manager.store, namespace_label(manager.user_id)
+    namespaces, offset, page = [], 0, 1000
+    while True:
+        found = store.list_namespaces(limit=page, offset=offset)
+        namespaces += [ns for ns in found if len(ns) >= 2 and ns[1] == label]
+        if len(found) < page:
+            break
+        offset += page
+    erased = 0
+    with manager._write_lock():
+        for namespace in namespaces:
+            keys: list[str] = []
+            read = 0
+            while True:  # deleting while paging would skip keys: read the whole namespace first
+                hits = store.search(namespace, limit=page, offset=read)
+                keys += [hit.key for hit in hits if tuple(hit.namespace) == tuple(namespace)]
+                read += len(hits)
+                if len(hits) < page:
+                    break
+            for start in range(0, len(keys), page):
+                store.batch(
+                    [PutOp(tuple(namespace), key, None) for key in keys[start : start + page]]
+                )
+            erased += len(keys)
+    return erased
