@@ -294,9 +294,7 @@ class LongTermMemory(MemoryUpkeep):
 
     # ── erase (irreversible) ────────────────────────────────────────────
 
-    def erase(
-        self, memory_id: str, *, archive: ConversationArchive | None = None
-    ) -> ErasureReport:
+    def erase(self, memory_id: str, *, archive: ConversationArchive | None = None) -> ErasureReport:
         """Remove one memory for good with everything derived from it (versions, history,
         vector, journal and trace rows, snapshots; with `archive`, the archived messages that
         carried it and the digests of their days). Unlike `delete`, nothing can restore it.

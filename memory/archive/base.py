@@ -6,7 +6,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Sequence
 
 from memory.archive.query import Terms, Window, query_terms
-from memory.archive.records import ArchivedMessage, Digest, Hit, SearchResult
+from memory.archive.records import (
+    ArchivedMessage,
+    Digest,
+    ForgottenRecord,
+    Hit,
+    MessageKey,
+    SearchResult,
+)
 from memory.manager import validate_user_id
 
 DEFAULT_HITS = 3
@@ -73,9 +80,25 @@ class ConversationArchive(ABC):
         """Remove every message and digest of this user (before a rebuild)."""
 
     @abstractmethod
-    def erase_messages(self, message_ids: Collection[str]) -> int:
-        """Remove for good every archived copy (all checkpoints) of these messages, text and
-        index; returns how many rows went."""
+    def forgotten(self) -> dict[str, ForgottenRecord]:
+        """What forgetting each memory hid (`memory.forgetting`), by memory id."""
+
+    @abstractmethod
+    def put_forgotten(self, record: ForgottenRecord) -> None:
+        """Record (or replace) what forgetting one memory hid."""
+
+    @abstractmethod
+    def drop_forgotten(self, memory_id: str) -> ForgottenRecord | None:
+        """Remove the record of one memory and return it (None when there was none)."""
+
+    def hidden_keys(self) -> set[MessageKey]:
+        """The messages hidden because a memory they carried was forgotten."""
+        return {key for record in self.forgotten().values() for key in record.messages}
+
+    @abstractmethod
+    def erase_messages(self, keys: Collection[MessageKey]) -> int:
+        """Remove these archived messages for good, text and index (`ArchivedMessage.ref`
+        keys); returns how many rows went."""
 
     @abstractmethod
     def erase_digests(self, days: Collection[str]) -> int:
@@ -129,16 +152,26 @@ class ConversationArchive(ABC):
         period's daily digests. No model is called."""
         window = window or Window()
         terms = query_terms(query)
+        hidden = self.hidden_keys()
         if terms.broad:
-            return self._broad(query, window, limit)
-        hits = self._hits(terms, window, limit, around)
+            return self._broad(query, window, limit, hidden)
+        hits, withheld = self._hits(terms, window, limit, around, hidden)
         digests = self._visible_digests(window, terms.required)[:1]
-        return SearchResult(query, (*hits, *(_digest_hit(d) for d in digests)))
+        notes = (hidden_note(withheld),) if withheld else ()
+        return SearchResult(query, (*hits, *(_digest_hit(d) for d in digests)), notes)
 
-    def _hits(self, terms: Terms, window: Window, limit: int, around: int) -> list[Hit]:
+    def _hits(
+        self, terms: Terms, window: Window, limit: int, around: int, hidden: set[MessageKey]
+    ) -> tuple[list[Hit], int]:
+        """The hits, and how many matching messages were left out as forgotten."""
         candidates = self.match(terms.required, False, window, limit * OVERFETCH)
         if not candidates and terms.loose:
             candidates = self.match(terms.loose, True, window, limit * OVERFETCH)
+        withheld = sum(1 for m, _ in candidates if m.ref in hidden)
+        candidates = [(m, score) for m, score in candidates if m.ref not in hidden]
+        if not candidates and withheld and terms.loose:  # the loose terms may match the rest
+            loose = self.match(terms.loose, True, window, limit * OVERFETCH)
+            candidates = [(m, score) for m, score in loose if m.ref not in hidden]
         hits: list[Hit] = []
         shown: set[tuple[str, str, str]] = set()
         for message, score in candidates:
@@ -148,7 +181,9 @@ class ConversationArchive(ABC):
             context = [
                 m
                 for m in self.neighbours(message, around * 3, around * 3)
-                if window.sees(m.thread_id, m.checkpoint_id) and (m.thread_id, *m.key) != mark
+                if window.sees(m.thread_id, m.checkpoint_id)
+                and (m.thread_id, *m.key) != mark
+                and m.ref not in hidden
             ]
             before = [m for m in context if _order(m) < _order(message)][-around:]
             after = [m for m in context if _order(m) > _order(message)][:around]
@@ -156,7 +191,7 @@ class ConversationArchive(ABC):
             hits.append(Hit(message.thread_id, message, (*before, *after), score))
             if len(hits) >= limit:
                 break
-        return hits
+        return hits, withheld
 
     def _visible_digests(self, window: Window, terms: Sequence[str] = ()) -> list[Digest]:
         """Digests of the window's days; a day on which the current thread has messages this
@@ -175,17 +210,26 @@ class ConversationArchive(ABC):
                 visible.append(digest)
         return visible
 
-    def _broad(self, query: str, window: Window, limit: int) -> SearchResult:
+    def _broad(
+        self, query: str, window: Window, limit: int, hidden: set[MessageKey]
+    ) -> SearchResult:
         digests = self._visible_digests(window)
         if digests:
             return SearchResult(query, tuple(_digest_hit(d) for d in digests[: limit * 3]))
         recent = [
             m
             for m in self.messages(window.thread_id, window.since, window.until)
-            if window.sees(m.thread_id, m.checkpoint_id) and m.role == "user"
+            if window.sees(m.thread_id, m.checkpoint_id)
+            and m.role == "user"
+            and m.ref not in hidden
         ][-limit * 3 :]
         hits = tuple(Hit(m.thread_id, m) for m in reversed(recent))
         return SearchResult(query, hits, ("no digest covers this period yet: latest messages",))
+
+
+def hidden_note(count: int) -> str:
+    """What a search result says about the matches it left out as forgotten."""
+    return f"{count} matching message(s) hidden: they carried a memory the user asked to forget"
 
 
 def _order(message: ArchivedMessage) -> tuple[float, str, int]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from memory.archive.base import ConversationArchive
 from memory.archive.query import Window, index_text
-from memory.archive.records import ArchivedMessage, Digest
+from memory.archive.records import ArchivedMessage, Digest, ForgottenRecord, MessageKey
 from memory.manager import file_stem
 from memory.writer.sqlite_file import open_wal, remove_database, scrub, write_transaction
 
@@ -45,6 +45,13 @@ CREATE TABLE IF NOT EXISTS digests (
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS digests_fts USING fts5(
     terms, tokenize='unicode61 remove_diacritics 0'
+);
+-- One row per forgotten memory: the messages it hid and its days' digests as they were.
+CREATE TABLE IF NOT EXISTS forgotten (
+    memory_id     TEXT PRIMARY KEY,
+    forgotten_at  REAL NOT NULL,
+    messages      TEXT NOT NULL,
+    digests       TEXT NOT NULL
 );
 """
 RANKED = 2_000  # matches ranked by relevance at most: the newest ones
@@ -184,30 +191,53 @@ class SqliteArchive(ConversationArchive):
     def count(self) -> int:
         return int(self._read("SELECT COUNT(*) FROM messages", ())[0][0])
 
+    def forgotten(self) -> dict[str, ForgottenRecord]:
+        rows = self._read("SELECT memory_id, forgotten_at, messages, digests FROM forgotten", ())
+        return {row[0]: ForgottenRecord.from_json(self.user_id, *row) for row in rows}
+
+    def put_forgotten(self, record: ForgottenRecord) -> None:
+        with write_transaction(self._lock, self._db) as db:
+            db.execute(
+                "INSERT OR REPLACE INTO forgotten VALUES (?, ?, ?, ?)",
+                (record.memory_id, record.forgotten_at, *record.to_json()),
+            )
+
+    def drop_forgotten(self, memory_id: str) -> ForgottenRecord | None:
+        with write_transaction(self._lock, self._db) as db:
+            row = db.execute(
+                "SELECT memory_id, forgotten_at, messages, digests FROM forgotten "
+                "WHERE memory_id = ?",
+                (memory_id,),
+            ).fetchone()
+            db.execute("DELETE FROM forgotten WHERE memory_id = ?", (memory_id,))
+        return ForgottenRecord.from_json(self.user_id, *row) if row else None
+
     def clear(self) -> None:
         with write_transaction(self._lock, self._db) as db:
             db.execute("DELETE FROM messages")
             db.execute("INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')")
             db.execute("DELETE FROM digests")
             db.execute("DELETE FROM digests_fts")
+            db.execute("DELETE FROM forgotten")  # hidden again from the rebuilt rows
 
-    def erase_messages(self, message_ids: Collection[str]) -> int:
-        wanted = list(dict.fromkeys(message_ids))
+    def erase_messages(self, keys: Collection[MessageKey]) -> int:
         erased = 0
         with write_transaction(self._lock, self._db) as db:
-            for message_id in wanted:
-                rows = db.execute(
-                    "SELECT id, content FROM messages WHERE message_id = ?", (message_id,)
-                ).fetchall()
-                for row_id, content in rows:
-                    # A contentless FTS table forgets a row only when told its terms again.
-                    db.execute(
-                        "INSERT INTO messages_fts (messages_fts, rowid, terms) "
-                        "VALUES ('delete', ?, ?)",
-                        (row_id, index_text(content)),
-                    )
-                    db.execute("DELETE FROM messages WHERE id = ?", (row_id,))
-                    erased += 1
+            for thread, checkpoint, message_id, digest in dict.fromkeys(keys):
+                row = db.execute(
+                    "SELECT id, content FROM messages WHERE thread_id = ? AND checkpoint_id = ? "
+                    "AND message_id = ? AND content_hash = ?",
+                    (thread, checkpoint, message_id, digest),
+                ).fetchone()
+                if row is None:
+                    continue
+                # A contentless FTS table forgets a row only when told its terms again.
+                db.execute(
+                    "INSERT INTO messages_fts (messages_fts, rowid, terms) VALUES ('delete', ?, ?)",
+                    (row[0], index_text(row[1])),
+                )
+                db.execute("DELETE FROM messages WHERE id = ?", (row[0],))
+                erased += 1
         return erased
 
     def erase_digests(self, days: Collection[str]) -> int:

@@ -7,14 +7,14 @@ import contextlib
 import json
 import logging
 import sqlite3
-from collections.abc import Iterable
+import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory.archive.base import ConversationArchive
-from memory.archive.digest import day_bounds, extractive_digest, local_day
-from memory.archive.records import Digest
-from memory.erasure.carriers import carrier_message_ids, item_texts, turn_ids_of
+from memory.archive.digest import day_bounds, local_day
+from memory.archive.records import MessageKey
 from memory.erasure.files import erase_plans, erase_snapshots, erase_yaml_copies
 from memory.erasure.report import ErasureReport
 from memory.erasure.rows import (
@@ -34,6 +34,7 @@ from memory.erasure.stores import (
     scrub_backend,
 )
 from memory.errors import MemoryNotFound
+from memory.forgetting import carrying_messages, fingerprint, lineage_of, read_said, reseal
 from memory.item import MemoryItem
 from memory.writer.sqlite_file import scrub, scrub_file
 
@@ -64,12 +65,11 @@ def erase_memory(
         raise MemoryNotFound(memory_id)
     chosen = _versions(items, memory_id)
     report = ErasureReport(memory.user_id, sorted(chosen))
-    needles = Needles(set(chosen), set(), set())
+    needles = Needles(set(chosen))
     for item in chosen.values():
         needles.add_texts(item_texts(item))
-        needles.turn_ids |= turn_ids_of(item)
     if archive is not None:
-        _erase_carriers(archive, chosen.values(), needles, report)
+        _erase_carriers(archive, items, chosen, needles, report)
     memory.recall_log.flush()  # queued recalls of the memory would come back after the erase
     purge_items(manager, needles, report)
     redact_core_context(manager, needles, report)
@@ -116,6 +116,17 @@ def erase_user(
 # ── the parts ───────────────────────────────────────────────────────────
 
 
+def item_texts(item: MemoryItem) -> set[str]:
+    """Every text the item ever held: each version's description and the ones merged into it."""
+    texts = {item.description}
+    for entry in item.history:
+        for key in ("description", "previous_description", "merged_description"):
+            value = entry.get(key)
+            if isinstance(value, str):
+                texts.add(value)
+    return {text for text in texts if text.strip()}
+
+
 def _versions(items: dict[str, MemoryItem], memory_id: str) -> dict[str, MemoryItem]:
     """The item and every copy-on-write version linked to it, in either direction."""
     chosen = {memory_id}
@@ -131,37 +142,60 @@ def _versions(items: dict[str, MemoryItem], memory_id: str) -> dict[str, MemoryI
 
 def _erase_carriers(
     archive: ConversationArchive,
-    items: Iterable[MemoryItem],
+    items: dict[str, MemoryItem],
+    chosen: dict[str, MemoryItem],
     needles: Needles,
     report: ErasureReport,
 ) -> None:
-    carriers = carrier_message_ids(archive, items)
-    messages = [m for m in archive.messages() if m.message_id in carriers]
+    """The archived messages carrying the memory (`memory.forgetting`: its turns, and any
+    message its fingerprint matches, up to now), every copy of them at other checkpoints,
+    the records of what forgetting it hid, and the digests of their days sealed again."""
+    said = read_said(archive)
+    prints = {i: fingerprint(lineage_of(item, items)) for i, item in chosen.items()}
+    keys: set[MessageKey] = set()
+    for item in chosen.values():
+        chain = lineage_of(item, items)
+        keys |= set(
+            carrying_messages(archive, item, ancestors=chain[1:], until=time.time(), messages=said)
+        )
+    carried_ids = {key[2] for key in keys if key[2]}
+    messages = [m for m, _ in said if m.ref in keys or m.message_id in carried_ids]
     needles.add_texts(m.content for m in messages)
-    report.count("archive: messages", archive.erase_messages(carriers))
-    days = sorted({local_day(m.timestamp) for m in messages})
-    known = {digest.day: digest for digest in archive.digests()}
-    mentioning = [d for d in known.values() if needles.in_text(d.text)]
-    days = sorted(set(days) | {d.day for d in mentioning})
-    resealed = dropped = 0
-    for day in days:
-        if day not in known:
-            continue
-        start, end = day_bounds(day)
-        left = [m for m in archive.messages(since=start, until=end) if m.role != "tool"]
-        if left:  # sealed again from what is left, offline (a later seal may use the model)
-            digest = Digest(
-                archive.user_id, day, extractive_digest(left), len(left),
-                max(m.timestamp for m in left), known[day].made_at,
-            )  # fmt: skip
-            archive.put_digest(digest)
-            resealed += 1
-        else:
-            dropped += archive.erase_digests([day])
-    report.count("archive: digests sealed again", resealed)
-    report.count("archive: digests", dropped)
+    report.count("archive: messages", archive.erase_messages([m.ref for m in messages]))
+    _erase_forgotten_records(archive, needles, {m.ref for m in messages}, report)
+    days = {local_day(m.timestamp) for m in messages}
+    days |= {d.day for d in archive.digests() if needles.in_text(d.text)}
+    days |= {d.day for d in archive.digests() for p in prints.values() if p.carries(d.text)}
+    sealed = sorted({d.day for d in archive.digests()} & days)
+    emptied = [day for day in sealed if not _said_on(archive, day)]
+    report.count("archive: digests", archive.erase_digests(emptied))
+    resealed = [day for day in sealed if day not in emptied]
+    reseal(archive, resealed, prints)  # from what is left, offline; leaving out what carries it
+    report.count("archive: digests sealed again", len(resealed))
     if not archive.scrub():
         report.notes.append("the archive's log could not be emptied at once (another reader)")
+
+
+def _said_on(archive: ConversationArchive, day: str) -> bool:
+    start, end = day_bounds(day)
+    return any(m.role in ("user", "assistant") for m in archive.messages(since=start, until=end))
+
+
+def _erase_forgotten_records(
+    archive: ConversationArchive, needles: Needles, erased: set[MessageKey], report: ErasureReport
+) -> None:
+    """Forgetting kept the digests of the memory's days as they were, for a restore: the
+    memory's record goes, and other records lose the erased messages and such digests."""
+    for memory_id, record in archive.forgotten().items():
+        if memory_id in needles.ids:
+            archive.drop_forgotten(memory_id)
+            report.count("archive: forgotten records", 1)
+            continue
+        digests = tuple(d for d in record.digests if not needles.in_text(d.text))
+        messages = tuple(key for key in record.messages if key not in erased)
+        if digests != record.digests or messages != record.messages:
+            archive.put_forgotten(replace(record, messages=messages, digests=digests))
+            report.count("archive: forgotten records rewritten", 1)
 
 
 def _drop_vectors(memory: LongTermMemory, ids: set[str] | None, report: ErasureReport) -> None:

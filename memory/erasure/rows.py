@@ -46,10 +46,9 @@ SUMMARY_TABLES = (SharedTable("topic summaries", "topic_summaries", ("user_id", 
 @dataclass
 class Needles:
     """What marks a stored row as carrying an erased memory: its ids and its texts (every
-    version, and the archived messages that said it); the turns that wrote it find those."""
+    version, and the archived messages that said it)."""
 
     ids: set[str] = field(default_factory=set)
-    turn_ids: set[str] = field(default_factory=set)
     texts: set[str] = field(default_factory=set)
 
     def add_texts(self, texts: Iterable[str]) -> None:

@@ -1,0 +1,260 @@
+"""Forgetting: what carries a forgotten memory is hidden from the agent until it is restored."""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from memory.archive.base import ConversationArchive
+from memory.archive.digest import day_bounds, extractive_digest, local_day
+from memory.archive.records import ArchivedMessage, Digest, ForgottenRecord, MessageKey
+from memory.core_context import HUMAN_SEED_CHARS, truncate, user_facts
+from memory.fingerprint import Fingerprint, redact
+from memory.item import MemoryItem, parse_time
+from memory.manager import BaseMemoryManager
+from memory.tokenize import tokenize
+
+__all__ = [
+    "Fingerprint",
+    "carrying_messages",
+    "forgotten_items",
+    "forgotten_prints",
+    "hide",
+    "reconcile",
+    "redact",
+    "redact_core_context",
+    "unhide",
+]
+
+# A tombstone is a forgotten memory when it was deleted or archived; a merge's tombstone is
+# not: its content lives on in the memory it was merged into.
+FORGETTING_ACTIONS = ("delete", "archived")
+# History entries that wrote the memory's content: their turns carried it.
+WRITING_ACTIONS = ("create", "update", "merge")
+# ── which memories are forgotten ────────────────────────────────────────
+
+
+def is_forgotten(item: MemoryItem) -> bool:
+    """A tombstone made by a delete or an archive (not by a merge)."""
+    if not item.deleted:
+        return False
+    last = next((e for e in reversed(item.history) if e.get("action") != "stale"), {})
+    return last.get("action") in FORGETTING_ACTIONS
+
+
+def forgotten_items(manager: BaseMemoryManager) -> dict[str, MemoryItem]:
+    """The user's forgotten memories by id."""
+    return {i: item for i, item in manager.deleted_items().items() if is_forgotten(item)}
+
+
+def forgotten_at(item: MemoryItem) -> float:
+    """When the memory was forgotten (epoch seconds; now when its history does not say)."""
+    for entry in reversed(item.history):
+        if entry.get("action") in FORGETTING_ACTIONS:
+            moment = parse_time(entry.get("time"))
+            if moment is not None:
+                return moment.timestamp()
+    return time.time()
+
+
+def lineage_of(item: MemoryItem, items: Mapping[str, MemoryItem]) -> list[MemoryItem]:
+    """The item and the ancestors' versions it superseded (copy-on-write), newest first."""
+    chain, seen = [item], set()
+    while chain[-1].supersedes and chain[-1].supersedes not in seen:
+        seen.add(chain[-1].supersedes)
+        older = items.get(chain[-1].supersedes)
+        if older is None:
+            break
+        chain.append(older)
+    return chain
+
+
+def fingerprint(items: Sequence[MemoryItem]) -> Fingerprint:
+    """The fingerprint of everything the memory ever said (every description in its history)."""
+    texts: list[str] = []
+    for item in items:
+        texts.append(item.description)
+        for entry in item.history:
+            texts += [entry[k] for k in ("description", "previous_description") if entry.get(k)]
+    return Fingerprint.of(dict.fromkeys(texts))
+
+
+def _turn_places(items: Sequence[MemoryItem]) -> set[tuple[str, str]]:
+    """(thread, checkpoint) of the turns that wrote the memory's content."""
+    places: set[tuple[str, str]] = set()
+    for item in items:
+        entries = [e for e in item.history if e.get("action") in WRITING_ACTIONS]
+        for entry in [*entries, item.origin]:
+            thread, checkpoint = entry.get("thread_id", ""), entry.get("checkpoint_id", "")
+            if thread and checkpoint:
+                places.add((thread, checkpoint))
+    return places
+
+
+# ── what in the archive carries it ──────────────────────────────────────
+
+
+def carrying_messages(
+    archive: ConversationArchive,
+    item: MemoryItem,
+    *,
+    ancestors: Sequence[MemoryItem] = (),
+    until: float | None = None,
+    messages: Said | None = None,
+) -> list[MessageKey]:
+    """The archived messages that carry a forgotten memory: those of the turns in its history
+    (and in the history of the `ancestors` it superseded), and any message said up to `until`
+    (default: when it was forgotten) that its fingerprint matches (its names, places and
+    numbers). `messages`: `read_said(archive)` already made (one read for many memories).
+    """
+    chain = [item, *ancestors]
+    until = forgotten_at(item) if until is None else until
+    places, print_ = _turn_places(chain), fingerprint(chain)
+    said = read_said(archive) if messages is None else messages
+    return [
+        m.ref
+        for m, terms in said
+        if (m.thread_id, m.checkpoint_id) in places
+        or (m.timestamp <= until and not print_.empty and print_.carried_by(terms))
+    ]
+
+
+Said = Sequence[tuple[ArchivedMessage, frozenset[str]]]
+
+
+def read_said(archive: ConversationArchive) -> list[tuple[ArchivedMessage, frozenset[str]]]:
+    """Every archived message with its index terms, split once for many memories."""
+    return [(m, frozenset(tokenize(m.content))) for m in archive.messages()]
+
+
+def hide(
+    archive: ConversationArchive,
+    memory_id: str,
+    item: MemoryItem,
+    *,
+    ancestors: Sequence[MemoryItem] = (),
+    messages: Said | None = None,
+) -> ForgottenRecord:
+    """Hide what carries a forgotten memory: its messages leave every search and digest, and
+    the digests of their days (and any digest that names it) are sealed again without it; the
+    digests as they were are kept in the record for `unhide`."""
+    said = read_said(archive) if messages is None else messages
+    keys = carrying_messages(archive, item, ancestors=ancestors, messages=said)
+    print_ = fingerprint([item, *ancestors])
+    carried = set(keys)
+    hidden_days = {local_day(m.timestamp) for m, _ in said if m.ref in carried}
+    digests = [
+        d for d in archive.digests()
+        if d.day in hidden_days or (not print_.empty and print_.carries(d.text))
+    ]  # fmt: skip
+    earlier = archive.forgotten().get(memory_id)
+    kept = earlier.digests if earlier is not None else ()
+    record = ForgottenRecord(memory_id, forgotten_at(item), tuple(keys), (*kept, *digests))
+    archive.put_forgotten(record)
+    reseal(archive, [d.day for d in digests], {memory_id: print_})
+    return record
+
+
+def unhide(archive: ConversationArchive, memory_id: str) -> ForgottenRecord | None:
+    """Bring back what forgetting `memory_id` hid: its messages, and each day's digest as it
+    was (sealed again instead when another forgotten memory still hides part of that day)."""
+    record = archive.drop_forgotten(memory_id)
+    if record is None:
+        return None
+    still = archive.hidden_keys()
+    for original in record.digests:
+        start, end = day_bounds(original.day)
+        day = archive.messages(since=start, until=end)
+        if not any(m.ref in still for m in day):
+            archive.put_digest(original)
+        else:
+            reseal(archive, [original.day])
+    return record
+
+
+def reseal(
+    archive: ConversationArchive, days: Iterable[str], prints: Mapping[str, Fingerprint] = {}
+) -> None:
+    """Seal `days` again from their messages that are not hidden (extractive: no model is
+    called on the way to a reply), leaving out any line that still carries `prints`."""
+    hidden = archive.hidden_keys()
+    for day in dict.fromkeys(days):
+        start, end = day_bounds(day)
+        day_messages = [m for m in archive.messages(since=start, until=end)
+                        if m.role in ("user", "assistant")]  # fmt: skip
+        if not day_messages:
+            continue
+        visible = [m for m in day_messages if m.ref not in hidden]
+        text, _ = redact(extractive_digest(visible), prints)
+        last = max(m.timestamp for m in day_messages)  # not due again for what it left out
+        archive.put_digest(Digest(archive.user_id, day, text, len(visible), last, time.time()))
+
+
+# ── the one call that keeps the archive in step with the store ─────────
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """What `reconcile` changed: messages hidden per newly forgotten memory, memories whose
+    messages came back."""
+
+    hidden: dict[str, int] = field(default_factory=dict)
+    restored: tuple[str, ...] = ()
+
+
+def reconcile(manager: BaseMemoryManager, archive: ConversationArchive) -> Reconciled:
+    """Hide what carries each memory forgotten since the last call and bring back what a
+    restored one hid; cheap when nothing changed (a tombstone read and one small table)."""
+    forgotten = forgotten_items(manager)
+    records = archive.forgotten()
+    restored = tuple(sorted(set(records) - set(forgotten)))
+    for memory_id in restored:
+        unhide(archive, memory_id)
+    new = [memory_id for memory_id in forgotten if memory_id not in records]
+    hidden: dict[str, int] = {}
+    if new:
+        said = read_said(archive)  # read and split once for every newly forgotten memory
+        items = manager.all_items()
+        for memory_id in new:
+            chain = lineage_of(forgotten[memory_id], items)
+            record = hide(archive, memory_id, chain[0], ancestors=chain[1:], messages=said)
+            hidden[memory_id] = len(record.messages)
+    if restored:  # `human` was seeded without them after they were forgotten
+        manager.seed_core_context(human=truncate("; ".join(user_facts(manager)), HUMAN_SEED_CHARS))
+    return Reconciled(hidden, restored)
+
+
+# ── derived text: summaries, the core context ──────────────────────────
+
+_prints_cache: weakref.WeakKeyDictionary[BaseMemoryManager, tuple[str, dict[str, Fingerprint]]]
+_prints_cache = weakref.WeakKeyDictionary()
+
+
+def forgotten_prints(manager: BaseMemoryManager) -> dict[str, Fingerprint]:
+    """Each forgotten memory's fingerprint by id, kept until the store changes."""
+    token = manager.change_token()
+    cached = _prints_cache.get(manager)
+    if cached is not None and cached[0] == token:
+        return cached[1]
+    items = manager.all_items()
+    prints = {
+        memory_id: fingerprint(lineage_of(item, items))
+        for memory_id, item in items.items()
+        if is_forgotten(item)
+    }
+    prints = {memory_id: p for memory_id, p in prints.items() if not p.empty}
+    _prints_cache[manager] = (token, prints)
+    return prints
+
+
+def redact_core_context(
+    block: Mapping[str, str], prints: Mapping[str, Fingerprint]
+) -> dict[str, str]:
+    """The core context as a reader sees it, without what carries a forgotten memory (the
+    stored block is left as it is, so a restore brings it back)."""
+    return {
+        key: value if key == "updated_at" else redact(value, prints)[0]
+        for key, value in block.items()
+    }

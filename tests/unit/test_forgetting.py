@@ -1,0 +1,117 @@
+"""memory.forgetting: what carries a forgotten memory leaves the archive's searches and digests,
+and derived text, until the memory is restored."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from memory.archive import ArchivedMessage, DigestSealer, SearchResult, SqliteArchive
+from memory.archive.base import hidden_note
+from memory.branch import Provenance
+from memory.document import Change
+from memory.forgetting import (
+    Fingerprint,
+    carrying_messages,
+    forgotten_prints,
+    reconcile,
+    redact,
+    redact_core_context,
+)
+from memory.yaml_manager import YamlMemoryManager
+
+ADDRESS = "I live in Hangzhou, at 18 Wenyi Road"
+
+
+def _said(archive: SqliteArchive, thread: str, checkpoint: str, *texts: tuple[str, str]) -> None:
+    now = time.time() - 60
+    archive.add([
+        ArchivedMessage(archive.user_id, thread, checkpoint, f"{checkpoint}-{n}", role, text, now,
+                        n)
+        for n, (role, text) in enumerate(texts)
+    ])  # fmt: skip
+
+
+def _messages(result: SearchResult) -> list[str]:
+    return [h.anchor.content for h in result.hits if h.digest is None]
+
+
+def _setup(tmp_path: Path) -> tuple[YamlMemoryManager, SqliteArchive, str]:
+    manager = YamlMemoryManager(tmp_path / "memory", "ada")
+    archive = SqliteArchive(tmp_path / "conversations", "ada")
+    _said(archive, "t1", "c1", ("user", ADDRESS), ("assistant", "Noted."))
+    _said(archive, "t1", "c2", ("user", "I love green tea"), ("assistant", "Tea, lovely."))
+    _said(archive, "t2", "c3", ("user", "The weather in Hangzhou is humid"))
+    _said(archive, "t2", "c4", ("user", "我住在杭州"))
+    where = Provenance("t1", "c1", "t1:c1-0@c1")
+    manager.apply([Change("add", description="User lives in Hangzhou, at 18 Wenyi Road",
+                          theme="identity")], "turn-1", where)  # fmt: skip
+    manager.apply([Change("add", description="User loves green tea", theme="preferences")],
+                  "turn-2", Provenance("t1", "c2", "t1:c2-0@c2"))  # fmt: skip
+    memory_id = next(i for i, m in manager.list_items().items() if "Hangzhou" in m.description)
+    DigestSealer().seal(archive)
+    return manager, archive, memory_id
+
+
+def test_the_messages_of_its_turn_and_those_naming_it_are_the_ones_found(tmp_path: Path) -> None:
+    manager, archive, memory_id = _setup(tmp_path)
+    manager.delete(memory_id, "the user asked to forget it")
+    keys = carrying_messages(archive, manager.get(memory_id, include_deleted=True))
+    texts = {m.content for m in archive.messages() if m.ref in set(keys)}
+    # The turn that told it (its reply too), and what names the place in either language.
+    assert texts == {ADDRESS, "Noted.", "The weather in Hangzhou is humid", "我住在杭州"}
+
+
+def test_forget_hides_from_search_and_digests_and_restore_brings_back(tmp_path: Path) -> None:
+    manager, archive, memory_id = _setup(tmp_path)
+    assert "Wenyi" in archive.digests()[0].text
+    manager.delete(memory_id, "the user asked to forget it")
+    done = reconcile(manager, archive)
+    assert done.hidden == {memory_id: 4}
+    result = archive.search("Wenyi Road")
+    assert _messages(result) == []
+    assert result.notes == (hidden_note(1),)
+    assert archive.search("Hangzhou").notes == (hidden_note(2),)
+    assert _messages(archive.search("green tea")) == ["I love green tea"]
+    digest = archive.digests()[0].text
+    assert "Hangzhou" not in digest and "Wenyi" not in digest and "杭州" not in digest
+    assert "green tea" in digest
+    assert DigestSealer().due_days(archive) == []  # not sealed again with what it hid
+    assert reconcile(manager, archive).hidden == {}  # nothing new: nothing done
+
+    manager.restore(memory_id, "undo")
+    assert reconcile(manager, archive).restored == (memory_id,)
+    assert _messages(archive.search("Wenyi Road")) == [ADDRESS]
+    assert archive.search("Wenyi Road").notes == ()
+    assert "Wenyi" in archive.digests()[0].text
+
+
+def test_a_merge_tombstone_is_not_forgotten(tmp_path: Path) -> None:
+    manager, archive, memory_id = _setup(tmp_path)
+    other = next(i for i in manager.list_items() if i != memory_id)
+    manager.merge(other, memory_id, "User loves green tea and lives in Hangzhou", "identity", "dup")
+    assert reconcile(manager, archive).hidden == {}
+    assert forgotten_prints(manager) == {}
+
+
+def test_derived_text_loses_the_sentences_that_carry_it(tmp_path: Path) -> None:
+    manager, _, memory_id = _setup(tmp_path)
+    manager.delete(memory_id, "forget")
+    prints = forgotten_prints(manager)
+    summary = "- user: I live in Hangzhou, at 18 Wenyi Road\n- user: I love green tea"
+    kept, withheld = redact(summary, prints)
+    assert kept == "- user: I love green tea"
+    assert withheld == [(memory_id, "- user: I live in Hangzhou, at 18 Wenyi Road")]
+    block = {"human": "User lives in Hangzhou, at 18 Wenyi Road; User loves green tea",
+             "persona": "", "goal": "", "updated_at": "x"}  # fmt: skip
+    assert redact_core_context(block, prints)["human"] == "User loves green tea"
+
+
+def test_a_fingerprint_is_not_fooled_by_common_words() -> None:
+    address = Fingerprint.of(["User lives in Hangzhou, at 18 Wenyi Road"])
+    assert not address.carries("Please forget where I live")
+    assert not address.carries("A road trip next week")
+    assert address.carries("18 Wenyi Road")
+    assert Fingerprint.of(["User likes jazz"]).carries("I really like jazz")
+    assert not Fingerprint.of(["User likes jazz"]).carries("I like pizza")
+    assert not Fingerprint.of(["User's mom is a nurse"]).carries("my mom called")
