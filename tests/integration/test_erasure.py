@@ -119,6 +119,28 @@ async def test_erase_leaves_the_text_in_no_file_but_the_threads(deployment: Path
     assert [p for p in files_holding(deployment, ["Mei"]) if "backup" in p]  # snapshot kept
 
 
+async def test_erase_after_forget_also_removes_what_forgetting_kept_for_a_restore(
+    deployment: Path,
+) -> None:
+    from memory.forgetting import reconcile
+
+    place = planted_word()
+    memory = await tell(deployment, "ada", facts_of(place, "Mei"))
+    archive = archives.open(archive_spec(), "ada")
+    assert archive is not None
+    target = memory_about(memory, place)
+    memory.manager.delete(target, "forget where I live")
+    reconcile(memory.manager, archive)  # hidden, and the day's digest kept as it was
+    assert target in archive.forgotten()
+    assert len(files_holding(deployment, [place])) >= 4  # forgotten is not erased
+
+    report = memory.erase(target, archive=archive)
+
+    assert files_holding(deployment, [place, "Wenyi"]) == [THREADS]
+    assert report.removed["archive: forgotten records"] == 1
+    assert archive.forgotten() == {}
+
+
 async def test_erase_of_an_unknown_id_says_so_and_changes_nothing(deployment: Path) -> None:
     memory = await tell(deployment, "ada", facts_of(planted_word(), "Mei"))
     items = dict(memory.manager.all_items())
