@@ -48,6 +48,12 @@ def rewrite_snapshot(path: Path, needles: Needles) -> tuple[int, bool]:
     kept = [row for row in rows if row.get("id") not in needles.ids]
     dropped = len(rows) - len(kept)
     kept = [needles.redact(row)[0] for row in kept]
+    context = header.get("core_context")
+    if isinstance(context, dict):
+        header["core_context"] = {
+            key: needles.strip(value) if isinstance(value, str) and key != "updated_at" else value
+            for key, value in context.items()
+        }
     if not kept:
         path.unlink()
         return dropped, True

@@ -4,6 +4,7 @@ journal, the write trace with its admissions and usage ledger, the recall log, t
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from typing import Any
 from memory.writer.sqlite_file import BUSY_TIMEOUT_MS
 
 ERASED = "[erased]"
+_SEPARATORS = re.compile(r"(?:\s*;\s*){2,}")
 MIN_NEEDLE_CHARS = 6
 MIN_CONTAINED_CHARS = 20  # a stored text this long that a needle contains is a cut copy of it
 
@@ -68,6 +70,15 @@ class Needles:
         if row.get("memory_id") in self.ids:
             return True
         return any(self.in_text(value) for value in strings_in(row))
+
+    def strip(self, text: str) -> str:
+        """`text` without the erased texts in it (the rest kept: `human` lists other facts)."""
+        stripped = text
+        for needle in sorted(self.texts, key=len, reverse=True):
+            stripped = stripped.replace(needle, "")
+        if stripped == text:
+            return text
+        return _SEPARATORS.sub("; ", stripped).strip(" ;")
 
     def redact(self, value: Any) -> tuple[Any, bool]:
         """`value` with every string carrying a needle replaced by ERASED; and whether any was."""

@@ -3,7 +3,6 @@ of it) or every row of a user, and the free space the backend keeps deleted text
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,7 +13,6 @@ from memory.erasure.rows import Needles
 from memory.manager import BaseMemoryManager
 from memory.writer.sqlite_file import remove_database, scrub
 
-_SEPARATORS = re.compile(r"(?:\s*;\s*){2,}")
 _SQLITE_USER_TABLES = (
     "memory_items", "memory_history", "memory_turns", "memory_meta", "memory_core_context",
     "memory_vectors",
@@ -53,20 +51,14 @@ def redact_core_context(
 ) -> None:
     """Take the erased texts out of the core context block (`human` lists the user's facts;
     a goal may quote a message): the rest of each part stays as it was."""
-    longest_first = sorted(needles.texts, key=len, reverse=True)
 
     def without(current: Mapping[str, str]) -> dict[str, str]:
-        changes = {}
-        for key, value in current.items():
-            if key not in ("persona", "human") and not key.startswith(GOAL_PREFIX):
-                continue
-            text = value
-            for needle in longest_first:
-                text = text.replace(needle, "")
-            text = _SEPARATORS.sub("; ", text).strip(" ;")
-            if text != value:
-                changes[key] = text
-        return changes
+        parts = {
+            k: v
+            for k, v in current.items()
+            if k in ("persona", "human") or k.startswith(GOAL_PREFIX)
+        }
+        return {k: needles.strip(v) for k, v in parts.items() if needles.strip(v) != v}
 
     before = manager.read_document().core_context
     after = manager._update_core_context(without)

@@ -226,3 +226,42 @@ def rows_holding(psycopg: Any, needle: str) -> list[str]:
             if count:
                 found.append(f"{table}: {count}")
     return found
+
+
+async def test_make_erase_asks_first_then_erases_one_memory_then_the_user(
+    deployment: Path,
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    place = planted_word()
+    memory = await tell(deployment, "ada", facts_of(place, "Meiling"))
+    target = memory_about(memory, place)
+    settings = get_settings()
+    env = {**os.environ, "GULFSTREAM_MEMORY_BACKEND": settings.memory_backend,
+           "GULFSTREAM_DATA_DIR": settings.data_dir}  # fmt: skip
+
+    def erase(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "graph.cli.erase", "--user", "ada", *args]
+        return subprocess.run(
+            command, env=env, cwd=deployment, capture_output=True, text=True, timeout=120,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    refused = erase("--id", target)
+    assert refused.returncode == 1 and "--yes" in refused.stderr
+    assert files_holding(deployment, [place], skip=(THREADS,))  # nothing was erased
+    unknown = erase("--id", "nope1234", "--yes")
+    assert unknown.returncode == 1 and "nope1234" in unknown.stderr
+
+    one = erase("--id", target, "--yes")
+    assert one.returncode == 0, one.stderr
+    assert "archive: messages" in one.stdout and "checkpoints" in one.stdout, one.stdout
+    assert files_holding(deployment, [place, "Wenyi"]) == [THREADS]
+    assert files_holding(deployment, ["Meiling"], skip=(THREADS,))
+
+    everything = erase("--threads", str(deployment / THREADS), "--yes")
+    assert everything.returncode == 0, everything.stderr
+    assert "threads deleted: ada-1" in everything.stdout
+    assert files_holding(deployment, ["Meiling", place, "Wenyi"]) == []
