@@ -78,7 +78,7 @@ def erase_memory(
     _erase_side_files(memory, needles, report)
     scrub_backend(manager, report)
     report.notes.append(CHECKPOINTS_NOTE)
-    logger.warning("memory %s of user %r erased: %s", memory_id, memory.user_id, report.removed)
+    logger.info("memory %s of user %r erased: %s", memory_id, memory.user_id, report.removed)
     return report
 
 
@@ -109,7 +109,7 @@ def erase_user(
             f"{len(thread_ids)} thread(s) of this user keep the conversation in the "
             "checkpointer: pass threads=<checkpointer> (or delete them with the SDK) to remove them"
         )
-    logger.warning("every memory of user %r erased: %s", memory.user_id, report.removed)
+    logger.info("every memory of user %r erased: %s", memory.user_id, report.removed)
     return report
 
 
