@@ -51,7 +51,7 @@ def rewrite_snapshot(path: Path, needles: Needles) -> tuple[int, bool]:
     context = header.get("core_context")
     if isinstance(context, dict):
         header["core_context"] = {
-            key: needles.strip(value) if isinstance(value, str) and key != "updated_at" else value
+            key: needles.without(value) if isinstance(value, str) and key != "updated_at" else value
             for key, value in context.items()
         }
     if not kept:

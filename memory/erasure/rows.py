@@ -71,7 +71,7 @@ class Needles:
             return True
         return any(self.in_text(value) for value in strings_in(row))
 
-    def strip(self, text: str) -> str:
+    def without(self, text: str) -> str:
         """`text` without the erased texts in it (the rest kept: `human` lists other facts)."""
         stripped = text
         for needle in sorted(self.texts, key=len, reverse=True):

@@ -52,16 +52,16 @@ def redact_core_context(
     """Take the erased texts out of the core context block (`human` lists the user's facts;
     a goal may quote a message): the rest of each part stays as it was."""
 
-    def without(current: Mapping[str, str]) -> dict[str, str]:
+    def changes(current: Mapping[str, str]) -> dict[str, str]:
         parts = {
             k: v
             for k, v in current.items()
             if k in ("persona", "human") or k.startswith(GOAL_PREFIX)
         }
-        return {k: needles.strip(v) for k, v in parts.items() if needles.strip(v) != v}
+        return {k: needles.without(v) for k, v in parts.items() if needles.without(v) != v}
 
     before = manager.read_document().core_context
-    after = manager._update_core_context(without)
+    after = manager._update_core_context(changes)
     report.count(
         "core context: parts rewritten",
         sum(after.get(k) != v for k, v in before.items() if k != "updated_at"),
