@@ -143,3 +143,27 @@ def test_the_running_summary_withholds_and_gives_back(tmp_path: Path) -> None:
     manager.restore(memory_id, "undo")
     back = without_forgotten(rewritten, forgotten_prints(manager))
     assert back is not None and "Wenyi Road" in back["text"] and back["withheld"] == []
+
+
+async def test_a_forget_that_matches_nothing_is_not_done(tmp_path: Path) -> None:
+    from langchain_core.messages import AIMessage
+
+    from memory.long_term import LongTermMemory
+    from memory.writer.trace import UNMATCHED_FORGET
+    from tests.unit.test_writer_tools import call, consume, step
+
+    manager = YamlMemoryManager(tmp_path / "memory", "alice")
+    manager.add("The user lives in Lyon.", "identity")
+    # A model that reads the memories, finds nothing about a shoe size and says "Done."
+    script = [step(call("read_memories")), AIMessage("Done.")]
+    result, _ = await consume(manager, script, text="Please forget my shoe size.")
+    assert result.applied and result.summary == UNMATCHED_FORGET
+    rows = LongTermMemory(manager).trace.for_turn("alice", "turn-1")
+    assert [(r.tool, r.op, r.result) for r in rows] == [("forget", "unmatched", UNMATCHED_FORGET)]
+    assert rows[0].arguments == {"request": "Please forget my shoe size."}
+    # A forget that deleted something is recorded as the delete, with no such row.
+    script = [step(call("read_memories")), step(call("delete_memory", id=1, reason="asked")),
+              AIMessage("Done.")]  # fmt: skip
+    await consume(manager, script, text="Please forget where I live.", turn_id="turn-2")
+    ops = [r.op for r in LongTermMemory(manager).trace.for_turn("alice", "turn-2")]
+    assert ops == ["delete"]
