@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
-from memory.tokenize import tokenize
+from memory.tokenize import normalize, tokenize
 from memory.topics.entities import extract_entities
 from memory.topics.lexicon import PEOPLE
 
@@ -64,9 +65,34 @@ class Fingerprint:
             marks >= 2 or (marks >= 1 and coverage >= MARK_COVERAGE) or (coverage >= WORD_COVERAGE)
         )
 
+    def may_carry(self, text: str) -> bool:
+        """A cheap first look (substrings, no tokenizing): False only when `carries` is False."""
+        lowered = normalize(text)
+        names, marks, words = self._keys
+        if any(all(key in lowered for key in name) for name in names):
+            return True
+        if any(key in lowered for key in marks):
+            return True
+        present = sum(1 for key in words if key in lowered)
+        return bool(words) and present >= WORD_COVERAGE * len(words) - 1e-9
+
+    @cached_property
+    def _keys(self) -> tuple[list[list[str]], list[str], list[str]]:
+        return (
+            [[_key(t) for t in name] for name in self.names],
+            [_key(t) for t in self.marks],
+            [_key(t) for t in self.words],
+        )
+
     @property
     def empty(self) -> bool:
         return not (self.names or self.marks or self.words)
+
+
+def _key(term: str) -> str:
+    """What of an index term is found in the text it came from: the stemmer turns a final y
+    into i ("stories" and "story" → "stori"); everything else it only cuts."""
+    return term[:-1] if len(term) > 1 and term.endswith("i") and term.isascii() else term
 
 
 def _name_terms(form: str) -> list[str]:
@@ -79,7 +105,7 @@ def _name_terms(form: str) -> list[str]:
 def _content_terms(text: str) -> set[str]:
     """English words and Chinese character pairs, the memory's subject ("user") left out."""
     return {
-        t for t in tokenize(text)
+        t for t in tokenize(text.replace("用户", " "))
         if t not in SUBJECT_TERMS and (len(t) > 1 or t.isdigit()) and "用户" not in t
     }  # fmt: skip
 

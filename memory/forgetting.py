@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import math
 import time
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
@@ -9,12 +11,12 @@ from dataclasses import dataclass, field
 
 from memory.archive.base import ConversationArchive
 from memory.archive.digest import day_bounds, extractive_digest, local_day
+from memory.archive.query import Window
 from memory.archive.records import ArchivedMessage, Digest, ForgottenRecord, MessageKey
 from memory.core_context import HUMAN_SEED_CHARS, truncate, user_facts
-from memory.fingerprint import Fingerprint, redact
+from memory.fingerprint import WORD_COVERAGE, Fingerprint, redact
 from memory.item import MemoryItem, parse_time
 from memory.manager import BaseMemoryManager
-from memory.tokenize import tokenize
 
 __all__ = [
     "Fingerprint",
@@ -31,6 +33,10 @@ __all__ = [
 # A tombstone is a forgotten memory when it was deleted or archived; a merge's tombstone is
 # not: its content lives on in the memory it was merged into.
 FORGETTING_ACTIONS = ("delete", "archived")
+# Both archives rank only the newest 2,000 matches of a query: a query that fills this many is
+# answered by reading the messages instead.
+INDEX_WINDOW = 2_000
+MAX_WORD_QUERIES = 64  # index queries for a memory's words; beyond, its messages are all read
 # History entries that wrote the memory's content: their turns carried it.
 WRITING_ACTIONS = ("create", "update", "merge")
 # ── which memories are forgotten ────────────────────────────────────────
@@ -102,31 +108,59 @@ def carrying_messages(
     *,
     ancestors: Sequence[MemoryItem] = (),
     until: float | None = None,
-    messages: Said | None = None,
 ) -> list[MessageKey]:
     """The archived messages that carry a forgotten memory: those of the turns in its history
     (and in the history of the `ancestors` it superseded), and any message said up to `until`
     (default: when it was forgotten) that its fingerprint matches (its names, places and
-    numbers). `messages`: `read_said(archive)` already made (one read for many memories).
-    """
-    chain = [item, *ancestors]
+    numbers, or most of its words). Erase removes these same messages for good."""
     until = forgotten_at(item) if until is None else until
+    return sorted(_carrying(archive, [item, *ancestors], until))
+
+
+def _carrying(
+    archive: ConversationArchive, chain: Sequence[MemoryItem], until: float
+) -> dict[MessageKey, ArchivedMessage]:
     places, print_ = _turn_places(chain), fingerprint(chain)
-    said = read_said(archive) if messages is None else messages
-    return [
-        m.ref
-        for m, terms in said
+    found = {
+        m.ref: m
+        for thread in {thread for thread, _ in places}
+        for m in archive.messages(thread)
         if (m.thread_id, m.checkpoint_id) in places
-        or (m.timestamp <= until and not print_.empty and print_.carried_by(terms))
-    ]
+    }
+    if not print_.empty:
+        candidates = _candidates(archive, print_, until)
+        found.update((m.ref, m) for m in candidates if print_.carries(m.content))
+    return found
 
 
-Said = Sequence[tuple[ArchivedMessage, frozenset[str]]]
+def _candidates(
+    archive: ConversationArchive, print_: Fingerprint, until: float
+) -> list[ArchivedMessage]:
+    """The messages said up to `until` that the archive's index says may carry `print_` (each
+    name; any mark; the share of its words `carries` needs), to be checked one by one; every
+    message up to `until` when a query is too broad for the index's ranked window."""
+    window = Window(until=until + 0.001)
 
+    def every_message() -> list[ArchivedMessage]:
+        return [m for m in archive.messages(until=window.until) if print_.may_carry(m.content)]
 
-def read_said(archive: ConversationArchive) -> list[tuple[ArchivedMessage, frozenset[str]]]:
-    """Every archived message with its index terms, split once for many memories."""
-    return [(m, frozenset(tokenize(m.content))) for m in archive.messages()]
+    queries: list[tuple[Sequence[str], bool]] = [(sorted(name), False) for name in print_.names]
+    if print_.marks:
+        queries.append((sorted(print_.marks), True))
+    words = sorted(print_.words)
+    need = max(1, math.ceil(len(words) * WORD_COVERAGE - 1e-9)) if words else 0
+    subsets = math.comb(len(words), need) if words else 0
+    if subsets <= MAX_WORD_QUERIES:
+        queries += [(combo, False) for combo in itertools.combinations(words, need)]
+    elif words:  # a text with `need` of the words holds one of any len - need + 1 of them
+        queries.append((sorted(words, key=len, reverse=True)[: len(words) - need + 1], True))
+    found: dict[MessageKey, ArchivedMessage] = {}
+    for terms, any_term in queries:
+        rows = archive.match(terms, any_term, window, INDEX_WINDOW)
+        if len(rows) >= INDEX_WINDOW:  # older matches are not ranked: read them all instead
+            return every_message()
+        found.update((m.ref, m) for m, _ in rows)
+    return list(found.values())
 
 
 def hide(
@@ -135,16 +169,14 @@ def hide(
     item: MemoryItem,
     *,
     ancestors: Sequence[MemoryItem] = (),
-    messages: Said | None = None,
 ) -> ForgottenRecord:
     """Hide what carries a forgotten memory: its messages leave every search and digest, and
     the digests of their days (and any digest that names it) are sealed again without it; the
     digests as they were are kept in the record for `unhide`."""
-    said = read_said(archive) if messages is None else messages
-    keys = carrying_messages(archive, item, ancestors=ancestors, messages=said)
+    carried = _carrying(archive, [item, *ancestors], forgotten_at(item))
+    keys = sorted(carried)
     print_ = fingerprint([item, *ancestors])
-    carried = set(keys)
-    hidden_days = {local_day(m.timestamp) for m, _ in said if m.ref in carried}
+    hidden_days = {local_day(m.timestamp) for m in carried.values()}
     digests = [
         d for d in archive.digests()
         if d.day in hidden_days or (not print_.empty and print_.carries(d.text))
@@ -207,20 +239,19 @@ class Reconciled:
 def reconcile(manager: BaseMemoryManager, archive: ConversationArchive) -> Reconciled:
     """Hide what carries each memory forgotten since the last call and bring back what a
     restored one hid; cheap when nothing changed (a tombstone read and one small table)."""
-    forgotten = forgotten_items(manager)
+    items = manager.all_items()
+    forgotten = {memory_id: item for memory_id, item in items.items() if is_forgotten(item)}
     records = archive.forgotten()
-    restored = tuple(sorted(set(records) - set(forgotten)))
+    # A memory removed from the store altogether (erased) stays hidden: only a restore (or a
+    # merge of the restored memory) brings its messages back.
+    restored = tuple(sorted(i for i in records if i in items and i not in forgotten))
     for memory_id in restored:
         unhide(archive, memory_id)
-    new = [memory_id for memory_id in forgotten if memory_id not in records]
     hidden: dict[str, int] = {}
-    if new:
-        said = read_said(archive)  # read and split once for every newly forgotten memory
-        items = manager.all_items()
-        for memory_id in new:
-            chain = lineage_of(forgotten[memory_id], items)
-            record = hide(archive, memory_id, chain[0], ancestors=chain[1:], messages=said)
-            hidden[memory_id] = len(record.messages)
+    for memory_id in [i for i in forgotten if i not in records]:
+        chain = lineage_of(forgotten[memory_id], items)
+        record = hide(archive, memory_id, chain[0], ancestors=chain[1:])
+        hidden[memory_id] = len(record.messages)
     if restored:  # `human` was seeded without them after they were forgotten
         manager.seed_core_context(human=truncate("; ".join(user_facts(manager)), HUMAN_SEED_CHARS))
     return Reconciled(hidden, restored)

@@ -30,6 +30,9 @@ class ConversationArchive(ABC):
 
     def __init__(self, user_id: str) -> None:
         self.user_id = validate_user_id(user_id)
+        self._forgotten_cache: (
+            tuple[object, dict[str, ForgottenRecord], frozenset[MessageKey]] | None
+        ) = None
 
     # ── storage primitives ──────────────────────────────────────────────
 
@@ -80,8 +83,12 @@ class ConversationArchive(ABC):
         """Remove every message and digest of this user (before a rebuild)."""
 
     @abstractmethod
-    def forgotten(self) -> dict[str, ForgottenRecord]:
-        """What forgetting each memory hid (`memory.forgetting`), by memory id."""
+    def _load_forgotten(self) -> dict[str, ForgottenRecord]:
+        """Read every record of what forgetting a memory hid."""
+
+    def _forgotten_signature(self) -> object:
+        """A cheap value that changes whenever the records change (None: always read them)."""
+        return None
 
     @abstractmethod
     def put_forgotten(self, record: ForgottenRecord) -> None:
@@ -91,9 +98,23 @@ class ConversationArchive(ABC):
     def drop_forgotten(self, memory_id: str) -> ForgottenRecord | None:
         """Remove the record of one memory and return it (None when there was none)."""
 
-    def hidden_keys(self) -> set[MessageKey]:
+    def forgotten(self) -> dict[str, ForgottenRecord]:
+        """What forgetting each memory hid (`memory.forgetting`), by memory id; read again only
+        when the records changed (every search and every turn asks). Treat it as read-only."""
+        signature = self._forgotten_signature()
+        cached = self._forgotten_cache
+        if signature is not None and cached is not None and cached[0] == signature:
+            return cached[1]
+        records = self._load_forgotten()
+        keys = frozenset(key for record in records.values() for key in record.messages)
+        self._forgotten_cache = (signature, records, keys)
+        return records
+
+    def hidden_keys(self) -> frozenset[MessageKey]:
         """The messages hidden because a memory they carried was forgotten."""
-        return {key for record in self.forgotten().values() for key in record.messages}
+        self.forgotten()
+        assert self._forgotten_cache is not None
+        return self._forgotten_cache[2]
 
     @abstractmethod
     def erase_messages(self, keys: Collection[MessageKey]) -> int:
@@ -161,7 +182,7 @@ class ConversationArchive(ABC):
         return SearchResult(query, (*hits, *(_digest_hit(d) for d in digests)), notes)
 
     def _hits(
-        self, terms: Terms, window: Window, limit: int, around: int, hidden: set[MessageKey]
+        self, terms: Terms, window: Window, limit: int, around: int, hidden: frozenset[MessageKey]
     ) -> tuple[list[Hit], int]:
         """The hits, and how many matching messages were left out as forgotten."""
         candidates = self.match(terms.required, False, window, limit * OVERFETCH)
@@ -211,7 +232,7 @@ class ConversationArchive(ABC):
         return visible
 
     def _broad(
-        self, query: str, window: Window, limit: int, hidden: set[MessageKey]
+        self, query: str, window: Window, limit: int, hidden: frozenset[MessageKey]
     ) -> SearchResult:
         digests = self._visible_digests(window)
         if digests:

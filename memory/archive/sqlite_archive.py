@@ -191,9 +191,17 @@ class SqliteArchive(ConversationArchive):
     def count(self) -> int:
         return int(self._read("SELECT COUNT(*) FROM messages", ())[0][0])
 
-    def forgotten(self) -> dict[str, ForgottenRecord]:
+    def _load_forgotten(self) -> dict[str, ForgottenRecord]:
         rows = self._read("SELECT memory_id, forgotten_at, messages, digests FROM forgotten", ())
         return {row[0]: ForgottenRecord.from_json(self.user_id, *row) for row in rows}
+
+    def _forgotten_signature(self) -> object:
+        # A row replaced or added gets a new rowid (its times and sizes tell a reused one).
+        sql = (
+            "SELECT COUNT(*), MAX(rowid), TOTAL(forgotten_at), TOTAL(LENGTH(messages)) "
+            "FROM forgotten"
+        )
+        return tuple(self._read(sql, ())[0])
 
     def put_forgotten(self, record: ForgottenRecord) -> None:
         with write_transaction(self._lock, self._db) as db:

@@ -18,6 +18,7 @@ from memory.forgetting import (
     redact,
     redact_core_context,
 )
+from memory.operations import archive as archive_memory
 from memory.yaml_manager import YamlMemoryManager
 
 ADDRESS = "I live in Hangzhou, at 18 Wenyi Road"
@@ -115,3 +116,54 @@ def test_a_fingerprint_is_not_fooled_by_common_words() -> None:
     assert Fingerprint.of(["User likes jazz"]).carries("I really like jazz")
     assert not Fingerprint.of(["User likes jazz"]).carries("I like pizza")
     assert not Fingerprint.of(["User's mom is a nurse"]).carries("my mom called")
+
+
+def test_an_archived_memory_is_forgotten_and_an_erased_one_stays_hidden(tmp_path: Path) -> None:
+    manager, archive, memory_id = _setup(tmp_path)
+    with manager.transaction() as tx:  # what a consolidation pass does to a cold memory
+        archive_memory(tx, memory_id, "cold for 90 days")
+    assert reconcile(manager, archive).hidden == {memory_id: 4}
+    manager.purge(memory_id)  # gone from the store: nothing to restore, nothing comes back
+    assert reconcile(manager, archive).restored == ()
+    assert _messages(archive.search("Wenyi Road")) == []
+
+
+def test_the_running_summary_withholds_and_gives_back(tmp_path: Path) -> None:
+    from graph.summarizer import without_forgotten
+
+    manager, _, memory_id = _setup(tmp_path)
+    state = {"text": "- user: I live in Hangzhou, at 18 Wenyi Road\n- user: I love green tea",
+             "messages": 4}  # fmt: skip
+    assert without_forgotten(state, forgotten_prints(manager)) is None  # nothing forgotten
+    manager.delete(memory_id, "forget")
+    rewritten = without_forgotten(state, forgotten_prints(manager))
+    assert rewritten is not None and rewritten["text"] == "- user: I love green tea"
+    assert rewritten["withheld"] == [[memory_id, "- user: I live in Hangzhou, at 18 Wenyi Road"]]
+    assert without_forgotten(rewritten, forgotten_prints(manager)) is None  # stable
+    manager.restore(memory_id, "undo")
+    back = without_forgotten(rewritten, forgotten_prints(manager))
+    assert back is not None and "Wenyi Road" in back["text"] and back["withheld"] == []
+
+
+async def test_a_forget_that_matches_nothing_is_not_done(tmp_path: Path) -> None:
+    from langchain_core.messages import AIMessage
+
+    from memory.long_term import LongTermMemory
+    from memory.writer.trace import UNMATCHED_FORGET
+    from tests.unit.test_writer_tools import call, consume, step
+
+    manager = YamlMemoryManager(tmp_path / "memory", "alice")
+    manager.add("The user lives in Lyon.", "identity")
+    # A model that reads the memories, finds nothing about a shoe size and says "Done."
+    script = [step(call("read_memories")), AIMessage("Done.")]
+    result, _ = await consume(manager, script, text="Please forget my shoe size.")
+    assert result.applied and result.summary == UNMATCHED_FORGET
+    rows = LongTermMemory(manager).trace.for_turn("alice", "turn-1")
+    assert [(r.tool, r.op, r.result) for r in rows] == [("forget", "unmatched", UNMATCHED_FORGET)]
+    assert rows[0].arguments == {"request": "Please forget my shoe size."}
+    # A forget that deleted something is recorded as the delete, with no such row.
+    script = [step(call("read_memories")), step(call("delete_memory", id=1, reason="asked")),
+              AIMessage("Done.")]  # fmt: skip
+    await consume(manager, script, text="Please forget where I live.", turn_id="turn-2")
+    ops = [r.op for r in LongTermMemory(manager).trace.for_turn("alice", "turn-2")]
+    assert ops == ["delete"]
