@@ -34,7 +34,7 @@ from memory.erasure.stores import (
     scrub_backend,
 )
 from memory.errors import MemoryNotFound
-from memory.forgetting import carrying_messages, fingerprint, lineage_of, read_said, reseal
+from memory.forgetting import carrying_messages, fingerprint, lineage_of, reseal
 from memory.item import MemoryItem
 from memory.writer.sqlite_file import scrub, scrub_file
 
@@ -150,16 +150,14 @@ def _erase_carriers(
     """The archived messages carrying the memory (`memory.forgetting`: its turns, and any
     message its fingerprint matches, up to now), every copy of them at other checkpoints,
     the records of what forgetting it hid, and the digests of their days sealed again."""
-    said = read_said(archive)
+    said = archive.messages()
     prints = {i: fingerprint(lineage_of(item, items)) for i, item in chosen.items()}
     keys: set[MessageKey] = set()
     for item in chosen.values():
         chain = lineage_of(item, items)
-        keys |= set(
-            carrying_messages(archive, item, ancestors=chain[1:], until=time.time(), messages=said)
-        )
+        keys |= set(carrying_messages(archive, item, ancestors=chain[1:], until=time.time()))
     carried_ids = {key[2] for key in keys if key[2]}
-    messages = [m for m, _ in said if m.ref in keys or m.message_id in carried_ids]
+    messages = [m for m in said if m.ref in keys or m.message_id in carried_ids]
     needles.add_texts(m.content for m in messages)
     report.count("archive: messages", archive.erase_messages([m.ref for m in messages]))
     _erase_forgotten_records(archive, needles, {m.ref for m in messages}, report)
