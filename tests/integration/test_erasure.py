@@ -5,6 +5,7 @@ then `erase(id)` / `erase_user()`, then a byte scan of every file the deployment
 from __future__ import annotations
 
 import gzip
+import json
 import random
 import string
 from collections.abc import Iterator
@@ -265,3 +266,42 @@ async def test_make_erase_asks_first_then_erases_one_memory_then_the_user(
     assert everything.returncode == 0, everything.stderr
     assert "threads deleted: ada-1" in everything.stdout
     assert files_holding(deployment, ["Meiling", place, "Wenyi"]) == []
+
+
+def test_erase_and_erase_user_on_every_backend_keep_the_other_user(
+    open_manager: Any, unique_user: str, tmp_path: Path
+) -> None:
+    """YAML, SQLite and the LangGraph stores (in memory, SQLite, PostgreSQL): erase takes one
+    memory with its vector and history; erase_user takes every key of the user, none of
+    another's, and a snapshot does not bring anything back."""
+    from memory.retrieval.vector_store import vector_store_for
+    from memory.snapshot import restore_if_empty
+
+    other_user = f"{unique_user}.other"  # a "." in the id: a namespace label of its own
+    manager, other = open_manager(unique_user), open_manager(other_user)
+    first = manager.add("Lives in Tromso", "home")
+    second = manager.add("Has a cat named Miso", "pets")
+    merged = manager.add("Knows Tromso well", "home")
+    manager.merge(second, first, "Has a cat named Miso", "pets", "one card")  # keeps its history
+    manager.set_core_context(human="Lives in Tromso; Has a cat named Miso")
+    other.add("Lives in Tromso too", "home")
+    memory = LongTermMemory(manager, embeddings="off", data_dir=tmp_path / "data")
+    assert "Lives in Tromso" in json.dumps(manager.get(second).to_dict())
+
+    report = memory.erase(first)
+
+    assert set(manager.all_items()) == {second, merged}
+    history = json.dumps([manager.get(i, True).to_dict() for i in (second, merged)])
+    assert "Lives in Tromso" not in history
+    assert "Tromso" not in manager.get_core_context().get("human", "")
+    assert report.removed[f"{manager.backend} store: memories"] == 1
+
+    vector_store_for(manager).put([])  # the vectors' place exists for every backend
+    memory.erase_user()
+
+    fresh = open_manager(unique_user)
+    assert fresh.all_items() == {} and fresh.get_core_context() == {}
+    assert not restore_if_empty(fresh)
+    assert [i.description for i in open_manager(other_user).list_items().values()] == [
+        "Lives in Tromso too"
+    ]
