@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
+import sys
 import unicodedata
 import uuid
 from collections.abc import Awaitable, Callable
@@ -379,10 +380,17 @@ async def erase_memory(request: Request, memory: LongTermMemory) -> Response:
 @api
 async def erase_user(request: Request, memory: LongTermMemory) -> Response:
     """Delete everything of the signed-in (or local) user (`LongTermMemory.erase_user`), never
-    another's. The threads stay in the server's checkpointer (the report says so)."""
+    another's; under the LangGraph server their threads too (those their archive and journal
+    name). The editor alone has no checkpointer: the report then says the threads stay."""
     _confirmed(await read_json_object(request, {"confirm"}), memory.user_id)
     archive = await _run(_archive_of, memory.user_id)
-    report = await _run(functools.partial(memory.erase_user, archive=archive))
+    threads = None
+    if "langgraph_api" in sys.modules:  # mounted on the server: its threads are its own
+        from webapp.server_store import ServerThreads
+
+        threads = ServerThreads(asyncio.get_running_loop())
+    erase = functools.partial(memory.erase_user, archive=archive, threads=threads)
+    report = await _run(erase)
     return JSONResponse({**report.to_dict(), "revision": await _revision(memory.manager)})
 
 

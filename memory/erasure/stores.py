@@ -117,34 +117,39 @@ def erase_everything(manager: BaseMemoryManager, report: ErasureReport) -> None:
 
 
 def _erase_namespaces(manager: Any) -> int:
-    """Delete every key of every namespace labelled with the user (items, revision, applied
-    turns, core context, repaired originals, vectors, probes) through the store's own API."""
+    """Delete every key under the user's namespaces of every kind this code writes (items,
+    revision and core context, applied turns, repaired originals, vectors, self-check probes)
+    through the store's own search and delete: no other namespace is touched, and a store that
+    cannot list namespaces (the server's, through the SDK) works the same."""
     from langgraph.store.base import PutOp
 
-    from memory.store_manager import namespace_label
+    from memory.retrieval.vector_store import VECTORS_NAMESPACE
+    from memory.store_manager import (
+        BACKUP_NAMESPACE,
+        ITEMS_NAMESPACE,
+        META_NAMESPACE,
+        TURNS_NAMESPACE,
+        namespace_label,
+    )
 
-    store, label = manager.store, namespace_label(manager.user_id)
-    namespaces, offset, page = [], 0, 1000
-    while True:
-        found = store.list_namespaces(limit=page, offset=offset)
-        namespaces += [ns for ns in found if len(ns) >= 2 and ns[1] == label]
-        if len(found) < page:
-            break
-        offset += page
+    store, label, page = manager.store, namespace_label(manager.user_id), 1000
+    kinds = (ITEMS_NAMESPACE, META_NAMESPACE, TURNS_NAMESPACE, BACKUP_NAMESPACE, VECTORS_NAMESPACE)
     erased = 0
     with manager._write_lock():
-        for namespace in namespaces:
-            keys: list[str] = []
+        for kind in kinds:
+            found: list[tuple[tuple[str, ...], str]] = []
             read = 0
             while True:  # deleting while paging would skip keys: read the whole namespace first
-                hits = store.search(namespace, limit=page, offset=read)
-                keys += [hit.key for hit in hits if tuple(hit.namespace) == tuple(namespace)]
+                hits = store.search((kind, label), limit=page, offset=read)
+                found += [
+                    (tuple(h.namespace), h.key)
+                    for h in hits
+                    if tuple(h.namespace)[:2] == (kind, label)
+                ]
                 read += len(hits)
                 if len(hits) < page:
                     break
-            for start in range(0, len(keys), page):
-                store.batch(
-                    [PutOp(tuple(namespace), key, None) for key in keys[start : start + page]]
-                )
-            erased += len(keys)
+            for start in range(0, len(found), page):
+                store.batch([PutOp(ns, key, None) for ns, key in found[start : start + page]])
+            erased += len(found)
     return erased
