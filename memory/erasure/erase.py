@@ -200,12 +200,14 @@ def _drop_vectors(memory: LongTermMemory, ids: set[str] | None, report: ErasureR
     from memory.retrieval.vector_store import vector_store_for
 
     store = vector_store_for(memory.manager)
-    if ids is None:
-        ids = {v.memory_id for v in store.load()}
+    path = getattr(store, "path", None)
+    if isinstance(path, Path) and not path.exists():
+        return  # never embedded: opening it would make the file
+    stored = {v.memory_id for v in store.load()}
+    ids = stored if ids is None else ids & stored
     if ids:
         store.drop(ids)
         report.count("vectors", len(ids))
-    path = getattr(store, "path", None)
     if isinstance(path, Path) and path != getattr(memory.manager, "path", None):
         scrub_file(path)
     close = getattr(store, "close", None)
