@@ -49,6 +49,8 @@ CHECKPOINTS_NOTE = (
     "threads with the LangGraph SDK on a server)"
 )
 
+NO_ARCHIVE_NOTE = "no conversation archive was given: archived messages were not looked at"
+
 
 def erase_memory(
     memory: LongTermMemory, memory_id: str, archive: ConversationArchive | None = None
@@ -60,6 +62,7 @@ def erase_memory(
     recall log and topic summaries, and every snapshot of the user (rewritten without it). The
     files touched are vacuumed and their WAL emptied. MemoryNotFound when no item has that id."""
     manager = memory.manager
+    manager._check_writable()  # a store that refuses writes refuses before anything is removed
     items = manager.all_items()
     if memory_id not in items:
         raise MemoryNotFound(memory_id)
@@ -70,6 +73,8 @@ def erase_memory(
         needles.add_texts(item_texts(item))
     if archive is not None:
         _erase_carriers(archive, items, chosen, needles, report)
+    else:
+        report.notes.append(NO_ARCHIVE_NOTE)
     memory.recall_log.flush()  # queued recalls of the memory would come back after the erase
     purge_items(manager, needles, report)
     redact_core_context(manager, needles, report)
@@ -89,6 +94,7 @@ def erase_user(
     archive, the journal, trace, usage ledger, recall log, topic summaries, snapshots,
     consolidation plans and set-aside copies; with `threads` (a checkpointer), the user's
     threads too. Other users' rows and files are left as they are."""
+    memory.manager._check_writable()
     report = ErasureReport(memory.user_id)
     thread_ids = _known_threads(memory, archive)
     if memory.snapshots is not None:  # a snapshot due after the erase would write one back
@@ -100,6 +106,8 @@ def erase_user(
         report.count("archive: messages", archive.count())
         for removed in archive.erase_all():
             report.file(removed, "removed")
+    else:
+        report.notes.append(NO_ARCHIVE_NOTE)
     _erase_shared_rows(memory, None, report)
     _erase_side_files(memory, None, report)
     if threads is not None:
