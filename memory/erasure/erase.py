@@ -3,10 +3,7 @@ derived from it, or everything of one user; each returns an ErasureReport."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
-import sqlite3
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -25,7 +22,6 @@ from memory.erasure.rows import (
     Needles,
     SharedTable,
     erase_rows,
-    user_rows,
 )
 from memory.erasure.stores import (
     erase_everything,
@@ -33,10 +29,11 @@ from memory.erasure.stores import (
     redact_core_context,
     scrub_backend,
 )
+from memory.erasure.threads import delete_threads, known_threads
 from memory.errors import MemoryNotFound
 from memory.forgetting import carrying_messages, fingerprint, lineage_of, reseal
 from memory.item import MemoryItem
-from memory.writer.sqlite_file import scrub, scrub_file
+from memory.writer.sqlite_file import scrub_file
 
 if TYPE_CHECKING:
     from memory.long_term import LongTermMemory
@@ -96,7 +93,7 @@ def erase_user(
     threads too. Other users' rows and files are left as they are."""
     memory.manager._check_writable()
     report = ErasureReport(memory.user_id)
-    thread_ids = _known_threads(memory, archive)
+    thread_ids = known_threads(memory.user_id, archive, _shared_files(memory)[:2])
     if memory.snapshots is not None:  # a snapshot due after the erase would write one back
         memory.snapshots.cancel()
     memory.recall_log.discard()
@@ -111,7 +108,7 @@ def erase_user(
     _erase_shared_rows(memory, None, report)
     _erase_side_files(memory, None, report)
     if threads is not None:
-        _delete_threads(threads, sorted(thread_ids), report)
+        delete_threads(threads, sorted(thread_ids), report)
     elif thread_ids:
         report.notes.append(
             f"{len(thread_ids)} thread(s) of this user keep the conversation in the "
@@ -262,36 +259,10 @@ def _erase_side_files(
         erase_plans(folder, memory.user_id, needles, report)
     if needles is not None and isinstance(manager, YamlMemoryManager):
         erase_yaml_copies(manager.directory, manager.user_id, needles, report)
-
-
-def _known_threads(memory: LongTermMemory, archive: ConversationArchive | None) -> set[str]:
-    """The user's threads as far as memory knows them: the archive's, the journal's and the
-    trace's."""
-    found: set[str] = set()
-    if archive is not None:
-        found |= {m.thread_id for m in archive.messages()}
-    for path, tables in _shared_files(memory)[:2]:
-        for row in user_rows(path, tables, memory.user_id):
-            if "turn" in row:
-                found.add(str(json.loads(row["turn"]).get("thread_id") or ""))
-            found |= {str(row.get(key) or "") for key in ("thread_id", "session_id")}
-    return {thread for thread in found if thread}
-
-
-def _delete_threads(checkpointer: Any, thread_ids: list[str], report: ErasureReport) -> None:
-    """Delete the threads through the checkpointer's own API; a SQLite saver's file is then
-    vacuumed too (its deleted checkpoints would stay in free pages)."""
-    for thread_id in thread_ids:
-        try:
-            checkpointer.delete_thread(thread_id)
-        except Exception as exc:
-            report.notes.append(f"thread {thread_id} could not be deleted: {exc}")
-            continue
-        report.threads_deleted.append(thread_id)
-    report.count("checkpointer: threads", len(report.threads_deleted))
-    conn = getattr(checkpointer, "conn", None)
-    if isinstance(conn, sqlite3.Connection):
-        with getattr(checkpointer, "lock", None) or contextlib.nullcontext():
-            conn.commit()
-            if not scrub(conn):
-                report.notes.append("the checkpointer's WAL is held by a reader")
+    journal = memory.journal_path
+    damaged = sorted(journal.parent.glob(f"{journal.name}.damaged-*"))
+    if damaged:  # a damaged file is not edited; it holds every user's turns of its time
+        report.notes.append(
+            f"{len(damaged)} damaged journal file(s) set aside by a recovery ({damaged[0]}...) "
+            "may still hold it: delete them once the recovery is acknowledged"
+        )
