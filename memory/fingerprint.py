@@ -129,3 +129,14 @@ def redact(text: str, prints: Mapping[str, Fingerprint]) -> tuple[str, list[tupl
         return text, []
     joiner = "\n" if "\n" in text else " "
     return joiner.join(kept), withheld
+
+
+def redact_core_context(
+    block: Mapping[str, str], prints: Mapping[str, Fingerprint]
+) -> dict[str, str]:
+    """The core context as a reader sees it, without what carries a forgotten memory (the
+    stored block is left as it is, so a restore brings it back)."""
+    return {
+        key: value if key == "updated_at" else redact(value, prints)[0]
+        for key, value in block.items()
+    }

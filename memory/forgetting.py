@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 import time
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
@@ -14,7 +15,7 @@ from memory.archive.digest import day_bounds, extractive_digest, local_day
 from memory.archive.query import Window
 from memory.archive.records import ArchivedMessage, Digest, ForgottenRecord, MessageKey
 from memory.core_context import HUMAN_SEED_CHARS, truncate, user_facts
-from memory.fingerprint import WORD_COVERAGE, Fingerprint, redact
+from memory.fingerprint import WORD_COVERAGE, Fingerprint, redact, redact_core_context
 from memory.item import MemoryItem, parse_time
 from memory.manager import BaseMemoryManager
 
@@ -39,6 +40,8 @@ INDEX_WINDOW = 2_000
 MAX_WORD_QUERIES = 64  # index queries for a memory's words; beyond, its messages are all read
 # History entries that wrote the memory's content: their turns carried it.
 WRITING_ACTIONS = ("create", "update", "merge")
+
+
 # ── which memories are forgotten ────────────────────────────────────────
 
 
@@ -181,9 +184,12 @@ def hide(
         d for d in archive.digests()
         if d.day in hidden_days or (not print_.empty and print_.carries(d.text))
     ]  # fmt: skip
+    # Hidden again (forgotten once more, or by two turns at once): each day keeps the digest
+    # from before the first hide, which is the one a restore puts back.
     earlier = archive.forgotten().get(memory_id)
-    kept = earlier.digests if earlier is not None else ()
-    record = ForgottenRecord(memory_id, forgotten_at(item), tuple(keys), (*kept, *digests))
+    originals = {d.day: d for d in digests}
+    originals.update({d.day: d for d in (earlier.digests if earlier is not None else ())})
+    record = ForgottenRecord(memory_id, forgotten_at(item), tuple(keys), tuple(originals.values()))
     archive.put_forgotten(record)
     reseal(archive, [d.day for d in digests], {memory_id: print_})
     return record
@@ -239,6 +245,11 @@ class Reconciled:
 def reconcile(manager: BaseMemoryManager, archive: ConversationArchive) -> Reconciled:
     """Hide what carries each memory forgotten since the last call and bring back what a
     restored one hid; cheap when nothing changed (a tombstone read and one small table)."""
+    with _lock_of(archive):  # two turns of one user at once hide each memory once
+        return _reconcile(manager, archive)
+
+
+def _reconcile(manager: BaseMemoryManager, archive: ConversationArchive) -> Reconciled:
     items = manager.all_items()
     forgotten = {memory_id: item for memory_id, item in items.items() if is_forgotten(item)}
     records = archive.forgotten()
@@ -248,13 +259,28 @@ def reconcile(manager: BaseMemoryManager, archive: ConversationArchive) -> Recon
     for memory_id in restored:
         unhide(archive, memory_id)
     hidden: dict[str, int] = {}
-    for memory_id in [i for i in forgotten if i not in records]:
+    # New, or restored and forgotten again since the last call (what was said between counts).
+    due = [
+        i for i in forgotten
+        if i not in records or abs(records[i].forgotten_at - forgotten_at(forgotten[i])) > 0.001
+    ]  # fmt: skip
+    for memory_id in due:
         chain = lineage_of(forgotten[memory_id], items)
         record = hide(archive, memory_id, chain[0], ancestors=chain[1:])
         hidden[memory_id] = len(record.messages)
     if restored:  # `human` was seeded without them after they were forgotten
         manager.seed_core_context(human=truncate("; ".join(user_facts(manager)), HUMAN_SEED_CHARS))
     return Reconciled(hidden, restored)
+
+
+_locks: weakref.WeakKeyDictionary[ConversationArchive, threading.Lock]
+_locks = weakref.WeakKeyDictionary()
+_locks_lock = threading.Lock()
+
+
+def _lock_of(archive: ConversationArchive) -> threading.Lock:
+    with _locks_lock:
+        return _locks.setdefault(archive, threading.Lock())
 
 
 # ── derived text: summaries, the core context ──────────────────────────
@@ -278,14 +304,3 @@ def forgotten_prints(manager: BaseMemoryManager) -> dict[str, Fingerprint]:
     prints = {memory_id: p for memory_id, p in prints.items() if not p.empty}
     _prints_cache[manager] = (token, prints)
     return prints
-
-
-def redact_core_context(
-    block: Mapping[str, str], prints: Mapping[str, Fingerprint]
-) -> dict[str, str]:
-    """The core context as a reader sees it, without what carries a forgotten memory (the
-    stored block is left as it is, so a restore brings it back)."""
-    return {
-        key: value if key == "updated_at" else redact(value, prints)[0]
-        for key, value in block.items()
-    }

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from graph.archiving import archive_spec
-from graph.cli.chat import restore, search_conversations
+from graph.cli.chat import forget, restore, search_conversations
 from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.settings import use_settings
@@ -123,6 +123,11 @@ async def test_forget_leaves_every_channel_and_restore_brings_it_back(settings: 
         assert "hidden" not in back["conversation search"]
         await session.say("t1", "And now?")
         assert _mentions(await _summary(session, "t1"))
+
+        # The terminal's /forget is a forget too: the next thread's search hides it again.
+        assert "forgot" in forget(memory.manager, "Hangzhou")
+        again = _channels(memory, await session.say("t4", QUESTION))
+        assert [name for name, text in again.items() if _mentions(text)] == []
 
 
 async def _summary(session: LocalSession, thread: str) -> str:

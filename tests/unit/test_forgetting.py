@@ -167,3 +167,18 @@ async def test_a_forget_that_matches_nothing_is_not_done(tmp_path: Path) -> None
     await consume(manager, script, text="Please forget where I live.", turn_id="turn-2")
     ops = [r.op for r in LongTermMemory(manager).trace.for_turn("alice", "turn-2")]
     assert ops == ["delete"]
+
+
+def test_forgotten_again_before_a_look_keeps_the_first_digest_for_the_restore(
+    tmp_path: Path,
+) -> None:
+    manager, archive, memory_id = _setup(tmp_path)
+    manager.delete(memory_id, "forget")
+    reconcile(manager, archive)
+    manager.restore(memory_id, "undo")
+    manager.delete(memory_id, "forget again")  # no turn in between: nobody looked
+    assert reconcile(manager, archive).hidden == {memory_id: 4}
+    assert "Wenyi" not in archive.digests()[0].text
+    manager.restore(memory_id, "undo")
+    reconcile(manager, archive)
+    assert "Wenyi" in archive.digests()[0].text
