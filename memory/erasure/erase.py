@@ -31,6 +31,7 @@ from memory.erasure.stores import (
 )
 from memory.erasure.threads import delete_threads, known_threads
 from memory.errors import MemoryNotFound
+from memory.fingerprint import Fingerprint
 from memory.forgetting import carrying_messages, fingerprint, lineage_of, reseal
 from memory.item import MemoryItem
 from memory.writer.sqlite_file import scrub_file
@@ -162,7 +163,15 @@ def _erase_carriers(
         chain = lineage_of(item, items)
         keys |= set(carrying_messages(archive, item, ancestors=chain[1:], until=time.time()))
     carried_ids = {key[2] for key in keys if key[2]}
-    messages = [m for m in said if m.ref in keys or m.message_id in carried_ids]
+    candidates = [m for m in said if m.ref in keys or m.message_id in carried_ids]
+    # Irreversible, so only what names it: a batched writer run records its last turn, whose
+    # messages may be another fact's (forgetting hides those too, restorably).
+    messages = [m for m in candidates if _names(m.content, prints, needles)]
+    if len(messages) < len(candidates):
+        report.notes.append(
+            f"{len(candidates) - len(messages)} archived message(s) of the turns that wrote it "
+            "do not name it and were kept"
+        )
     needles.add_texts(m.content for m in messages)
     report.count("archive: messages", archive.erase_messages([m.ref for m in messages]))
     _erase_forgotten_records(archive, needles, {m.ref for m in messages}, report)
@@ -177,6 +186,10 @@ def _erase_carriers(
     report.count("archive: digests sealed again", len(resealed))
     if not archive.scrub():
         report.notes.append("the archive's log could not be emptied at once (another reader)")
+
+
+def _names(text: str, prints: dict[str, Fingerprint], needles: Needles) -> bool:
+    return needles.in_text(text) or any(not p.empty and p.carries(text) for p in prints.values())
 
 
 def _said_on(archive: ConversationArchive, day: str) -> bool:

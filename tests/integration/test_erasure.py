@@ -44,7 +44,8 @@ def facts_of(place: str, sibling: str) -> list[str]:
 def files_holding(folder: Path, needles: list[str], skip: tuple[str, ...] = ()) -> list[str]:
     """The files under `folder` whose bytes hold any needle, in any case (an FTS index keeps
     lower-cased terms); `.gz` files are read decompressed, SQLite files and WALs as they are."""
-    wanted = [needle.lower().encode() for needle in needles]
+    # As UTF-8, and as JSON writes it with ensure_ascii (a "\u6587" escape hides Chinese text).
+    wanted = [form.lower().encode() for n in needles for form in {n, json.dumps(n)[1:-1]}]
     found = []
     for path in sorted(folder.rglob("*")):
         if not path.is_file() or path.name in skip:
@@ -118,6 +119,17 @@ async def test_erase_leaves_the_text_in_no_file_but_the_threads(deployment: Path
     assert any("Mei" in m.content for m in archive.messages())
     assert "Mei" in " ".join(d.text for d in archive.digests())
     assert [p for p in files_holding(deployment, ["Mei"]) if "backup" in p]  # snapshot kept
+
+
+async def test_erase_of_a_chinese_fact_leaves_no_byte_of_it(deployment: Path) -> None:
+    memory = await tell(deployment, "ada", ["我住在杭州文一路18号。", "我的妹妹是美玲。"])
+    archive = archives.open(archive_spec(), "ada")
+    assert archive is not None
+    assert len(files_holding(deployment, ["文一路"])) >= 4
+    memory.erase(memory_about(memory, "文一路"), archive=archive)
+    assert files_holding(deployment, ["文一路"]) == [THREADS]
+    assert any("美玲" in item.description for item in memory.manager.list_items().values())
+    assert any("美玲" in m.content for m in archive.messages())
 
 
 async def test_erase_after_forget_also_removes_what_forgetting_kept_for_a_restore(
