@@ -113,7 +113,7 @@ def no_scrub() -> ExitStack:
     """Erase with plain DELETEs: every free-space scrub (VACUUM, WAL checkpoint) turned off."""
     stack = ExitStack()
     for target in (
-        "memory.erasure.erase.scrub_file", "memory.erasure.erase.scrub",
+        "memory.erasure.erase.scrub_file", "memory.erasure.threads.scrub",
         "memory.erasure.stores.scrub", "memory.archive.sqlite_archive.SqliteArchive.scrub",
     ):  # fmt: skip
         stack.enter_context(mock.patch(target, lambda *a, **k: True))
