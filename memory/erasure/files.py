@@ -39,21 +39,27 @@ def snapshots_of(folder: Path, user_id: str) -> Iterator[Path]:
             yield path
 
 
-def rewrite_snapshot(path: Path, needles: Needles) -> tuple[int, bool]:
-    """Drop the erased items from a snapshot and redact what other items' histories say of
-    them; the file is dropped when no item is left. (items dropped, whether the file is gone)."""
+def rewrite_snapshot(path: Path, needles: Needles) -> tuple[int, bool | None]:
+    """Drop the erased items from a snapshot and redact what other items' histories and the
+    core context say of them; the file is dropped when no item is left, and left as it is when
+    nothing in it names the memory. (items dropped, whether the file is gone: None untouched)."""
     with gzip.open(path, "rt", encoding="utf-8") as handle:
         lines = [json.loads(line) for line in handle if line.strip()]
     header, rows = lines[0], lines[1:]
     kept = [row for row in rows if row.get("id") not in needles.ids]
     dropped = len(rows) - len(kept)
-    kept = [needles.redact(row)[0] for row in kept]
+    redacted = [needles.redact(row) for row in kept]
     context = header.get("core_context")
+    stripped = context
     if isinstance(context, dict):
-        header["core_context"] = {
+        stripped = {
             key: needles.without(value) if isinstance(value, str) and key != "updated_at" else value
             for key, value in context.items()
         }
+    if not dropped and stripped == context and not any(changed for _, changed in redacted):
+        return 0, None
+    header["core_context"] = stripped
+    kept = [row for row, _ in redacted]
     if not kept:
         path.unlink()
         return dropped, True
@@ -84,7 +90,8 @@ def erase_snapshots(
             continue
         dropped, gone = rewrite_snapshot(path, needles)
         report.count("snapshot items", dropped)
-        report.file(path, "removed (no item left)" if gone else "rewritten")
+        if gone is not None:
+            report.file(path, "removed (no item left)" if gone else "rewritten")
 
 
 def yaml_copies(directory: Path, user_id: str) -> list[Path]:
