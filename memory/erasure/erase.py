@@ -174,7 +174,7 @@ def _erase_carriers(
         )
     needles.add_texts(m.content for m in messages)
     report.count("archive: messages", archive.erase_messages([m.ref for m in messages]))
-    _erase_forgotten_records(archive, needles, {m.ref for m in messages}, report)
+    _erase_forgotten_records(archive, prints, needles, {m.ref for m in messages}, report)
     days = {local_day(m.timestamp) for m in messages}
     days |= {d.day for d in archive.digests() if needles.in_text(d.text)}
     days |= {d.day for d in archive.digests() for p in prints.values() if p.carries(d.text)}
@@ -198,7 +198,11 @@ def _said_on(archive: ConversationArchive, day: str) -> bool:
 
 
 def _erase_forgotten_records(
-    archive: ConversationArchive, needles: Needles, erased: set[MessageKey], report: ErasureReport
+    archive: ConversationArchive,
+    prints: dict[str, Fingerprint],
+    needles: Needles,
+    erased: set[MessageKey],
+    report: ErasureReport,
 ) -> None:
     """Forgetting kept the digests of the memory's days as they were, for a restore: the
     memory's record goes, and other records lose the erased messages and such digests."""
@@ -207,7 +211,7 @@ def _erase_forgotten_records(
             archive.drop_forgotten(memory_id)
             report.count("archive: forgotten records", 1)
             continue
-        digests = tuple(d for d in record.digests if not needles.in_text(d.text))
+        digests = tuple(d for d in record.digests if not _names(d.text, prints, needles))
         messages = tuple(key for key in record.messages if key not in erased)
         if digests != record.digests or messages != record.messages:
             archive.put_forgotten(replace(record, messages=messages, digests=digests))
