@@ -119,8 +119,8 @@ def run(size: int, folder: Path, rng: random.Random) -> None:
     hidden = len(archive.hidden_keys())
     with_hidden = _search_times(archive, queries)
     print(f"\n{size + 2 * PLANTED:,} archived messages, {MEMORIES + PLANTED:,} memories")
-    print(f"  reconcile, nothing new (every turn): p50 {_ms(statistics.median(idle))}, "
-          f"p95 {_ms(percentile(idle, 95))}")  # fmt: skip
+    print(f"  reconcile, nothing new (every turn): p50 {statistics.median(idle) * 1e6:.0f} µs, "
+          f"p95 {percentile(idle, 95) * 1e6:.0f} µs")  # fmt: skip
     print(f"  first reconcile after 1 forget: {_ms(first)} ({sum(one.hidden.values())} hidden)")
     print(f"  first reconcile after 100 archived at once: {_ms(hundred)} "
           f"({sum(many.hidden.values())} hidden)")  # fmt: skip

@@ -246,7 +246,13 @@ def reconcile(manager: BaseMemoryManager, archive: ConversationArchive) -> Recon
     """Hide what carries each memory forgotten since the last call and bring back what a
     restored one hid; cheap when nothing changed (a tombstone read and one small table)."""
     with _lock_of(archive):  # two turns of one user at once hide each memory once
-        return _reconcile(manager, archive)
+        # Neither the store nor the archive's records changed since the last look: nothing to do.
+        seen = (id(manager), manager.change_token(), archive.forgotten_signature())
+        if _looked.get(archive) == seen and seen[2] is not None:
+            return Reconciled()
+        done = _reconcile(manager, archive)
+        _looked[archive] = (id(manager), manager.change_token(), archive.forgotten_signature())
+        return done
 
 
 def _reconcile(manager: BaseMemoryManager, archive: ConversationArchive) -> Reconciled:
@@ -273,6 +279,8 @@ def _reconcile(manager: BaseMemoryManager, archive: ConversationArchive) -> Reco
     return Reconciled(hidden, restored)
 
 
+_looked: weakref.WeakKeyDictionary[ConversationArchive, tuple[int, str, object]]
+_looked = weakref.WeakKeyDictionary()
 _locks: weakref.WeakKeyDictionary[ConversationArchive, threading.Lock]
 _locks = weakref.WeakKeyDictionary()
 _locks_lock = threading.Lock()

@@ -86,7 +86,7 @@ class ConversationArchive(ABC):
     def _load_forgotten(self) -> dict[str, ForgottenRecord]:
         """Read every record of what forgetting a memory hid."""
 
-    def _forgotten_signature(self) -> object:
+    def forgotten_signature(self) -> object:
         """A cheap value that changes whenever the records change (None: always read them)."""
         return None
 
@@ -101,7 +101,7 @@ class ConversationArchive(ABC):
     def forgotten(self) -> dict[str, ForgottenRecord]:
         """What forgetting each memory hid (`memory.forgetting`), by memory id; read again only
         when the records changed (every search and every turn asks). Treat it as read-only."""
-        signature = self._forgotten_signature()
+        signature = self.forgotten_signature()
         cached = self._forgotten_cache
         if signature is not None and cached is not None and cached[0] == signature:
             return cached[1]

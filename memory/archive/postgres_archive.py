@@ -211,7 +211,7 @@ class PostgresArchive(ConversationArchive):
         rows = self._read(f"SELECT COUNT(*) FROM {_TABLE} WHERE user_id = %s", (self.user_id,))
         return int(rows[0][0])
 
-    def _forgotten_signature(self) -> object:
+    def forgotten_signature(self) -> object:
         # xmin is the transaction that wrote a row: any insert, update or delete changes this.
         rows = self._read(
             "SELECT COUNT(*), MAX(xmin::text::bigint) FROM gulfstream_archive_forgotten "

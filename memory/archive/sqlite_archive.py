@@ -195,7 +195,7 @@ class SqliteArchive(ConversationArchive):
         rows = self._read("SELECT memory_id, forgotten_at, messages, digests FROM forgotten", ())
         return {row[0]: ForgottenRecord.from_json(self.user_id, *row) for row in rows}
 
-    def _forgotten_signature(self) -> object:
+    def forgotten_signature(self) -> object:
         # A row replaced or added gets a new rowid (its times and sizes tell a reused one).
         sql = (
             "SELECT COUNT(*), MAX(rowid), TOTAL(forgotten_at), TOTAL(LENGTH(messages)) "
