@@ -46,6 +46,22 @@ class OfflineEncoder:
             return False
         return True
 
+    @classmethod
+    def load_in_background(cls) -> threading.Thread | None:
+        """Start loading the model in a daemon thread (at process or server start, so that no
+        user's first message waits for it); None when it is loaded or not installed. A query
+        arriving meanwhile waits for this load rather than starting a second one."""
+        if cls._model is not None or not cls.available():
+            return None
+        thread = threading.Thread(target=cls()._encoder, name="offline-embeddings-load",
+                                  daemon=True)  # fmt: skip
+        thread.start()
+        return thread
+
+    @classmethod
+    def loaded(cls) -> bool:
+        return cls._model is not None
+
     def _encoder(self) -> Any:
         with OfflineEncoder._load_lock:
             if OfflineEncoder._model is None:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from memory.retrieval.bm25_index import Bm25Index, HotnessOf
 from memory.retrieval.query import QueryReading
+
+if TYPE_CHECKING:
+    from memory.retrieval.semantic import ChannelStatus
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +60,12 @@ class RecallChannel(Protocol):
     def similar(
         self, index: Bm25Index, query: str, depth: int, min_similarity: float = ...
     ) -> list[int]: ...
+
+    def catch_up(
+        self, index: Bm25Index, max_missing: int = ..., timeout: float | None = ...
+    ) -> bool: ...
+
+    def status(self) -> ChannelStatus | None: ...
 
 
 class FusedRanking:

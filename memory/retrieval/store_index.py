@@ -55,3 +55,10 @@ class StoreIndexChannel:
 
     def wait(self, timeout: float | None = None) -> bool:
         return True  # nothing is made in the background
+
+    def catch_up(self, index: Bm25Index, max_missing: int = 0,
+                 timeout: float | None = None) -> bool:  # fmt: skip
+        return True  # the store embeds on put
+
+    def status(self) -> None:
+        return None  # the store's own index: nothing to report from here
