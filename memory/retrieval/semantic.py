@@ -93,6 +93,13 @@ class SemanticChannel:
         """Positions in `index` of the `depth` live memories closest to `query`, best first, at
         least `min_similarity` close (a query about nothing stored finds nothing). Memories
         whose vector is not made yet are left out (BM25 still sees them)."""
+        return [position for position, _ in self.similar_scores(index, query, depth,
+                                                                 min_similarity)]  # fmt: skip
+
+    def similar_scores(
+        self, index: Bm25Index, query: str, depth: int, min_similarity: float = MIN_SIMILARITY
+    ) -> list[tuple[int, float]]:
+        """`similar` with each memory's cosine to the query: `(position, cosine)`, best first."""
         self.sync(index)
         with self._lock:
             size, matrix, alive, row_ids = self._size, self._matrix, self._alive, self._row_ids
@@ -106,14 +113,14 @@ class SemanticChannel:
         count = min(depth, size)
         top = np.argpartition(-scores, count - 1)[:count]
         top = top[np.argsort(-scores[top], kind="stable")]
-        positions = []
+        found = []
         for row in top.tolist():
             if scores[row] < min_similarity:
                 break
             position = index.positions.get(row_ids[row])
             if position is not None:
-                positions.append(position)
-        return positions
+                found.append((position, float(scores[row])))
+        return found
 
     # ── keeping the vectors in step with the store ──────────────────────
 
