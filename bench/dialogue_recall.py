@@ -84,6 +84,9 @@ def variants() -> dict[str, Ranker]:
         "fused, no dates": fused(DEFAULT_WEIGHTS, dates=False),
         "fused, no gate": fused(no_gate),
         "fused (default)": fused(DEFAULT_WEIGHTS),
+        **{f"fused, emb {w} floor {f}": fused(dataclasses.replace(DEFAULT_WEIGHTS, embedding=w,
+                                                                   cosine_floor=f))
+           for w, f in ((0.7, 0.2), (1.0, 0.15), (1.5, 0.1))},
     }
 
 

@@ -38,8 +38,8 @@ class FusionWeights:
     checks them (docs/MEMORY.md has both).
     """
 
-    embedding: float = 0.7
-    cosine_floor: float = 0.2
+    embedding: float = 1.0
+    cosine_floor: float = 0.1
     date: float = 1.0
     confident_margin: float = 0.1
     margin_depth: int = 10
