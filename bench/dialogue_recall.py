@@ -84,9 +84,12 @@ def variants() -> dict[str, Ranker]:
         "fused, no dates": fused(DEFAULT_WEIGHTS, dates=False),
         "fused, no gate": fused(no_gate),
         "fused (default)": fused(DEFAULT_WEIGHTS),
-        **{f"fused, emb {w} floor {f}": fused(dataclasses.replace(DEFAULT_WEIGHTS, embedding=w,
-                                                                   cosine_floor=f))
-           for w, f in ((0.7, 0.2), (1.0, 0.15), (1.5, 0.1))},
+        **{
+            f"fused, emb {w} floor {f}": fused(
+                dataclasses.replace(DEFAULT_WEIGHTS, embedding=w, cosine_floor=f)
+            )
+            for w, f in ((0.7, 0.2), (1.0, 0.15), (1.5, 0.1))
+        },
     }
 
 
@@ -116,9 +119,14 @@ def fit(languages: dict[str, Prepared]) -> None:
                              (0.0, 0.5, 1.0), (1e-9, 0.05, 0.1, 0.2), (0.0, 0.5))  # fmt: skip
     for embedding, floor, date, margin, gap in grid:
         weights = FusionWeights(embedding, floor, date, margin, 10, gap)
-        ranker: Ranker = lambda s, w=weights: fuse_scores(s[0], s[1], 10, dated=s[2], weights=w)  # noqa: E731
-        score = sum(recall(languages[lang], languages[lang].data.split("tuning"), ranker, k)
-                    * (1.0 if k == 5 else 0.5) for lang in ("zh", "en") for k in (5, 10))  # fmt: skip
+
+        def ranker(s: Signals, w: FusionWeights = weights) -> list[int]:
+            return fuse_scores(s[0], s[1], 10, dated=s[2], weights=w)
+
+        score = 0.0
+        for lang, k in itertools.product(("zh", "en"), (5, 10)):
+            tuning = languages[lang].data.split("tuning")
+            score += recall(languages[lang], tuning, ranker, k) * (1.0 if k == 5 else 0.5)
         rows.append((score, weights))
     rows.sort(key=lambda row: -row[0])
     for score, weights in rows[:8]:

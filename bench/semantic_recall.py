@@ -130,8 +130,10 @@ def variants() -> dict[str, Ranker]:
     return {
         "BM25": lambda bm, cos: top(bm, bm > 0),
         "fused scores (default)": scored(DEFAULT_WEIGHTS),
-        **{f"scores, emb {w} floor {f}": scored(FusionWeights(embedding=w, cosine_floor=f))
-           for w, f in ((0.7, 0.2), (1.0, 0.15), (1.5, 0.1))},
+        **{
+            f"scores, emb {w} floor {f}": scored(FusionWeights(embedding=w, cosine_floor=f))
+            for w, f in ((0.7, 0.2), (1.0, 0.15), (1.5, 0.1))
+        },
         "embeddings": lambda bm, cos: top(cos),
         "fused (RRF k=5)": rrf(5),
         f"fused, cos >= {MIN_SIMILARITY} (default)": rrf(5, MIN_SIMILARITY),
