@@ -120,3 +120,26 @@ def test_the_import_command_embeds_before_it_returns(tmp_path: Path) -> None:
     sidecar = tmp_path / "y" / ".alice.vectors.sqlite"
     kept = list(SqliteVectors(sidecar, "alice").load())
     assert len(kept) == len(FACTS)  # the server will load them instead of embedding again
+
+
+STARTUP_PROBE = """
+import threading, time
+started = time.perf_counter()
+import graph.agent  # what langgraph dev and the CLI import at start
+from memory.retrieval.embedder import OfflineEncoder
+loading = [t for t in threading.enumerate() if t.name == "offline-embeddings-load"]
+for thread in loading:
+    thread.join(120)
+print(len(loading), OfflineEncoder._model is not None)
+"""
+
+
+@pytest.mark.parametrize(("setting", "expected"), [("", "1 True"), ("off", "0 False")])
+def test_the_offline_model_loads_when_the_graph_is_imported(setting: str, expected: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GULFSTREAM_")}
+    if setting:
+        env["GULFSTREAM_EMBEDDINGS"] = setting
+    result = subprocess.run([sys.executable, "-c", STARTUP_PROBE], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=180)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == expected
