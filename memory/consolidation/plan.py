@@ -20,6 +20,8 @@ from memory.consolidation.similarity import CONTAINED_JACCARD, SWAPPED_JACCARD, 
 from memory.document import Change
 from memory.hotness import DEFAULT_HALF_LIFE_DAYS, is_cold
 from memory.item import MemoryItem, time_sort_key
+from memory.retrieval.bm25_index import IndexedMemory
+from memory.retrieval.semantic import embedded_text
 
 logger = logging.getLogger(__name__)
 
@@ -106,18 +108,20 @@ def build_plan(
     """Decide the whole pass over the live memories: only user-scope ones are touched (branch
     memories belong to one conversation); a memory in a merge group is neither marked stale nor
     archived in the same pass (the merge changes it: the next pass looks again). With
-    `embeddings` (a `TextEmbeddings`), duplicates are also found by meaning; with `llm`, the
-    model confirms the borderline ones."""
+    `embeddings` (a semantic channel with `vectors_of`, or a `TextEmbeddings`), duplicates are
+    also found by meaning; with `llm`, the model confirms the borderline ones."""
     plan = ConsolidationPlan(secrets.token_hex(6), user_id, now.isoformat(), len(live))
     shared = {i: item for i, item in live.items() if item.scope == "user"}
     # Oldest first, so a group's survivor defaults to the memory that was there first.
     ordered = sorted(shared, key=lambda i: time_sort_key(_created(shared[i])))
     texts = {i: shared[i].description for i in ordered}
+    # Vectors of what the semantic channel embeds (theme and description), so its kept ones serve.
+    embedded = {i: embedded_text(IndexedMemory.of(i, shared[i])) for i in ordered}
     groups = duplicate_groups(
         texts,
         policy.contained_jaccard,
         policy.swapped_jaccard,
-        vectors=_vectors(embeddings, list(texts.values())),
+        vectors=_vectors(embeddings, embedded),
         llm=llm,
     )
     grouped: set[str] = set()
@@ -151,13 +155,17 @@ def build_plan(
     return plan
 
 
-def _vectors(embeddings: Any | None, texts: list[str]) -> Vectors | None:
-    """The texts' vectors, or None (duplicates by words only) without a model or when it fails:
-    a pass that finds fewer duplicates is better than no pass."""
+def _vectors(embeddings: Any | None, texts: dict[str, str]) -> Vectors | None:
+    """The vectors of `texts` (id → the text the semantic channel embeds), or None (duplicates
+    by words only) without a model or when it fails: a pass that finds fewer duplicates is
+    better than no pass. A semantic channel gives the vectors it keeps and embeds only the
+    memories new or changed since (a pass at thousands of memories stays off the model)."""
     if embeddings is None or not texts:
         return None
     try:
-        return embed(embeddings, texts)
+        if hasattr(embeddings, "vectors_of"):
+            return embeddings.vectors_of(texts)
+        return embed(embeddings, list(texts.values()))
     except Exception:
         logger.exception("consolidation: memories not embedded; duplicates found by words only")
         return None

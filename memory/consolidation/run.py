@@ -61,10 +61,11 @@ def hotness_source(memory: LongTermMemory, policy: ConsolidationPolicy) -> Hotne
 
 
 def embeddings_of(memory: LongTermMemory) -> Any | None:
-    """The embedding model of the memory's semantic channel, when it has one (a store that
-    embeds by itself, or embeddings "off", has none: duplicates are then found by words)."""
+    """The memory's semantic channel, which keeps a vector per memory version and embeds only
+    the missing ones, when it has one (a store that embeds by itself, or embeddings "off", has
+    none: duplicates are then found by words)."""
     channel = getattr(getattr(memory, "retrievers", None), "semantic", None)
-    return getattr(channel, "embeddings", None)
+    return channel if hasattr(channel, "vectors_of") else getattr(channel, "embeddings", None)
 
 
 def _refresh_topics(memory: LongTermMemory, llm: Any | None) -> int:

@@ -4,9 +4,12 @@ but a clear yes keeps them apart)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from memory import LongTermMemory, open_memory_manager
 from memory.consolidation import semantic
 from memory.consolidation.similarity import duplicate_groups
 
@@ -138,5 +141,49 @@ def test_a_model_that_cannot_embed_leaves_the_pass_to_words() -> None:
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
             raise ConnectionError("embedding endpoint down")
 
-    assert _vectors(Broken(), ["User likes jazz"]) is None
-    assert _vectors(None, ["User likes jazz"]) is None
+    assert _vectors(Broken(), {"a": "fact: User likes jazz"}) is None
+    assert _vectors(None, {"a": "fact: User likes jazz"}) is None
+
+
+class CountingEmbeddings:
+    """A deterministic embedding model (hashed words) that records every text it embeds."""
+
+    def __init__(self) -> None:
+        self.embedded: list[str] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.embedded += texts
+        return [self.embed_query(text) for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        row = [0.0] * 64
+        for word in text.lower().replace(":", " ").split():
+            row[sum(map(ord, word)) % 64] += 1.0
+        return row
+
+
+def test_a_pass_embeds_only_memories_whose_vectors_are_not_kept(tmp_path: Path) -> None:
+    """Retrieval's kept vectors serve the pass: a memory already embedded (by retrieval, by an
+    earlier pass, or by another process on the same file) is not embedded again."""
+    model = CountingEmbeddings()
+    manager = open_memory_manager(f"sqlite:{tmp_path / 'memory.db'}", "alice")
+    manager.add("User likes jazz", "music")
+    manager.add("User likes jazz music", "music")
+    manager.add("User lives in Lisbon", "home")
+    memory = LongTermMemory(manager, embeddings=model, data_dir=tmp_path)
+    memory.get_related_memory_from("what music do I like", mode="mechanical")  # embeds all 3
+    assert len(model.embedded) == 3
+    report = memory.consolidate()
+    assert report.removed == 1  # the two jazz memories, found by their kept vectors
+    assert len(model.embedded) == 3  # the pass embedded nothing
+    manager.add("User has a sister called Anna", "family")
+    memory.consolidate()
+    assert model.embedded[3:] == ["family: User has a sister called Anna"]  # the new one only
+    memory.get_related_memory_from("sister", mode="mechanical")
+    assert len(model.embedded) == 4  # and retrieval uses the vector the pass made
+    # Another process on the same file: the vectors are kept in it, nothing is embedded again.
+    fresh = CountingEmbeddings()
+    again = LongTermMemory(open_memory_manager(f"sqlite:{tmp_path / 'memory.db'}", "alice"),
+                           embeddings=fresh, data_dir=tmp_path)  # fmt: skip
+    again.consolidate()
+    assert fresh.embedded == []
