@@ -140,25 +140,30 @@ def public() -> None:
 
 
 def kept_vectors(size: int = 2_000) -> None:
-    """A pass reuses the vectors retrieval keeps: the first pass on a store nobody embedded yet
-    embeds every memory, a later one (or one after retrieval ran) only the new ones."""
+    """A pass keeps its vectors beside retrieval's: the first pass on a store embeds every
+    memory, a later one only the new ones (here none); the store has no duplicates, so the two
+    passes do the same work but for the embedding."""
     if not OfflineEncoder.available():
         return
-    planted = planted_set(total=size, groups=size // 20, seed=3)  # under the 25% a pass may take
+    from memory.consolidation.run import embeddings_of
+
+    planted = planted_set(
+        total=size, groups=0, seed=3
+    )  # nothing to merge: passes differ by vectors
     print(f"\n== kept vectors: passes at {size:,} memories (SQLite, the offline model)")
     with tempfile.TemporaryDirectory() as folder:
         manager = open_memory_manager(f"sqlite:{folder}/memory.db", "bench")
         write_items(manager, {i: MemoryItem.create(t, th, "seed")
                               for i, (t, th) in planted.memories.items()})  # fmt: skip
         memory = LongTermMemory(manager, embeddings="default", data_dir=folder)
-        channel = memory.retrievers.semantic
-        for label in ("first pass (nothing kept)", "second pass (vectors kept)"):
-            before = channel.embedded_count  # type: ignore[union-attr]
+        for label in ("first pass (nothing kept)", "second pass (vectors kept)",
+                      "third pass (vectors kept)"):  # fmt: skip
             started = time.perf_counter()
-            memory.consolidate()
+            report = memory.consolidate()
             elapsed = time.perf_counter() - started
-            made = channel.embedded_count - before  # type: ignore[union-attr]
-            print(f"{label:28} {elapsed:>7.2f} s  {made:>6,} memories embedded")
+            made = embeddings_of(memory).embedded_count
+            print(f"{label:28} {elapsed:>7.2f} s  {made:>6,} memories embedded so far, "
+                  f"{report.removed} merged")  # fmt: skip
 
 
 def sweep() -> None:

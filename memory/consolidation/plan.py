@@ -20,8 +20,6 @@ from memory.consolidation.similarity import CONTAINED_JACCARD, SWAPPED_JACCARD, 
 from memory.document import Change
 from memory.hotness import DEFAULT_HALF_LIFE_DAYS, is_cold
 from memory.item import MemoryItem, time_sort_key
-from memory.retrieval.bm25_index import IndexedMemory
-from memory.retrieval.semantic import embedded_text
 
 logger = logging.getLogger(__name__)
 
@@ -115,13 +113,11 @@ def build_plan(
     # Oldest first, so a group's survivor defaults to the memory that was there first.
     ordered = sorted(shared, key=lambda i: time_sort_key(_created(shared[i])))
     texts = {i: shared[i].description for i in ordered}
-    # Vectors of what the semantic channel embeds (theme and description), so its kept ones serve.
-    embedded = {i: embedded_text(IndexedMemory.of(i, shared[i])) for i in ordered}
     groups = duplicate_groups(
         texts,
         policy.contained_jaccard,
         policy.swapped_jaccard,
-        vectors=_vectors(embeddings, embedded),
+        vectors=_vectors(embeddings, texts),
         llm=llm,
     )
     grouped: set[str] = set()
@@ -156,15 +152,15 @@ def build_plan(
 
 
 def _vectors(embeddings: Any | None, texts: dict[str, str]) -> Vectors | None:
-    """The vectors of `texts` (id → the text the semantic channel embeds), or None (duplicates
-    by words only) without a model or when it fails: a pass that finds fewer duplicates is
-    better than no pass. A semantic channel gives the vectors it keeps and embeds only the
-    memories new or changed since (a pass at thousands of memories stays off the model)."""
+    """The vectors of `texts` (id → description), or None (duplicates by words only) without a
+    model or when it fails: a pass that finds fewer duplicates is better than no pass. A
+    channel of kept vectors (`vectors_of`) embeds only the memories new or changed since the
+    last pass, so a pass at thousands of memories stays off the model."""
     if embeddings is None or not texts:
         return None
     try:
         if hasattr(embeddings, "vectors_of"):
-            return embeddings.vectors_of(texts)
+            return embeddings.vectors_of(texts, complete=True)
         return embed(embeddings, list(texts.values()))
     except Exception:
         logger.exception("consolidation: memories not embedded; duplicates found by words only")

@@ -159,10 +159,11 @@ class SemanticChannel:
                 return
             self._start_worker()
 
-    def vectors_of(self, texts: dict[str, str]) -> npt.NDArray[np.float32]:
-        """Unit vectors of `texts` (memory id → `embedded_text` of its current version), in
-        order: the kept vector of each version that has one, the rest embedded now and kept
-        (a consolidation pass over a large store then embeds only what changed since)."""
+    def vectors_of(self, texts: dict[str, str], complete: bool = False) -> npt.NDArray[np.float32]:
+        """Unit vectors of `texts` (memory id → the text of its current version), in order: the
+        kept vector of each version that has one, the rest embedded now and kept (consolidation
+        keeps one such channel of descriptions and embeds only what changed since its last pass).
+        `complete`: `texts` holds every memory to keep a vector of; the others' are dropped."""
         ids = list(texts)
         digests = {i: _hash_text(t) for i, t in texts.items()}
         found: dict[str, npt.NDArray[np.float32]] = {}
@@ -177,6 +178,13 @@ class SemanticChannel:
                 elif kept is not None and kept.content_hash == digests[memory_id]:
                     found[memory_id] = kept.vector
         missing = [i for i in ids if i not in found]
+        if complete:
+            with self._lock:
+                gone = [i for i in self._kept if i not in texts] if self._kept else []
+                for memory_id in gone:
+                    del self._kept[memory_id]
+            if gone:
+                self.store.drop(gone)  # merged, deleted or branch memories: no vector kept
         made = []
         for start in range(0, len(missing), BATCH):
             part = missing[start : start + BATCH]

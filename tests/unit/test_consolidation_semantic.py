@@ -4,6 +4,7 @@ but a clear yes keeps them apart)."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -163,27 +164,34 @@ class CountingEmbeddings:
 
 
 def test_a_pass_embeds_only_memories_whose_vectors_are_not_kept(tmp_path: Path) -> None:
-    """Retrieval's kept vectors serve the pass: a memory already embedded (by retrieval, by an
-    earlier pass, or by another process on the same file) is not embedded again."""
+    """The pass keeps its vectors in the store's file: a memory embedded by an earlier pass (or
+    by another process on the same file) is not embedded again; a new one is, alone."""
     model = CountingEmbeddings()
     manager = open_memory_manager(f"sqlite:{tmp_path / 'memory.db'}", "alice")
     manager.add("User likes jazz", "music")
     manager.add("User likes jazz music", "music")
     manager.add("User lives in Lisbon", "home")
     memory = LongTermMemory(manager, embeddings=model, data_dir=tmp_path)
-    memory.get_related_memory_from("what music do I like", mode="mechanical")  # embeds all 3
-    assert len(model.embedded) == 3
+    memory.get_related_memory_from("what music do I like", mode="mechanical")
+    retrieval = len(model.embedded)  # retrieval's own vectors (theme and description)
     report = memory.consolidate()
-    assert report.removed == 1  # the two jazz memories, found by their kept vectors
-    assert len(model.embedded) == 3  # the pass embedded nothing
+    assert report.removed == 1  # the two jazz memories, found by their vectors
+    assert sorted(model.embedded[retrieval:]) == sorted(
+        ["User likes jazz", "User likes jazz music", "User lives in Lisbon"]
+    )
+    memory.consolidate()
+    assert len(model.embedded) == retrieval + 3  # the second pass embedded nothing
     manager.add("User has a sister called Anna", "family")
     memory.consolidate()
-    assert model.embedded[3:] == ["family: User has a sister called Anna"]  # the new one only
-    memory.get_related_memory_from("sister", mode="mechanical")
-    assert len(model.embedded) == 4  # and retrieval uses the vector the pass made
+    assert model.embedded[retrieval + 3 :] == ["User has a sister called Anna"]  # the new one only
     # Another process on the same file: the vectors are kept in it, nothing is embedded again.
     fresh = CountingEmbeddings()
     again = LongTermMemory(open_memory_manager(f"sqlite:{tmp_path / 'memory.db'}", "alice"),
                            embeddings=fresh, data_dir=tmp_path)  # fmt: skip
     again.consolidate()
     assert fresh.embedded == []
+    # The merged memory's vector is dropped with it: the file keeps a row per live memory.
+    rows = sqlite3.connect(tmp_path / "memory.db").execute(
+        "SELECT COUNT(*) FROM memory_vectors WHERE user_id = 'alice#descriptions'"
+    )
+    assert rows.fetchone()[0] == len(manager.list_items()) == 3
