@@ -170,6 +170,15 @@ class StoreVectors:
             self.store.batch(ops)
 
 
+VECTOR_PURPOSES = ("", "descriptions")  # retrieval's vectors, consolidation's
+
+
+def vector_owners(owner: str) -> tuple[str, ...]:
+    """Every key `vector_store_for` files an owner's vectors under, one per purpose: erasing a
+    user must drop them all."""
+    return tuple(owner + (f"#{purpose}" if purpose else "") for purpose in VECTOR_PURPOSES)
+
+
 def vector_store_for(manager: BaseMemoryManager, purpose: str = "") -> VectorStore:
     """Where `manager`'s vectors are kept: its SQLite file, a sidecar beside its YAML file, a
     sidecar namespace of its LangGraph store, or (any other manager) this process only. A
