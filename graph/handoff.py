@@ -105,6 +105,9 @@ async def altm_write(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if turn.decision == "skip":
             return _outcome(turn, mode, "skipped")
         if mode == "server":
+            from graph.said_recently import flush_on_thread_switch
+
+            await flush_on_thread_switch(run, runtime.store, turn)
             if runtime.store is not None:
                 await keep_pending(runtime.store, turn)
             pending = runtime.store is not None
@@ -142,6 +145,9 @@ def ltm_write_sync(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if turn.decision == "skip":
             return _outcome(turn, mode, "skipped")
         if mode == "server":
+            from graph.said_recently import flush_on_thread_switch
+
+            local_writer.run(flush_on_thread_switch(run, runtime.store, turn)).result()
             if runtime.store is not None:
                 keep_pending_sync(runtime.store, turn)
             pending = runtime.store is not None
@@ -272,9 +278,10 @@ async def schedule_consolidation_if_due(run: RunMemory) -> str:
         return ""
 
 
-async def schedule_flush(run: RunMemory) -> None:
-    """Server mode, before compaction: queue a `memory_writer` run that writes the batch of
-    this thread's turns waiting in the store now (`{"thread_id", "flush": true}`)."""
+async def schedule_flush(run: RunMemory, thread_id: str | None = None) -> None:
+    """Server mode, before compaction (or once the user moved to another thread): queue a
+    `memory_writer` run that writes the batch of this thread's (`thread_id`'s) turns waiting in
+    the store now (`{"thread_id", "flush": true}`)."""
     from langgraph_sdk import get_client
 
     client = get_client()
@@ -287,7 +294,7 @@ async def schedule_flush(run: RunMemory) -> None:
     await client.runs.create(
         writer_thread,
         WRITER_GRAPH_ID,
-        input={"thread_id": run.thread_id, "flush": True},
+        input={"thread_id": thread_id or run.thread_id, "flush": True},
         context={"user_id": run.user_id},
         multitask_strategy="enqueue",
     )

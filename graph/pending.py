@@ -52,6 +52,30 @@ async def pending_turns(store: Any, user_id: str) -> list[Turn]:
     return sorted(found, key=lambda turn: (turn.enqueued_at, turn.turn_id))
 
 
+def pending_turns_sync(
+    store: Any, user_id: str, known: dict[str, Turn] | None = None
+) -> list[Turn]:
+    """`pending_turns` for sync nodes, for reading them before they are written: a turn in
+    `known` (by id, its key) is not parsed again (a waiting turn never changes)."""
+    namespace, found, offset, known = pending_namespace(user_id), [], 0, known or {}
+    while True:
+        page = store.search(namespace, limit=PAGE_SIZE, offset=offset)
+        for item in page:
+            if tuple(item.namespace) != namespace:
+                continue
+            turn = known.get(item.key)
+            if turn is None:
+                try:
+                    turn = Turn.from_dict(item.value)
+                except (ValueError, TypeError):
+                    continue
+            found.append(turn)
+        if len(page) < PAGE_SIZE:
+            break
+        offset += PAGE_SIZE
+    return sorted(found, key=lambda turn: (turn.enqueued_at, turn.turn_id))
+
+
 def waiting_in_thread(store: Any, user_id: str, thread_id: str) -> int:
     """How many of the user's turns of `thread_id` wait in the store (sync: for sync nodes,
     which the server runs in a worker thread)."""
