@@ -34,6 +34,7 @@ def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return {"related_memories": [], "core_context": core_context, "cost": {},
                 "user_id": run.user_id, "said_recently": []}  # fmt: skip
     lineage = current_lineage(run.config)
+    revision = run.memory.manager.change_token()  # what the memories below are read from
     meter = UsageMeter()  # the first node of a run: the run's cost starts here
     with metered(meter, "retrieval"):  # a model call only in the llm and hybrid modes
         memories = run.memory.get_related_memory_from(
@@ -44,7 +45,7 @@ def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             llm=run.ranking_model(),
         )
     # What the user said that the writer has not filed yet (no model call, a few ms).
-    said = said_recently(run, runtime.store, query, lineage)
+    said = said_recently(run, runtime.store, query, lineage, since=revision)
     try:  # only queued here: the recall log is written in a batch, off the reply path
         run.memory.record_recall([memory["id"] for memory in memories], query)
     except Exception:  # a hotness signal is never worth a failed reply

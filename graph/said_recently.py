@@ -27,12 +27,16 @@ _flushed: weakref.WeakKeyDictionary[LongTermMemory, dict[str, str]] = weakref.We
 
 
 def said_recently(
-    run: RunMemory, store: Any, query: str, lineage: Lineage | None
+    run: RunMemory, store: Any, query: str, lineage: Lineage | None, since: str | None = None
 ) -> list[dict[str, str]]:
     """What the user said, in this thread's other branches excepted, that no writer has applied
     yet and that this turn should know: the best few for `query`, as `{turn_id, thread_id, text,
-    said_at}` (see `memory.retrieval.waiting`). Local mode also sends another thread's waiting
-    batch to the queue now. Sync (store and journal reads block); never fails the turn."""
+    said_at}` (see `memory.retrieval.waiting`). Local mode then sends another thread's waiting
+    batch to the queue. Sync (store and journal reads block); never fails the turn.
+
+    `since` is the store's change token when this turn's memories were read: a turn applied by
+    then is read as a memory and left out here. When a write landed after it, the turns it
+    applied are kept (shown twice for this turn rather than not at all)."""
     try:
         mode = write_mode(run)
         if mode == "inline":  # written before the run returns: nothing waits
@@ -44,10 +48,16 @@ def said_recently(
             turns = pending_turns_sync(store, run.user_id, index.turns)
         else:
             turns = run.memory.waiting_turns(index.turns)
-            flush_local_batches(run, turns)
         index.update(turns)
-        said = index.read(query, run.thread_id, lineage, applied=run.memory.manager.has_applied)
-        return [line.as_dict() for line in said]
+        manager = run.memory.manager
+        unchanged = since is None or manager.change_token() == since
+        applied = manager.has_applied if unchanged else None
+        said = [
+            line.as_dict() for line in index.read(query, run.thread_id, lineage, applied=applied)
+        ]
+        if mode == "local":
+            flush_local_batches(run, turns)  # after the read: the writer cannot race it
+        return said
     except Exception:
         logger.exception("reading the waiting turns of %r failed", run.user_id)
         return []
