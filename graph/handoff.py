@@ -28,6 +28,7 @@ from graph.run_memory import (
     open_run_memory,
     writer_consumer,
 )
+from graph.said_recently import flush_on_thread_switch
 from graph.state import State
 from memory.admission import score_turn
 from memory.consolidation.trigger import due_reason, note_write
@@ -102,12 +103,11 @@ async def altm_write(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         turn = admit(run, turn, state.related_memories)
         mode = write_mode(run)
         await asyncio.to_thread(record_turn, run, turn, state.cost)
+        if mode == "server":  # skipped or not, the user moved on: other threads' batches go now
+            await flush_on_thread_switch(run, runtime.store, turn)
         if turn.decision == "skip":
             return _outcome(turn, mode, "skipped")
         if mode == "server":
-            from graph.said_recently import flush_on_thread_switch
-
-            await flush_on_thread_switch(run, runtime.store, turn)
             if runtime.store is not None:
                 await keep_pending(runtime.store, turn)
             pending = runtime.store is not None
@@ -142,12 +142,11 @@ def ltm_write_sync(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         turn = admit(run, turn, state.related_memories)
         mode = write_mode(run)
         record_turn(run, turn, state.cost)
+        if mode == "server":  # skipped or not, the user moved on: other threads' batches go now
+            local_writer.run(flush_on_thread_switch(run, runtime.store, turn)).result()
         if turn.decision == "skip":
             return _outcome(turn, mode, "skipped")
         if mode == "server":
-            from graph.said_recently import flush_on_thread_switch
-
-            local_writer.run(flush_on_thread_switch(run, runtime.store, turn)).result()
             if runtime.store is not None:
                 keep_pending_sync(runtime.store, turn)
             pending = runtime.store is not None

@@ -9,7 +9,6 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from graph.handoff import schedule_flush, write_mode
 from graph.pending import pending_turns_sync
 from graph.run_memory import RunMemory
 from memory.branch import Lineage
@@ -37,6 +36,8 @@ def said_recently(
     `since` is the store's change token when this turn's memories were read: a turn applied by
     then is read as a memory and left out here. When a write landed after it, the turns it
     applied are kept (shown twice for this turn rather than not at all)."""
+    from graph.handoff import write_mode  # the hand-off imports this module
+
     try:
         mode = write_mode(run)
         if mode == "inline":  # written before the run returns: nothing waits
@@ -79,6 +80,8 @@ async def flush_on_thread_switch(run: RunMemory, store: Any, turn: Turn) -> list
     thread of the user with turns waiting, so that what was said there is written within the
     writer's own time (and before this turn, which may forget it). A failure is logged: the
     turns wait for their own runs. Returns the threads flushed."""
+    from graph.handoff import schedule_flush
+
     if store is None:
         return []
     try:
