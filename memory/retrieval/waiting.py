@@ -118,6 +118,7 @@ class WaitingIndex:
         self._index = Bm25Index.build("0", {})
         self._turns: dict[str, Turn] = {}
         self._tokens: dict[str, frozenset[str]] = {}
+        self._stamps: dict[str, str] = {}  # when each was said, UTC ISO (sorts as text)
         self._forgets: dict[str, Forget] = {}  # the waiting forget requests by turn id
         self._newest_first: list[Turn] = []
 
@@ -139,8 +140,10 @@ class WaitingIndex:
                 text = user_text(turn)
                 changed[turn_id] = MemoryItem(text, "", latest_update_time=turn.enqueued_at)
                 self._tokens[turn_id] = frozenset(tokenize(text))
+                self._stamps[turn_id] = _stamp(turn.enqueued_at)
             for turn_id in gone:
                 self._tokens.pop(turn_id, None)
+                self._stamps.pop(turn_id, None)
             self._version += 1
             self._index = self._index.with_changes(str(self._version), changed)
             self._turns = current
@@ -150,8 +153,9 @@ class WaitingIndex:
                 forget = forget_of(user_text(turn), turn.thread_id, turn.enqueued_at or "0")
                 if forget is not None:
                     self._forgets[turn_id] = forget
+            stamps = self._stamps
             self._newest_first = sorted(
-                current.values(), key=lambda t: _stamp(t.enqueued_at), reverse=True
+                current.values(), key=lambda t: stamps[t.turn_id], reverse=True
             )
 
     def read(
