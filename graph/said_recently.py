@@ -9,7 +9,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from graph.pending import pending_turns_sync
+from graph.pending import waiting_turns
 from graph.run_memory import RunMemory
 from memory.branch import Lineage
 from memory.long_term import LongTermMemory
@@ -46,9 +46,9 @@ def said_recently(
         if mode == "server":
             if store is None:
                 return []
-            turns = pending_turns_sync(store, run.user_id, index.turns)
+            turns = waiting_turns(store, run.user_id, index.turns)
         else:
-            turns = run.memory.waiting_turns(index.turns)
+            turns = run.memory.waiting_turns()
         index.update(turns)
         manager = run.memory.manager
         unchanged = since is None or manager.change_token() == since
@@ -86,7 +86,7 @@ async def flush_on_thread_switch(run: RunMemory, store: Any, turn: Turn) -> list
         return []
     try:
         index = _indexes.setdefault(run.memory, WaitingIndex())
-        waiting = await asyncio.to_thread(pending_turns_sync, store, run.user_id, index.turns)
+        waiting = await asyncio.to_thread(waiting_turns, store, run.user_id, index.turns)
         index.update(waiting)
         threads = _threads_to_flush(run.memory, waiting, turn.thread_id)
         for thread in threads:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -43,13 +43,14 @@ class Forget:
     thread_id: str
     said_at: str
 
-    def hides(self, turn: Turn, tokens: frozenset[str]) -> bool:
-        if _stamp(turn.enqueued_at) > self.said_at:
+    def hides(self, said_at: str, thread_id: str, tokens: frozenset[str]) -> bool:
+        """Whether it hides a turn said at `said_at` (UTC ISO) in `thread_id` with `tokens`."""
+        if said_at > self.said_at:
             return False
         if self.everything:
             return True
         if not self.tokens:
-            return turn.thread_id == self.thread_id
+            return thread_id == self.thread_id
         return bool(self.tokens & tokens)
 
 
@@ -81,15 +82,18 @@ def is_branch_bound(turn: Turn) -> bool:
     return TASK(Message.of(user_text(turn)))
 
 
-def may_read(turn: Turn, thread_id: str, lineage: Lineage | None) -> bool:
+def may_read(
+    turn: Turn, thread_id: str, lineage: Lineage | None, branch_bound: bool | None = None
+) -> bool:
     """Whether a run of `thread_id` with `lineage` may read the waiting `turn`. Never its own
     thread's: a turn of its branch is in the conversation already, one of another branch is not
-    its to see. A task's turn only below its own checkpoint; anything else everywhere."""
+    its to see. A task's turn (`branch_bound`, else `is_branch_bound`) only below its own
+    checkpoint; anything else everywhere."""
     if thread_id and turn.thread_id == thread_id:
         return False
     if lineage is None:
         return True  # no checkpoints, no branches to tell apart (as for memories)
-    if is_branch_bound(turn):
+    if is_branch_bound(turn) if branch_bound is None else branch_bound:
         return bool(turn.checkpoint_id) and turn.checkpoint_id in lineage.checkpoint_ids
     return True
 
@@ -108,19 +112,35 @@ class SaidRecently:
                 "said_at": self.said_at}  # fmt: skip
 
 
+@dataclass(frozen=True)
+class _Entry:
+    """What reading needs of one waiting turn, worked out once when it arrives."""
+
+    turn: Turn
+    tokens: frozenset[str]
+    said_at: str  # UTC ISO: sorts and compares as text
+    branch_bound: bool
+    forget: Forget | None
+
+    @classmethod
+    def of(cls, turn: Turn) -> _Entry:
+        text = user_text(turn)
+        said_at = _stamp(turn.enqueued_at)
+        forget = forget_of(text, turn.thread_id, said_at or "0")
+        return cls(turn, frozenset(tokenize(text)), said_at, is_branch_bound(turn), forget)
+
+
 class WaitingIndex:
     """BM25 over one user's waiting turns (their user text), updated by what changed since the
-    last `update`: a turn that arrives is tokenized once, one that leaves is marked dead."""
+    last `update`: a turn that arrives is read once, one that leaves is marked dead."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._version = 0
         self._index = Bm25Index.build("0", {})
+        self._entries: dict[str, _Entry] = {}  # oldest first (by when said)
         self._turns: dict[str, Turn] = {}
-        self._tokens: dict[str, frozenset[str]] = {}
-        self._stamps: dict[str, str] = {}  # when each was said, UTC ISO (sorts as text)
         self._forgets: dict[str, Forget] = {}  # the waiting forget requests by turn id
-        self._newest_first: list[Turn] = []
 
     @property
     def turns(self) -> dict[str, Turn]:
@@ -128,35 +148,36 @@ class WaitingIndex:
         return self._turns
 
     def update(self, turns: Iterable[Turn]) -> None:
-        """Make `turns` the waiting ones."""
-        current = {turn.turn_id: turn for turn in turns}
+        """Make `turns` the waiting ones; costs one pass over them plus what changed."""
         with self._lock:
-            added = {i: t for i, t in current.items() if i not in self._turns}
-            gone = [i for i in self._turns if i not in current]
+            entries = self._entries
+            ids: set[str] = set()
+            added: list[Turn] = []
+            for turn in turns:
+                ids.add(turn.turn_id)
+                if turn.turn_id not in entries:
+                    added.append(turn)
+            gone = entries.keys() - ids
             if not added and not gone:
                 return
             changed = {i: MemoryItem("", "", deleted=True) for i in gone}
-            for turn_id, turn in added.items():
-                text = user_text(turn)
-                changed[turn_id] = MemoryItem(text, "", latest_update_time=turn.enqueued_at)
-                self._tokens[turn_id] = frozenset(tokenize(text))
-                self._stamps[turn_id] = _stamp(turn.enqueued_at)
             for turn_id in gone:
-                self._tokens.pop(turn_id, None)
-                self._stamps.pop(turn_id, None)
+                del entries[turn_id]
+                del self._turns[turn_id]
+                self._forgets.pop(turn_id, None)
+            newest = next(reversed(entries.values())).said_at if entries else ""
+            new = sorted((_Entry.of(t) for t in added), key=_said_at)
+            for entry in new:
+                turn_id = entry.turn.turn_id
+                entries[turn_id], self._turns[turn_id] = entry, entry.turn
+                if entry.forget is not None:
+                    self._forgets[turn_id] = entry.forget
+                text = user_text(entry.turn)
+                changed[turn_id] = MemoryItem(text, "", latest_update_time=entry.said_at)
+            if new and new[0].said_at < newest:  # not all newer than what waits: order again
+                self._entries = dict(sorted(entries.items(), key=lambda item: item[1].said_at))
             self._version += 1
             self._index = self._index.with_changes(str(self._version), changed)
-            self._turns = current
-            for turn_id in gone:
-                self._forgets.pop(turn_id, None)
-            for turn_id, turn in added.items():
-                forget = forget_of(user_text(turn), turn.thread_id, turn.enqueued_at or "0")
-                if forget is not None:
-                    self._forgets[turn_id] = forget
-            stamps = self._stamps
-            self._newest_first = sorted(
-                current.values(), key=lambda t: stamps[t.turn_id], reverse=True
-            )
 
     def read(
         self,
@@ -173,56 +194,73 @@ class WaitingIndex:
         `RECENT_FILL_SECONDS`. A forget request said after a turn, or in `query` itself, hides
         the turns it names; `applied(turn_id)` leaves out a turn a writer applied meanwhile
         (it is read as memories now)."""
-        with self._lock:
-            index, turns, newest = self._index, self._turns, self._newest_first
-            forget_turns, token_sets = self._forgets, self._tokens
-        if not turns or limit <= 0 or not query.strip():
+        with self._lock:  # updates change the entries in place
+            return self._read(query, thread_id, lineage, limit, applied, now)
+
+    def _read(
+        self,
+        query: str,
+        thread_id: str,
+        lineage: Lineage | None,
+        limit: int,
+        applied: Callable[[str], bool] | None,
+        now: datetime | None,
+    ) -> list[SaidRecently]:
+        index, entries, forget_turns = self._index, self._entries, self._forgets
+        if not entries or limit <= 0 or not query.strip():
             return []
+        newest = reversed(entries.values())
         now = now or datetime.now(UTC)
         asked = forget_of(query, thread_id, now.isoformat())
         forgets = [*forget_turns.values(), *([asked] if asked is not None else [])]
 
-        def wanted(turn: Turn) -> bool:
-            if turn.turn_id in forget_turns or not may_read(turn, thread_id, lineage):
+        def wanted(entry: _Entry) -> bool:
+            turn = entry.turn
+            if entry.forget is not None or not may_read(
+                turn, thread_id, lineage, entry.branch_bound
+            ):
                 return False
-            tokens = token_sets.get(turn.turn_id, frozenset())
-            if any(forget.hides(turn, tokens) for forget in forgets):
+            if any(f.hides(entry.said_at, turn.thread_id, entry.tokens) for f in forgets):
                 return False
             return applied is None or not applied(turn.turn_id)
 
         reading = read_query(query)
-        chosen: list[Turn] = []
+        chosen: list[_Entry] = []
         if reading.broad:
-            ranked: Sequence[Turn] = newest
+            ranked: Iterable[_Entry] = newest
         else:
             window = min(overfetch_k(limit), index.size)
-            ranked = [turns[index.entries[p].id] for p in index.search(reading.tokens, window)]
-        for turn in ranked:
+            ranked = [entries[index.entries[p].id] for p in index.search(reading.tokens, window)]
+        for entry in ranked:
             if len(chosen) >= limit:
                 break
-            if wanted(turn):
-                chosen.append(turn)
+            if wanted(entry):
+                chosen.append(entry)
         if asked is None and len(chosen) < limit:
-            chosen += _recent_fill(newest, chosen, wanted, limit, now)
-        return [_said(turn) for turn in chosen]
+            chosen += _recent_fill(reversed(entries.values()), chosen, wanted, limit, now)
+        return [_said(entry.turn) for entry in chosen]
+
+
+def _said_at(entry: _Entry) -> str:
+    return entry.said_at
 
 
 def _recent_fill(
-    newest: Sequence[Turn],
-    chosen: list[Turn],
-    wanted: Callable[[Turn], bool],
+    newest: Iterable[_Entry],
+    chosen: list[_Entry],
+    wanted: Callable[[_Entry], bool],
     limit: int,
     now: datetime,
-) -> list[Turn]:
+) -> list[_Entry]:
     cutoff = datetime.fromtimestamp(now.timestamp() - RECENT_FILL_SECONDS, UTC).isoformat()
     room = min(RECENT_FILL, limit - len(chosen))
-    taken = {turn.turn_id for turn in chosen}
-    fill: list[Turn] = []
-    for turn in newest:
-        if len(fill) >= room or _stamp(turn.enqueued_at) < cutoff:
+    taken = {entry.turn.turn_id for entry in chosen}
+    fill: list[_Entry] = []
+    for entry in newest:
+        if len(fill) >= room or entry.said_at < cutoff:
             break
-        if turn.turn_id not in taken and wanted(turn):
-            fill.append(turn)
+        if entry.turn.turn_id not in taken and wanted(entry):
+            fill.append(entry)
     return fill
 
 

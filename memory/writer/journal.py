@@ -314,28 +314,6 @@ class TurnJournal:
         """Unfinished turns in arrival order: what `start()` replays."""
         return self._select("WHERE user_id = ? AND state = 'pending' ORDER BY seq", (user_id,))
 
-    def waiting_turns(self, user_id: str, known: dict[str, Turn] | None = None) -> list[Turn]:
-        """The pending turns in arrival order, for reading before they are written: only the
-        ids are read, and the turns not in `known` (a turn's row never changes)."""
-        found = dict(known or {})
-        with self._reading():
-            ids = [row[0] for row in self._db.execute(
-                "SELECT turn_id FROM turns WHERE user_id = ? AND state = 'pending' ORDER BY seq",
-                (user_id,),
-            )]  # fmt: skip
-            new = [turn_id for turn_id in ids if turn_id not in found]
-            for start in range(0, len(new), 500):  # SQLite's limit on parameters
-                chunk = new[start : start + 500]
-                marks = ", ".join("?" * len(chunk))
-                rows = self._db.execute(
-                    f"SELECT turn FROM turns WHERE user_id = ? AND turn_id IN ({marks})",
-                    (user_id, *chunk),
-                )
-                for (text,) in rows:
-                    turn = Turn.from_json(text)
-                    found[turn.turn_id] = turn
-        return [found[turn_id] for turn_id in ids if turn_id in found]
-
     def dead_letters(self, user_id: str) -> list[JournalEntry]:
         """Turns that failed too often, with their last error, oldest first."""
         return self._select("WHERE user_id = ? AND state = 'dead' ORDER BY seq", (user_id,))
