@@ -16,6 +16,7 @@ from graph.cli.session import LocalSession, TurnReply
 from graph.context import Context
 from graph.offline_model import OfflineChatModel
 from graph.settings import use_settings
+from memory.writer.local import local_writer
 
 ADA = Context(user_id="ada", model="offline/rules")
 BOB = Context(user_id="bob", model="offline/rules")
@@ -71,6 +72,8 @@ async def test_a_fact_told_is_known_next_turn_in_a_new_thread_once_and_by_nobody
         assert not any("Porto" in memory for memory in remembered(asked))  # not written yet
         async with LocalSession(BOB, data_dir) as bob:
             other = await bob.say("t3", "Where do I live?")
+        assert bob.memory is not None  # no turn of bob's was queued: stop the queue it started
+        await asyncio.wrap_future(local_writer.run(bob.memory.stop(timeout=5)))
         assert other.said_recently == [] and "Porto" not in other.text
         # Moving to t2 sent t1's batch to the writer: written within the writer's own time,
         # not after t1's 30 quiet seconds.
