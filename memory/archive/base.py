@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from memory.archive.query import Terms, Window, query_terms
-from memory.archive.records import ArchivedMessage, Digest, Hit, SearchResult
+from memory.archive.records import (
+    ArchivedMessage,
+    Digest,
+    ForgottenRecord,
+    Hit,
+    MessageKey,
+    SearchResult,
+)
 from memory.manager import validate_user_id
 
 DEFAULT_HITS = 3
@@ -23,6 +30,9 @@ class ConversationArchive(ABC):
 
     def __init__(self, user_id: str) -> None:
         self.user_id = validate_user_id(user_id)
+        self._forgotten_cache: (
+            tuple[object, dict[str, ForgottenRecord], frozenset[MessageKey]] | None
+        ) = None
 
     # ── storage primitives ──────────────────────────────────────────────
 
@@ -72,6 +82,59 @@ class ConversationArchive(ABC):
     def clear(self) -> None:
         """Remove every message and digest of this user (before a rebuild)."""
 
+    @abstractmethod
+    def _load_forgotten(self) -> dict[str, ForgottenRecord]:
+        """Read every record of what forgetting a memory hid."""
+
+    def forgotten_signature(self) -> object:
+        """A cheap value that changes whenever the records change (None: always read them)."""
+        return None
+
+    @abstractmethod
+    def put_forgotten(self, record: ForgottenRecord) -> None:
+        """Record (or replace) what forgetting one memory hid."""
+
+    @abstractmethod
+    def drop_forgotten(self, memory_id: str) -> ForgottenRecord | None:
+        """Remove the record of one memory and return it (None when there was none)."""
+
+    def forgotten(self) -> dict[str, ForgottenRecord]:
+        """What forgetting each memory hid (`memory.forgetting`), by memory id; read again only
+        when the records changed (every search and every turn asks). Treat it as read-only."""
+        signature = self.forgotten_signature()
+        cached = self._forgotten_cache
+        if signature is not None and cached is not None and cached[0] == signature:
+            return cached[1]
+        records = self._load_forgotten()
+        keys = frozenset(key for record in records.values() for key in record.messages)
+        self._forgotten_cache = (signature, records, keys)
+        return records
+
+    def hidden_keys(self) -> frozenset[MessageKey]:
+        """The messages hidden because a memory they carried was forgotten."""
+        self.forgotten()
+        assert self._forgotten_cache is not None
+        return self._forgotten_cache[2]
+
+    @abstractmethod
+    def erase_messages(self, keys: Collection[MessageKey]) -> int:
+        """Remove these archived messages for good, text and index (`ArchivedMessage.ref`
+        keys); returns how many rows went."""
+
+    @abstractmethod
+    def erase_digests(self, days: Collection[str]) -> int:
+        """Remove the digests of these days for good; returns how many went."""
+
+    @abstractmethod
+    def erase_all(self) -> list[str]:
+        """Remove every message and digest of this user for good (files, rows, free space);
+        returns what was removed, for a report."""
+
+    @abstractmethod
+    def scrub(self) -> bool:
+        """Leave no erased text in the storage's free space or log; False when it could not be
+        done completely (said in the erase report)."""
+
     def close(self) -> None:  # noqa: B027 - most backends hold nothing to release
         """Release connections (the archive can be opened again)."""
 
@@ -110,16 +173,26 @@ class ConversationArchive(ABC):
         period's daily digests. No model is called."""
         window = window or Window()
         terms = query_terms(query)
+        hidden = self.hidden_keys()
         if terms.broad:
-            return self._broad(query, window, limit)
-        hits = self._hits(terms, window, limit, around)
+            return self._broad(query, window, limit, hidden)
+        hits, withheld = self._hits(terms, window, limit, around, hidden)
         digests = self._visible_digests(window, terms.required)[:1]
-        return SearchResult(query, (*hits, *(_digest_hit(d) for d in digests)))
+        notes = (hidden_note(withheld),) if withheld else ()
+        return SearchResult(query, (*hits, *(_digest_hit(d) for d in digests)), notes)
 
-    def _hits(self, terms: Terms, window: Window, limit: int, around: int) -> list[Hit]:
+    def _hits(
+        self, terms: Terms, window: Window, limit: int, around: int, hidden: frozenset[MessageKey]
+    ) -> tuple[list[Hit], int]:
+        """The hits, and how many matching messages were left out as forgotten."""
         candidates = self.match(terms.required, False, window, limit * OVERFETCH)
         if not candidates and terms.loose:
             candidates = self.match(terms.loose, True, window, limit * OVERFETCH)
+        withheld = sum(1 for m, _ in candidates if m.ref in hidden)
+        candidates = [(m, score) for m, score in candidates if m.ref not in hidden]
+        if not candidates and withheld and terms.loose:  # the loose terms may match the rest
+            loose = self.match(terms.loose, True, window, limit * OVERFETCH)
+            candidates = [(m, score) for m, score in loose if m.ref not in hidden]
         hits: list[Hit] = []
         shown: set[tuple[str, str, str]] = set()
         for message, score in candidates:
@@ -129,7 +202,9 @@ class ConversationArchive(ABC):
             context = [
                 m
                 for m in self.neighbours(message, around * 3, around * 3)
-                if window.sees(m.thread_id, m.checkpoint_id) and (m.thread_id, *m.key) != mark
+                if window.sees(m.thread_id, m.checkpoint_id)
+                and (m.thread_id, *m.key) != mark
+                and m.ref not in hidden
             ]
             before = [m for m in context if _order(m) < _order(message)][-around:]
             after = [m for m in context if _order(m) > _order(message)][:around]
@@ -137,7 +212,7 @@ class ConversationArchive(ABC):
             hits.append(Hit(message.thread_id, message, (*before, *after), score))
             if len(hits) >= limit:
                 break
-        return hits
+        return hits, withheld
 
     def _visible_digests(self, window: Window, terms: Sequence[str] = ()) -> list[Digest]:
         """Digests of the window's days; a day on which the current thread has messages this
@@ -156,17 +231,26 @@ class ConversationArchive(ABC):
                 visible.append(digest)
         return visible
 
-    def _broad(self, query: str, window: Window, limit: int) -> SearchResult:
+    def _broad(
+        self, query: str, window: Window, limit: int, hidden: frozenset[MessageKey]
+    ) -> SearchResult:
         digests = self._visible_digests(window)
         if digests:
             return SearchResult(query, tuple(_digest_hit(d) for d in digests[: limit * 3]))
         recent = [
             m
             for m in self.messages(window.thread_id, window.since, window.until)
-            if window.sees(m.thread_id, m.checkpoint_id) and m.role == "user"
+            if window.sees(m.thread_id, m.checkpoint_id)
+            and m.role == "user"
+            and m.ref not in hidden
         ][-limit * 3 :]
         hits = tuple(Hit(m.thread_id, m) for m in reversed(recent))
         return SearchResult(query, hits, ("no digest covers this period yet: latest messages",))
+
+
+def hidden_note(count: int) -> str:
+    """What a search result says about the matches it left out as forgotten."""
+    return f"{count} matching message(s) hidden: they carried a memory the user asked to forget"
 
 
 def _order(message: ArchivedMessage) -> tuple[float, str, int]:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 from memory.archive.base import ConversationArchive
 from memory.archive.query import Window, index_text
-from memory.archive.records import ArchivedMessage, Digest
+from memory.archive.records import ArchivedMessage, Digest, ForgottenRecord, MessageKey
 from memory.manager import file_stem
-from memory.writer.sqlite_file import open_wal, write_transaction
+from memory.writer.sqlite_file import open_wal, remove_database, scrub, write_transaction
 
 # The index holds the tokenizer's terms separated by spaces (unicode61 then only splits on
 # them): FTS5's own tokenizers cannot match a two-character Chinese word (trigram needs three
@@ -45,6 +45,13 @@ CREATE TABLE IF NOT EXISTS digests (
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS digests_fts USING fts5(
     terms, tokenize='unicode61 remove_diacritics 0'
+);
+-- One row per forgotten memory: the messages it hid and its days' digests as they were.
+CREATE TABLE IF NOT EXISTS forgotten (
+    memory_id     TEXT PRIMARY KEY,
+    forgotten_at  REAL NOT NULL,
+    messages      TEXT NOT NULL,
+    digests       TEXT NOT NULL
 );
 """
 RANKED = 2_000  # matches ranked by relevance at most: the newest ones
@@ -184,12 +191,88 @@ class SqliteArchive(ConversationArchive):
     def count(self) -> int:
         return int(self._read("SELECT COUNT(*) FROM messages", ())[0][0])
 
+    def _load_forgotten(self) -> dict[str, ForgottenRecord]:
+        rows = self._read("SELECT memory_id, forgotten_at, messages, digests FROM forgotten", ())
+        return {row[0]: ForgottenRecord.from_json(self.user_id, *row) for row in rows}
+
+    def forgotten_signature(self) -> object:
+        # A row replaced or added gets a new rowid (its times and sizes tell a reused one).
+        sql = (
+            "SELECT COUNT(*), MAX(rowid), TOTAL(forgotten_at), TOTAL(LENGTH(messages)) "
+            "FROM forgotten"
+        )
+        return tuple(self._read(sql, ())[0])
+
+    def put_forgotten(self, record: ForgottenRecord) -> None:
+        with write_transaction(self._lock, self._db) as db:
+            db.execute(
+                "INSERT OR REPLACE INTO forgotten VALUES (?, ?, ?, ?)",
+                (record.memory_id, record.forgotten_at, *record.to_json()),
+            )
+
+    def drop_forgotten(self, memory_id: str) -> ForgottenRecord | None:
+        with write_transaction(self._lock, self._db) as db:
+            row = db.execute(
+                "SELECT memory_id, forgotten_at, messages, digests FROM forgotten "
+                "WHERE memory_id = ?",
+                (memory_id,),
+            ).fetchone()
+            db.execute("DELETE FROM forgotten WHERE memory_id = ?", (memory_id,))
+        return ForgottenRecord.from_json(self.user_id, *row) if row else None
+
     def clear(self) -> None:
         with write_transaction(self._lock, self._db) as db:
             db.execute("DELETE FROM messages")
             db.execute("INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')")
             db.execute("DELETE FROM digests")
             db.execute("DELETE FROM digests_fts")
+            db.execute("DELETE FROM forgotten")  # hidden again from the rebuilt rows
+
+    def erase_messages(self, keys: Collection[MessageKey]) -> int:
+        erased = 0
+        with write_transaction(self._lock, self._db) as db:
+            for thread, checkpoint, message_id, digest in dict.fromkeys(keys):
+                row = db.execute(
+                    "SELECT id, content FROM messages WHERE thread_id = ? AND checkpoint_id = ? "
+                    "AND message_id = ? AND content_hash = ?",
+                    (thread, checkpoint, message_id, digest),
+                ).fetchone()
+                if row is None:
+                    continue
+                # A contentless FTS table forgets a row only when told its terms again.
+                db.execute(
+                    "INSERT INTO messages_fts (messages_fts, rowid, terms) VALUES ('delete', ?, ?)",
+                    (row[0], index_text(row[1])),
+                )
+                db.execute("DELETE FROM messages WHERE id = ?", (row[0],))
+                erased += 1
+        return erased
+
+    def erase_digests(self, days: Collection[str]) -> int:
+        erased = 0
+        with write_transaction(self._lock, self._db) as db:
+            for day in dict.fromkeys(days):
+                row = db.execute("SELECT id FROM digests WHERE day = ?", (day,)).fetchone()
+                if row is not None:
+                    db.execute("DELETE FROM digests WHERE id = ?", (row[0],))
+                    db.execute("DELETE FROM digests_fts WHERE rowid = ?", (row[0],))
+                    erased += 1
+        return erased
+
+    def erase_all(self) -> list[str]:
+        # One file per user: removing it (with its WAL) leaves nothing to scrub.
+        with self._lock:
+            self._db.close()
+            removed = remove_database(self.path)
+            self._db = open_wal(self.path, _SCHEMA, synchronous="NORMAL")
+        return removed
+
+    def scrub(self) -> bool:
+        with self._lock:
+            # Deleted FTS entries stay in the index's segments until they are merged.
+            self._db.execute("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
+            self._db.execute("INSERT INTO digests_fts (digests_fts) VALUES ('optimize')")
+            return scrub(self._db)
 
     def close(self) -> None:
         with self._lock:
