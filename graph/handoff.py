@@ -28,6 +28,7 @@ from graph.run_memory import (
     open_run_memory,
     writer_consumer,
 )
+from graph.said_recently import flush_on_thread_switch
 from graph.state import State
 from memory.admission import score_turn
 from memory.branch import Lineage
@@ -130,6 +131,8 @@ async def hand_off(
         turn = admit(run, turn, state.related_memories)
         mode = write_mode(run)
         await asyncio.to_thread(record_turn, run, turn, state.cost)
+        if mode == "server":  # skipped or not, the user moved on: other threads' batches go now
+            await flush_on_thread_switch(run, runtime.store, turn)
         if turn.decision == "skip":
             return _outcome(turn, mode, "skipped")
         if mode == "server":
@@ -263,9 +266,10 @@ async def schedule_consolidation_if_due(run: RunMemory) -> str:
         return ""
 
 
-async def schedule_flush(run: RunMemory) -> None:
-    """Server mode, before compaction: queue a `memory_writer` run that writes the batch of
-    this thread's turns waiting in the store now (`{"thread_id", "flush": true}`)."""
+async def schedule_flush(run: RunMemory, thread_id: str | None = None) -> None:
+    """Server mode, before compaction (or once the user moved to another thread): queue a
+    `memory_writer` run that writes the batch of this thread's (`thread_id`'s) turns waiting in
+    the store now (`{"thread_id", "flush": true}`)."""
     from langgraph_sdk import get_client
 
     client = get_client()
@@ -278,7 +282,7 @@ async def schedule_flush(run: RunMemory) -> None:
     await client.runs.create(
         writer_thread,
         WRITER_GRAPH_ID,
-        input={"thread_id": run.thread_id, "flush": True},
+        input={"thread_id": thread_id or run.thread_id, "flush": True},
         context={"user_id": run.user_id},
         multitask_strategy="enqueue",
     )

@@ -14,6 +14,7 @@ from graph.lineage import current_lineage
 from graph.models import load_chat_model
 from graph.prompt_budget import budget_for, fit_to_budget, latest_user_text, system_prompt
 from graph.run_memory import RunMemory, open_run_memory
+from graph.said_recently import said_recently
 from graph.settings import get_settings
 from graph.state import State
 from graph.summarizer import without_forgotten
@@ -36,16 +37,20 @@ def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     query = latest_user_text(state.messages)
     if not query.strip():
         return {"related_memories": [], "core_context": core_context, "cost": {},
-                "user_id": run.user_id, **forgotten}  # fmt: skip
+                "user_id": run.user_id, "said_recently": [], **forgotten}  # fmt: skip
+    lineage = current_lineage(run.config)
+    revision = run.memory.manager.change_token()  # what the memories below are read from
     meter = UsageMeter()  # the first node of a run: the run's cost starts here
     with metered(meter, "retrieval"):  # a model call only in the llm and hybrid modes
         memories = run.memory.get_related_memory_from(
             query,
             run.context.retrieval_mode,
             run.context.retrieval_limit,
-            current_lineage(run.config),
+            lineage,
             llm=run.ranking_model(),
         )
+    # What the user said that the writer has not filed yet (no model call, a few ms).
+    said = said_recently(run, runtime.store, query, lineage, since=revision)
     try:  # only queued here: the recall log is written in a batch, off the reply path
         run.memory.record_recall([memory["id"] for memory in memories], query)
     except Exception:  # a hotness signal is never worth a failed reply
@@ -53,7 +58,7 @@ def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     cost = as_dicts(meter.by_purpose())
     return {
         "related_memories": memories, "core_context": core_context, "cost": cost,
-        "user_id": run.user_id, **forgotten,
+        "user_id": run.user_id, "said_recently": said, **forgotten,
     }  # fmt: skip
 
 

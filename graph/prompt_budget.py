@@ -40,8 +40,9 @@ def system_prompt(state: State, context: Context, tools: Sequence[str] = ()) -> 
     language = resolve_language(context.language, latest_user_text(state.messages))
     summary = str((state.summary or {}).get("text") or "")
     return build_system_prompt(
-        context, state.related_memories, state.core_context, language, summary, tools
-    )
+        context, state.related_memories, state.core_context, language, summary, tools,
+        said_recently=state.said_recently,
+    )  # fmt: skip
 
 
 def fit_to_budget(system: str, messages: Sequence[AnyMessage], budget: int | None) -> list[Any]:

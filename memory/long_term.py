@@ -258,6 +258,12 @@ class LongTermMemory(MemoryUpkeep):
         turn_id = f"{session_id or 'session'}:{message_id}" if message_id else None
         return await self.send_history(messages, session_id=session_id, turn_id=turn_id)
 
+    def waiting_turns(self) -> list[Turn]:
+        """This user's turns in this process's queue not written yet, oldest first (`[]` before
+        the queue was opened): what the next turn reads before the writer files them."""
+        queue = self._queue
+        return queue.waiting() if queue is not None else []
+
     def flush(self, thread_id: str | None = None) -> int:
         """Write the turns waiting in a batch (of `thread_id`, or every thread) now instead of
         when their batch is due: before a conversation is compacted, or when a session ends.
