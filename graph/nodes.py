@@ -57,10 +57,11 @@ def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     tools bound."""
     context = runtime.context if runtime.context is not None else Context()
     chat_model = load_chat_model(context.model)
-    prompt = system_prompt(state, context)
+    budget = budget_for(get_settings(), chat_model)
+    prompt = system_prompt(state, context, budget)
     # Within the budget: compaction keeps the state small; this trims when it could not (a
     # failed summary, a cooldown, one turn larger than the budget).
-    sent = fit_to_budget(prompt, state.messages, budget_for(get_settings(), chat_model))
+    sent = fit_to_budget(prompt, state.messages, budget)
     meter = UsageMeter()
     with metered(meter, "chat"):
         response = chat_model.bind_tools(CHAT_TOOLS).invoke([SystemMessage(content=prompt), *sent])
