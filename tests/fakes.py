@@ -54,10 +54,11 @@ class ScriptedAnswers:
 class EchoingModel(BaseChatModel):
     """A summariser as verbose as many real models are on long input, or worse: it answers
     with its whole prompt, `times` over, and ignores `max_tokens` (kept, with every call's
-    other options, in `calls`)."""
+    other options, in `calls`; the length of each answer in `answered`)."""
 
     times: int = 1
     calls: list[dict[str, Any]] = Field(default_factory=list)
+    answered: list[int] = Field(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
@@ -70,4 +71,5 @@ class EchoingModel(BaseChatModel):
         self.calls.append(dict(kwargs))
         text = "\n".join(str(m.content) for m in messages)
         answer = AIMessage(content="\n".join([text] * self.times))
+        self.answered.append(len(answer.content))
         return ChatResult(generations=[ChatGeneration(message=answer)])

@@ -12,6 +12,9 @@ from memory.manager import validate_user_id
 DEFAULT_HITS = 3
 DEFAULT_AROUND = 2  # messages before and after each hit
 OVERFETCH = 40  # candidates read per hit asked for: the branch filter may drop some
+# A text said again in a thread ("ok", "thanks") is part of the conversation's flow; a longer
+# one repeated (a pasted text, a fork's copy of its question) is archived once per branch.
+DEDUPLICATE_CHARS = 20
 
 
 class ConversationArchive(ABC):
@@ -81,19 +84,27 @@ class ConversationArchive(ABC):
         self, candidates: Iterable[ArchivedMessage], window: Window
     ) -> list[ArchivedMessage]:
         """The candidates not yet archived on this branch of their thread: a message counts as
-        archived when its id and text are archived at a checkpoint the window sees."""
+        archived when its id and text are archived at a checkpoint the window sees, and a text
+        of DEDUPLICATE_CHARS or more when the same role said it there already (another id)."""
         found: list[ArchivedMessage] = []
         seen: dict[str, set[tuple[str, str]]] = {}
+        texts: dict[str, set[str]] = {}
         for message in candidates:
             thread = message.thread_id
             if thread not in seen:
-                seen[thread] = {
+                visible = [
                     (mid, digest)
                     for mid, digest, checkpoint in self.known(thread)
                     if window.sees(thread, checkpoint)
-                }
-            if message.key not in seen[thread]:
+                ]
+                seen[thread] = set(visible)
+                texts[thread] = {digest for _, digest in visible}
+            repeated = len(message.content) >= DEDUPLICATE_CHARS and (
+                message.content_hash in texts[thread]
+            )
+            if message.key not in seen[thread] and not repeated:
                 seen[thread].add(message.key)
+                texts[thread].add(message.content_hash)
                 found.append(message)
         return found
 
@@ -121,19 +132,20 @@ class ConversationArchive(ABC):
         if not candidates and terms.loose:
             candidates = self.match(terms.loose, True, window, limit * OVERFETCH)
         hits: list[Hit] = []
-        shown: set[tuple[str, str, str]] = set()
+        shown: set[tuple[str, str]] = set()  # (thread, text): a copy is shown once
         for message, score in candidates:
-            mark = (message.thread_id, *message.key)
+            mark = (message.thread_id, message.content_hash)
             if mark in shown or not window.sees(message.thread_id, message.checkpoint_id):
                 continue  # a sibling branch's message, or a copy already shown
             context = [
                 m
                 for m in self.neighbours(message, around * 3, around * 3)
-                if window.sees(m.thread_id, m.checkpoint_id) and (m.thread_id, *m.key) != mark
+                if window.sees(m.thread_id, m.checkpoint_id)
+                and (m.thread_id, m.content_hash) != mark
             ]
             before = [m for m in context if _order(m) < _order(message)][-around:]
             after = [m for m in context if _order(m) > _order(message)][:around]
-            shown.update((m.thread_id, *m.key) for m in (message, *before, *after))
+            shown.update((m.thread_id, m.content_hash) for m in (message, *before, *after))
             hits.append(Hit(message.thread_id, message, (*before, *after), score))
             if len(hits) >= limit:
                 break

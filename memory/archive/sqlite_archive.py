@@ -10,7 +10,7 @@ from typing import Any
 
 from memory.archive.base import ConversationArchive
 from memory.archive.query import Window, index_text
-from memory.archive.records import ArchivedMessage, Digest
+from memory.archive.records import SEARCHED_ROLES, ArchivedMessage, Digest
 from memory.manager import file_stem
 from memory.writer.sqlite_file import open_wal, write_transaction
 
@@ -48,6 +48,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS digests_fts USING fts5(
 );
 """
 RANKED = 2_000  # matches ranked by relevance at most: the newest ones
+# An archive made before tool results were kept out of the index may still hold some there.
+_SEARCHED = "m.role IN ({})".format(", ".join(f"'{role}'" for role in SEARCHED_ROLES))
 _COLUMNS = "thread_id, checkpoint_id, message_id, role, content, ts, position, content_hash"
 
 
@@ -85,12 +87,12 @@ class SqliteArchive(ConversationArchive):
                     (m.thread_id, m.checkpoint_id, m.message_id, m.role, m.content, m.timestamp,
                      m.position, m.content_hash),
                 )  # fmt: skip
-                if row.rowcount:
+                if row.rowcount and m.searched:
                     db.execute(
                         "INSERT INTO messages_fts (rowid, terms) VALUES (?, ?)",
                         (row.lastrowid, index_text(m.content)),
                     )
-                    added += 1
+                added += row.rowcount
         return added
 
     def known(self, thread_id: str) -> list[tuple[str, str, str]]:
@@ -103,6 +105,7 @@ class SqliteArchive(ConversationArchive):
         if not terms:
             return []
         where, params = window.sql("?", "m.")
+        where = f"AND {_SEARCHED} {where}"
         query = fts_query(terms, any_term)
         join = "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
         # A common word matches a large part of the archive, and ranking every match costs
@@ -126,13 +129,15 @@ class SqliteArchive(ConversationArchive):
     ) -> list[ArchivedMessage]:
         key = (message.timestamp, message.checkpoint_id, message.position)
         earlier = self._read(
-            f"SELECT {_COLUMNS} FROM messages WHERE thread_id = ? AND (ts, checkpoint_id, position)"
-            " < (?, ?, ?) ORDER BY ts DESC, checkpoint_id DESC, position DESC LIMIT ?",
+            f"SELECT {_COLUMNS} FROM messages m WHERE thread_id = ? AND {_SEARCHED} AND "
+            "(ts, checkpoint_id, position) < (?, ?, ?) "
+            "ORDER BY ts DESC, checkpoint_id DESC, position DESC LIMIT ?",
             (message.thread_id, *key, before),
         )
         later = self._read(
-            f"SELECT {_COLUMNS} FROM messages WHERE thread_id = ? AND (ts, checkpoint_id, position)"
-            " > (?, ?, ?) ORDER BY ts, checkpoint_id, position LIMIT ?",
+            f"SELECT {_COLUMNS} FROM messages m WHERE thread_id = ? AND {_SEARCHED} AND "
+            "(ts, checkpoint_id, position) > (?, ?, ?) "
+            "ORDER BY ts, checkpoint_id, position LIMIT ?",
             (message.thread_id, *key, after),
         )
         return [self._message(r) for r in reversed(earlier)] + [self._message(r) for r in later]
