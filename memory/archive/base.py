@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from datetime import datetime
 
+from memory.archive.dates import question_period
 from memory.archive.query import Terms, Window, query_terms
+from memory.archive.ranking import Ranking, bm25_scores, content_terms
 from memory.archive.records import ArchivedMessage, Digest, Hit, SearchResult
 from memory.manager import validate_user_id
+from memory.tokenize import tokenize
 
 DEFAULT_HITS = 3
 DEFAULT_AROUND = 2  # messages before and after each hit
@@ -67,6 +72,11 @@ class ConversationArchive(ABC):
     ) -> list[Digest]:
         """Digests of the days in the window (with all `terms` when given), newest first."""
 
+    def frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """How many messages the index holds, and how many hold each term ((0, {}) when the
+        backend cannot say: the candidates' own counts are used)."""
+        return 0, {}
+
     @abstractmethod
     def count(self) -> int:
         """How many messages are archived."""
@@ -115,22 +125,94 @@ class ConversationArchive(ABC):
         *,
         limit: int = DEFAULT_HITS,
         around: int = DEFAULT_AROUND,
+        ranking: Ranking | None = None,
+        now: datetime | None = None,
     ) -> SearchResult:
         """The best `limit` matches of `query` the window sees, each with `around` messages
         before and after it; a broad question about a period ("what happened today?") gets the
-        period's daily digests. No model is called."""
+        period's daily digests. No model is called (unless `ranking` names an embedder).
+        `now` is when the question is asked (its "last May"), by default now."""
         window = window or Window()
+        ranking = ranking or Ranking()
         terms = query_terms(query)
         if terms.broad:
             return self._broad(query, window, limit)
-        hits = self._hits(terms, window, limit, around)
+        hits: list[Hit] = []
+        period = question_period(query, now) if ranking.dates else None
+        if period is not None and window.since is None and window.until is None:
+            slack = ranking.date_slack_days * 86400
+            dated = replace(window, since=period[0] - slack, until=period[1] + slack)
+            hits = self._hits(query, terms, dated, limit, around, ranking)
+        if not hits:  # no date, or nothing said then: the whole window
+            hits = self._hits(query, terms, window, limit, around, ranking)
         digests = self._visible_digests(window, terms.required)[:1]
         return SearchResult(query, (*hits, *(_digest_hit(d) for d in digests)))
 
-    def _hits(self, terms: Terms, window: Window, limit: int, around: int) -> list[Hit]:
-        candidates = self.match(terms.required, False, window, limit * OVERFETCH)
-        if not candidates and terms.loose:
-            candidates = self.match(terms.loose, True, window, limit * OVERFETCH)
+    def _hits(
+        self, query: str, terms: Terms, window: Window, limit: int, around: int, ranking: Ranking
+    ) -> list[Hit]:
+        if ranking.weighted_terms:
+            words = content_terms(query) or terms.loose
+            candidates = self.match(words, True, window, max(ranking.candidates, limit))
+            if ranking.bm25:
+                candidates = self._rescored(words, candidates, ranking)
+        else:
+            candidates = self.match(terms.required, False, window, limit * OVERFETCH)
+            if not candidates and terms.loose:
+                candidates = self.match(terms.loose, True, window, limit * OVERFETCH)
+        if ranking.context > 0:
+            candidates = self._with_context(candidates, window, ranking)
+        if ranking.embedder is not None:
+            candidates = _reranked(query, candidates, ranking)
+        return self._pick(candidates, window, limit, around)
+
+    def _rescored(
+        self,
+        words: Sequence[str],
+        candidates: list[tuple[ArchivedMessage, float]],
+        ranking: Ranking,
+    ) -> list[tuple[ArchivedMessage, float]]:
+        documents = [tokenize(m.content) for m, _ in candidates]
+        total, frequencies = self.frequencies(words)
+        if not total:
+            frequencies = {t: sum(t in set(d) for d in documents) for t in words}
+        scores = bm25_scores(words, documents, frequencies, total, ranking)
+        pairs = [(m, score) for (m, _), score in zip(candidates, scores, strict=True)]
+        return sorted(pairs, key=lambda pair: (-pair[1], -pair[0].timestamp))
+
+    def _with_context(
+        self, candidates: list[tuple[ArchivedMessage, float]], window: Window, ranking: Ranking
+    ) -> list[tuple[ArchivedMessage, float]]:
+        """Each message's score plus `context` times the best score of the messages right
+        before and after it; the neighbours of the best candidates join them."""
+        own = {_mark(m): (m, score) for m, score in candidates}
+        nearby: dict[tuple[str, str, str], float] = {}
+        around: dict[tuple[str, str, str], list[tuple[str, str, str]]] = {}
+        for message, score in candidates[: ranking.context_of]:
+            keys = around.setdefault(_mark(message), [])
+            for neighbour in self.neighbours(message, 1, 1):
+                if not window.sees(neighbour.thread_id, neighbour.checkpoint_id):
+                    continue
+                key = _mark(neighbour)
+                keys.append(key)
+                own.setdefault(key, (neighbour, 0.0))
+                nearby[key] = max(nearby.get(key, 0.0), score)
+        for mark, keys in around.items():  # a neighbour that matched on its own counts too
+            for key in keys:
+                nearby[mark] = max(nearby.get(mark, 0.0), own[key][1])
+        scored = [
+            (message, score + ranking.context * nearby.get(key, 0.0))
+            for key, (message, score) in own.items()
+        ]
+        return sorted(scored, key=lambda pair: (-pair[1], -pair[0].timestamp))
+
+    def _pick(
+        self,
+        candidates: Sequence[tuple[ArchivedMessage, float]],
+        window: Window,
+        limit: int,
+        around: int,
+    ) -> list[Hit]:
         hits: list[Hit] = []
         shown: set[tuple[str, str]] = set()  # (thread, text): a copy is shown once
         for message, score in candidates:
@@ -179,6 +261,33 @@ class ConversationArchive(ABC):
         ][-limit * 3 :]
         hits = tuple(Hit(m.thread_id, m) for m in reversed(recent))
         return SearchResult(query, hits, ("no digest covers this period yet: latest messages",))
+
+
+def _mark(message: ArchivedMessage) -> tuple[str, str, str]:
+    return (message.thread_id, message.checkpoint_id, message.message_id)
+
+
+def _reranked(
+    query: str, candidates: list[tuple[ArchivedMessage, float]], ranking: Ranking
+) -> list[tuple[ArchivedMessage, float]]:
+    """The best `rerank` candidates ordered again by BM25 (scaled to the best) plus the
+    embedding similarity to the question; the rest keep their order after them."""
+    head, tail = candidates[: ranking.rerank], candidates[ranking.rerank :]
+    if len(head) < 2:
+        return candidates
+    import numpy as np
+
+    vectors = np.asarray(
+        ranking.embedder.embed_documents([query, *(m.content for m, _ in head)]), dtype=float
+    )
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True) + 1e-9
+    similarity = vectors[1:] @ vectors[0]
+    best = max(score for _, score in head) or 1.0
+    scored = [
+        (message, score / best + ranking.embedding_weight * float(sim))
+        for (message, score), sim in zip(head, similarity, strict=True)
+    ]
+    return sorted(scored, key=lambda pair: -pair[1]) + tail
 
 
 def _order(message: ArchivedMessage) -> tuple[float, str, int]:

@@ -204,6 +204,21 @@ class PostgresArchive(ConversationArchive):
         )
         return [Digest(self.user_id, *row) for row in rows]
 
+    def frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        # One count per term, each through the GIN index (terms are few: a question's words).
+        found = {}
+        for term in terms:
+            rows = self._read(
+                f"SELECT COUNT(*) FROM {_TABLE} WHERE user_id = %s AND "
+                "terms @@ CAST(%s AS tsquery)",
+                (self.user_id, tsquery([term], False)),
+            )
+            found[term] = int(rows[0][0])
+        total = self._read(
+            f"SELECT COUNT(*) FROM {_TABLE} WHERE user_id = %s AND {_SEARCHED}", (self.user_id,)
+        )
+        return int(total[0][0]), found
+
     def count(self) -> int:
         rows = self._read(f"SELECT COUNT(*) FROM {_TABLE} WHERE user_id = %s", (self.user_id,))
         return int(rows[0][0])

@@ -35,6 +35,7 @@ CREATE INDEX IF NOT EXISTS messages_by_time ON messages (ts);
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
     terms, content='', tokenize='unicode61 remove_diacritics 0'
 );
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_vocab USING fts5vocab(messages_fts, 'row');
 CREATE TABLE IF NOT EXISTS digests (
     id            INTEGER PRIMARY KEY,
     day           TEXT NOT NULL UNIQUE,
@@ -185,6 +186,17 @@ class SqliteArchive(ConversationArchive):
                 f"WHERE 1 {where} ORDER BY d.day DESC"
             )
         return [Digest(self.user_id, *row) for row in self._read(sql, params)]
+
+    def frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        # One lookup per term (fts5vocab answers `term = ?` from the index; `IN` scans it), and
+        # the highest row id for the total: counting an FTS5 table reads all of it, and idf
+        # needs the size only roughly.
+        found = {}
+        for term in terms:
+            rows = self._read("SELECT doc FROM messages_vocab WHERE term = ?", (term,))
+            found[term] = int(rows[0][0]) if rows else 0
+        total = self._read("SELECT MAX(id) FROM messages", ())[0][0]
+        return int(total or 0), found
 
     def count(self) -> int:
         return int(self._read("SELECT COUNT(*) FROM messages", ())[0][0])
