@@ -89,12 +89,12 @@ def evaluate(
 
 STEPS: list[tuple[str, Callable[[Ranking], Ranking]]] = [
     ("baseline (all terms, then any)", lambda r: Ranking.baseline()),
-    ("+ question words out, BM25 over any term", lambda r: replace(Ranking.baseline(),
-                                                                   weighted_terms=True)),
-    ("+ BM25 again, coverage and length tuned", lambda r: replace(r, context=0.0, dates=False)),
-    ("+ neighbours as context", lambda r: replace(r, dates=False)),
-    ("+ dates in the question", lambda r: r),
-    ("default (what search uses)", lambda r: r),
+    ("+ question words out, any term (FTS5 bm25)",
+     lambda r: replace(r, bm25=False, dates=False)),
+    ("+ BM25 again: index idf, b 0.3", lambda r: replace(r, dates=False)),
+    ("+ dates in the question = default", lambda r: r),
+    ("not kept: + neighbours' score x0.25", lambda r: replace(r, context=0.25)),
+    ("not kept: + neighbours' score x0.5", lambda r: replace(r, context=0.5)),
 ]  # fmt: skip
 
 
@@ -123,7 +123,8 @@ def main() -> None:
             from memory.retrieval.embedder import OfflineEncoder
 
             encoder = OfflineEncoder()
-            steps.append(("+ offline-embedding re-rank", lambda r: replace(r, embedder=encoder)))
+            steps.append(("not kept: + offline-embedding re-rank",
+                          lambda r: replace(r, embedder=encoder)))  # fmt: skip
         for label, make in steps:
             figures = evaluate(archives, asked, questions, make(Ranking()))
             t, h = figures["tuning"], figures["held-out"]

@@ -153,9 +153,16 @@ class ConversationArchive(ABC):
     ) -> list[Hit]:
         if ranking.weighted_terms:
             words = content_terms(query) or terms.loose
-            candidates = self.match(words, True, window, max(ranking.candidates, limit))
+            total, frequencies = self.frequencies(words) if ranking.bm25 else (0, {})
+            # The rare words find the candidates (a word in a large share of the archive would
+            # bring thousands of matches to rank and adds little); every word scores them.
+            rare = [t for t in words if frequencies.get(t, 0) <= ranking.common_matches]
+            if total and not rare and words:
+                rare = [min(words, key=lambda t: frequencies.get(t, 0))]
+            found = rare if total else list(words)
+            candidates = self.match(found, True, window, max(ranking.candidates, limit))
             if ranking.bm25:
-                candidates = self._rescored(words, candidates, ranking)
+                candidates = self._rescored(words, candidates, ranking, total, frequencies)
         else:
             candidates = self.match(terms.required, False, window, limit * OVERFETCH)
             if not candidates and terms.loose:
@@ -171,9 +178,10 @@ class ConversationArchive(ABC):
         words: Sequence[str],
         candidates: list[tuple[ArchivedMessage, float]],
         ranking: Ranking,
+        total: int,
+        frequencies: dict[str, int],
     ) -> list[tuple[ArchivedMessage, float]]:
         documents = [tokenize(m.content) for m, _ in candidates]
-        total, frequencies = self.frequencies(words)
         if not total:
             frequencies = {t: sum(t in set(d) for d in documents) for t in words}
         scores = bm25_scores(words, documents, frequencies, total, ranking)
