@@ -9,7 +9,7 @@ from datetime import datetime
 
 from memory.archive.dates import question_period
 from memory.archive.query import Terms, Window, query_terms
-from memory.archive.ranking import Ranking, bm25_scores, content_terms
+from memory.archive.ranking import Ranking, bm25_scores, content_terms, reranked
 from memory.archive.records import ArchivedMessage, Digest, Hit, SearchResult
 from memory.manager import validate_user_id
 from memory.tokenize import tokenize
@@ -170,7 +170,7 @@ class ConversationArchive(ABC):
         if ranking.context > 0:
             candidates = self._with_context(candidates, window, ranking)
         if ranking.embedder is not None:
-            candidates = _reranked(query, candidates, ranking)
+            candidates = reranked(query, candidates, ranking)
         return self._pick(candidates, window, limit, around)
 
     def _rescored(
@@ -273,29 +273,6 @@ class ConversationArchive(ABC):
 
 def _mark(message: ArchivedMessage) -> tuple[str, str, str]:
     return (message.thread_id, message.checkpoint_id, message.message_id)
-
-
-def _reranked(
-    query: str, candidates: list[tuple[ArchivedMessage, float]], ranking: Ranking
-) -> list[tuple[ArchivedMessage, float]]:
-    """The best `rerank` candidates ordered again by BM25 (scaled to the best) plus the
-    embedding similarity to the question; the rest keep their order after them."""
-    head, tail = candidates[: ranking.rerank], candidates[ranking.rerank :]
-    if len(head) < 2:
-        return candidates
-    import numpy as np
-
-    vectors = np.asarray(
-        ranking.embedder.embed_documents([query, *(m.content for m, _ in head)]), dtype=float
-    )
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True) + 1e-9
-    similarity = vectors[1:] @ vectors[0]
-    best = max(score for _, score in head) or 1.0
-    scored = [
-        (message, score / best + ranking.embedding_weight * float(sim))
-        for (message, score), sim in zip(head, similarity, strict=True)
-    ]
-    return sorted(scored, key=lambda pair: -pair[1]) + tail
 
 
 def _order(message: ArchivedMessage) -> tuple[float, str, int]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory.archive.query import BROAD_WORDS
+from memory.archive.records import ArchivedMessage
 from memory.tokenize import stem, tokenize
 
 # Words of a question that say it is a question, not what it is about: "When did Caroline go to
@@ -108,3 +109,26 @@ def bm25_scores(
             )
         )
     return scores
+
+
+def reranked(
+    query: str, candidates: list[tuple[ArchivedMessage, float]], ranking: Ranking
+) -> list[tuple[ArchivedMessage, float]]:
+    """The best `rerank` candidates ordered again by BM25 (scaled to the best) plus the
+    embedding similarity to the question; the rest keep their order after them."""
+    head, tail = candidates[: ranking.rerank], candidates[ranking.rerank :]
+    if len(head) < 2:
+        return candidates
+    import numpy as np
+
+    vectors = np.asarray(
+        ranking.embedder.embed_documents([query, *(m.content for m, _ in head)]), dtype=float
+    )
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True) + 1e-9
+    similarity = vectors[1:] @ vectors[0]
+    best = max(score for _, score in head) or 1.0
+    scored = [
+        (message, score / best + ranking.embedding_weight * float(sim))
+        for (message, score), sim in zip(head, similarity, strict=True)
+    ]
+    return sorted(scored, key=lambda pair: -pair[1]) + tail
