@@ -10,6 +10,7 @@ from langgraph.prebuilt import ToolNode
 
 from graph.compaction import compact
 from graph.context import Context
+from graph.embeddings import load_deployment_embeddings_in_background
 from graph.handoff import ltm_write
 from graph.nodes import agent, retrieve_memory, route_after_agent
 from graph.state import InputState, State
@@ -41,3 +42,6 @@ def compile_graph(
 
 
 graph = builder.compile(name="Gulfstream")
+# Importing the graph is a process (or server) starting: the offline embedding model loads now,
+# in a background thread, instead of inside the first user's first reply.
+load_deployment_embeddings_in_background()

@@ -26,6 +26,7 @@ from memory.archive.quotes import is_archive_result, strip_quotes
 from memory.archive.records import content_hash
 from memory.branch import Lineage
 from memory.factory import backend_folder
+from memory.forgetting import reconcile
 from memory.messages import text_of
 from memory.writer.local import local_writer
 
@@ -61,6 +62,22 @@ def archive_spec(settings: Settings | None = None) -> str:
 def run_archive(run: RunMemory) -> ConversationArchive | None:
     """The run's user's archive (None when the deployment turned it off)."""
     return archives.open(archive_spec(run.settings), run.user_id)
+
+
+def forget_in_archive(run: RunMemory, archive: ConversationArchive | None) -> None:
+    """Hide what carries each memory the user forgot since the last look, and bring back what a
+    restored one hid (`memory.forgetting.reconcile`): done before the archive is read. A
+    failure is logged, never fails the turn."""
+    if archive is None:
+        return
+    try:
+        done = reconcile(run.memory.manager, archive)
+    except Exception:
+        logger.exception("hiding forgotten memories in the archive of %r failed", run.user_id)
+        return
+    if done.hidden or done.restored:
+        logger.info("archive of %r: hidden for forgotten memories %s, restored %s",
+                    run.user_id, done.hidden, list(done.restored))  # fmt: skip
 
 
 def archived_form(

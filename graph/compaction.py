@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage
@@ -28,6 +28,9 @@ from graph.run_memory import RunMemory, open_run_memory
 from graph.settings import get_settings
 from graph.state import State
 from graph.summarizer import RunningSummary, summarize
+from memory.fingerprint import Fingerprint
+from memory.forgetting import forgotten_prints
+from memory.messages import text_of
 from memory.metering import metered
 from memory.usage import UsageMeter, add_up, as_dicts, from_dicts
 from memory.writer.local import local_writer
@@ -94,9 +97,11 @@ def compact(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     previous = RunningSummary.from_dict(state.summary)
     meter = UsageMeter()
     model = load_chat_model(context.model, timeout=settings.writer_timeout_seconds, max_retries=0)
+    # What carries a forgotten memory is not summarised again (it still leaves the state).
+    told = without_forgotten_messages(span, forgotten_prints(run.memory.manager))
     try:
         with metered(meter, "summary"):
-            made = summarize(model, previous, span, limit)
+            made = summarize(model, previous, told, limit)
     except Exception as exc:
         failures = int(status.get("failures") or 0) + 1
         wait = min(MAX_COOLDOWN_SECONDS, settings.compaction_cooldown_seconds * 2 ** (failures - 1))
@@ -146,6 +151,13 @@ def outcome(
             else f"the latest turn is sent whole: {tokens - alone} tokens"
         )
     return report
+
+
+def without_forgotten_messages(
+    span: Sequence[AnyMessage], prints: Mapping[str, Fingerprint]
+) -> list[AnyMessage]:
+    """The span without the messages that carry a forgotten memory."""
+    return [m for m in span if not any(p.carries(text_of(m.content)) for p in prints.values())]
 
 
 def _cost(state: State, meter: UsageMeter) -> dict[str, dict[str, int]]:

@@ -8,14 +8,18 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, SystemMessage
 from langgraph.runtime import Runtime
 
+from graph.archiving import forget_in_archive, run_archive
 from graph.context import Context
 from graph.lineage import current_lineage
 from graph.models import load_chat_model
 from graph.prompt_budget import budget_for, fit_to_budget, latest_user_text, system_prompt
-from graph.run_memory import open_run_memory
+from graph.run_memory import RunMemory, open_run_memory
 from graph.settings import get_settings
 from graph.state import State
+from graph.summarizer import without_forgotten
 from graph.tools import CHAT_TOOLS
+from memory.archive import ConversationArchive
+from memory.forgetting import forgotten_prints
 from memory.metering import metered
 from memory.usage import UsageMeter, add_up, as_dicts, from_dicts
 
@@ -27,11 +31,12 @@ def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     may read, and the user's core context. Sync (it runs in a worker thread): stores and files
     are read with blocking calls, which the server forbids on its event loop."""
     run = open_run_memory(runtime)
+    forgotten = forget_before_reading(run, state)  # what the user forgot leaves first
     core_context = run.core_context()
     query = latest_user_text(state.messages)
     if not query.strip():
         return {"related_memories": [], "core_context": core_context, "cost": {},
-                "user_id": run.user_id}  # fmt: skip
+                "user_id": run.user_id, **forgotten}  # fmt: skip
     meter = UsageMeter()  # the first node of a run: the run's cost starts here
     with metered(meter, "retrieval"):  # a model call only in the llm and hybrid modes
         memories = run.memory.get_related_memory_from(
@@ -48,8 +53,31 @@ def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     cost = as_dicts(meter.by_purpose())
     return {
         "related_memories": memories, "core_context": core_context, "cost": cost,
-        "user_id": run.user_id,
+        "user_id": run.user_id, **forgotten,
     }  # fmt: skip
+
+
+def forget_before_reading(run: RunMemory, state: State) -> dict[str, Any]:
+    """Bring the archive in step with what the user forgot or restored, and the state's update
+    that rewrites the running summary without what carries a forgotten memory (or puts back
+    what a restore brought back); `{}` when the summary needs no change."""
+    forget_in_archive(run, _archive_or_none(run))
+    if not state.summary:
+        return {}
+    try:
+        summary = without_forgotten(state.summary, forgotten_prints(run.memory.manager))
+    except Exception:  # a store that cannot be read: retrieval will say so too
+        logger.exception("checking the running summary for forgotten memories failed")
+        return {}
+    return {"summary": summary} if summary is not None else {}
+
+
+def _archive_or_none(run: RunMemory) -> ConversationArchive | None:
+    try:
+        return run_archive(run)
+    except Exception:  # an unreachable archive database is the search tool's error to report
+        logger.exception("the conversation archive of %r cannot be opened", run.user_id)
+        return None
 
 
 def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -3,8 +3,8 @@ rule with the offline model."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -13,6 +13,7 @@ from langgraph.constants import TAG_NOSTREAM
 from graph.models import is_offline
 from graph.prompt_budget import CHARS_PER_TOKEN, cut_on_sentence
 from memory.admission import score_turn
+from memory.fingerprint import Fingerprint, redact
 from memory.item import now_iso
 from memory.language import language_of
 from memory.messages import text_of
@@ -36,21 +37,45 @@ class RunningSummary:
     messages: int = 0
     through: str = ""
     updated_at: str = ""
+    # (memory id, line) taken out of `text` because they carried a forgotten memory: put back
+    # when it is restored.
+    withheld: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["withheld"] = [list(pair) for pair in self.withheld]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> RunningSummary:
         data = data or {}
+        withheld = tuple((str(pair[0]), str(pair[1])) for pair in data.get("withheld") or ())
         return cls(
             str(data.get("text") or ""), int(data.get("messages") or 0),
-            str(data.get("through") or ""), str(data.get("updated_at") or ""),
+            str(data.get("through") or ""), str(data.get("updated_at") or ""), withheld,
         )  # fmt: skip
 
     def extended(self, text: str, span: Sequence[BaseMessage]) -> RunningSummary:
         last = span[-1].id if span else self.through
-        return RunningSummary(text.strip(), self.messages + len(span), last or "", now_iso())
+        return RunningSummary(
+            text.strip(), self.messages + len(span), last or "", now_iso(), self.withheld
+        )
+
+
+def without_forgotten(
+    data: dict[str, Any] | None, prints: Mapping[str, Fingerprint]
+) -> dict[str, Any] | None:
+    """The running summary rewritten without what carries a forgotten memory (`prints`), and
+    with what was withheld for a memory since restored put back; None when nothing changes.
+    The graph does it before the summary enters any prompt (the agent's, the next summary's)."""
+    summary = RunningSummary.from_dict(data)
+    back = [line for memory_id, line in summary.withheld if memory_id not in prints]
+    still = tuple(pair for pair in summary.withheld if pair[0] in prints)
+    text = "\n".join([summary.text, *back]) if back else summary.text
+    kept, withheld = redact(text, prints)
+    if not back and not withheld:
+        return None
+    return replace(summary, text=kept.strip(), withheld=(*still, *withheld)).to_dict()
 
 
 def transcript(span: Sequence[BaseMessage], limit: int = SPAN_CHARS) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 from langgraph.runtime import get_runtime
 
-from graph.archiving import run_archive
+from graph.archiving import forget_in_archive, run_archive
 from graph.context import Context
 from graph.lineage import current_lineage
 from graph.prompting import format_memories
@@ -81,6 +81,7 @@ def search_conversations(query: str, since: str = "", until: str = "", thread: s
         return f"Error: the conversation archive cannot be read ({type(exc).__name__})."
     if archive is None:
         return "The conversation archive is turned off on this deployment."
+    forget_in_archive(run, archive)
     try:
         window = Window(
             parse_day(since), parse_day(until, end=True),

@@ -135,9 +135,13 @@ class LongTermMemory(MemoryUpkeep):
 
     def get_core_context(self, thread_id: str | None = None) -> dict[str, str]:
         """The core context block (persona, human, the goal of `thread_id`, updated_at); `{}`
-        before anything seeded it, or when the store cannot be read (logged)."""
+        before anything seeded it, or when the store cannot be read (logged). What carries a
+        forgotten memory is left out (the stored block keeps it for a restore)."""
+        from memory.forgetting import forgotten_prints, redact_core_context
+
         try:
-            return self.manager.get_core_context(thread_id)
+            block = self.manager.get_core_context(thread_id)
+            return redact_core_context(block, forgotten_prints(self.manager)) if block else block
         except Exception:
             logger.exception("core context read failed for user %r", self.user_id)
             return {}

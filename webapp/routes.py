@@ -327,8 +327,12 @@ async def import_memories(request: Request, memory: LongTermMemory) -> Response:
     items = transfer.parse_import(data)
     source = transfer.import_source(data)
     outcome = await _run(transfer.import_items, manager, items, source)
+    # A small import is searchable by meaning when this answers; a large one is embedded in the
+    # background (the status says so) and found by BM25 meanwhile.
+    vectors_ready = await _run(memory.retrievers.catch_up)
     return JSONResponse(
         {
+            "vectors_ready": vectors_ready,
             "added": outcome.added,
             "superseded": outcome.superseded,
             "skipped": outcome.skipped,

@@ -10,7 +10,14 @@ from datetime import datetime
 from memory.archive.dates import question_period
 from memory.archive.query import Terms, Window, query_terms
 from memory.archive.ranking import Ranking, bm25_scores, content_terms, reranked
-from memory.archive.records import ArchivedMessage, Digest, Hit, SearchResult
+from memory.archive.records import (
+    ArchivedMessage,
+    Digest,
+    ForgottenRecord,
+    Hit,
+    MessageKey,
+    SearchResult,
+)
 from memory.manager import validate_user_id
 from memory.tokenize import tokenize
 
@@ -31,6 +38,9 @@ class ConversationArchive(ABC):
 
     def __init__(self, user_id: str) -> None:
         self.user_id = validate_user_id(user_id)
+        self._forgotten_cache: (
+            tuple[object, dict[str, ForgottenRecord], frozenset[MessageKey]] | None
+        ) = None
 
     # ── storage primitives ──────────────────────────────────────────────
 
@@ -85,6 +95,40 @@ class ConversationArchive(ABC):
     def clear(self) -> None:
         """Remove every message and digest of this user (before a rebuild)."""
 
+    @abstractmethod
+    def _load_forgotten(self) -> dict[str, ForgottenRecord]:
+        """Read every record of what forgetting a memory hid."""
+
+    def forgotten_signature(self) -> object:
+        """A cheap value that changes whenever the records change (None: always read them)."""
+        return None
+
+    @abstractmethod
+    def put_forgotten(self, record: ForgottenRecord) -> None:
+        """Record (or replace) what forgetting one memory hid."""
+
+    @abstractmethod
+    def drop_forgotten(self, memory_id: str) -> ForgottenRecord | None:
+        """Remove the record of one memory and return it (None when there was none)."""
+
+    def forgotten(self) -> dict[str, ForgottenRecord]:
+        """What forgetting each memory hid (`memory.forgetting`), by memory id; read again only
+        when the records changed (every search and every turn asks). Treat it as read-only."""
+        signature = self.forgotten_signature()
+        cached = self._forgotten_cache
+        if signature is not None and cached is not None and cached[0] == signature:
+            return cached[1]
+        records = self._load_forgotten()
+        keys = frozenset(key for record in records.values() for key in record.messages)
+        self._forgotten_cache = (signature, records, keys)
+        return records
+
+    def hidden_keys(self) -> frozenset[MessageKey]:
+        """The messages hidden because a memory they carried was forgotten."""
+        self.forgotten()
+        assert self._forgotten_cache is not None
+        return self._forgotten_cache[2]
+
     def close(self) -> None:  # noqa: B027 - most backends hold nothing to release
         """Release connections (the archive can be opened again)."""
 
@@ -135,22 +179,33 @@ class ConversationArchive(ABC):
         window = window or Window()
         ranking = ranking or Ranking()
         terms = query_terms(query)
+        hidden = self.hidden_keys()
         if terms.broad:
-            return self._broad(query, window, limit)
+            return self._broad(query, window, limit, hidden)
         hits: list[Hit] = []
+        withheld = 0
         period = question_period(query, now) if ranking.dates else None
         if period is not None and window.since is None and window.until is None:
             slack = ranking.date_slack_days * 86400
             dated = replace(window, since=period[0] - slack, until=period[1] + slack)
-            hits = self._hits(query, terms, dated, limit, around, ranking)
+            hits, withheld = self._hits(query, terms, dated, limit, around, ranking, hidden)
         if not hits:  # no date, or nothing said then: the whole window
-            hits = self._hits(query, terms, window, limit, around, ranking)
+            hits, withheld = self._hits(query, terms, window, limit, around, ranking, hidden)
         digests = self._visible_digests(window, terms.required)[:1]
-        return SearchResult(query, (*hits, *(_digest_hit(d) for d in digests)))
+        notes = (hidden_note(withheld),) if withheld else ()
+        return SearchResult(query, (*hits, *(_digest_hit(d) for d in digests)), notes)
 
     def _hits(
-        self, query: str, terms: Terms, window: Window, limit: int, around: int, ranking: Ranking
-    ) -> list[Hit]:
+        self,
+        query: str,
+        terms: Terms,
+        window: Window,
+        limit: int,
+        around: int,
+        ranking: Ranking,
+        hidden: frozenset[MessageKey],
+    ) -> tuple[list[Hit], int]:
+        """The hits, and how many matching messages were left out as forgotten."""
         if ranking.weighted_terms:
             words = content_terms(query) or terms.loose
             total, frequencies = self.frequencies(words) if ranking.bm25 else (0, {})
@@ -167,11 +222,15 @@ class ConversationArchive(ABC):
             candidates = self.match(terms.required, False, window, limit * OVERFETCH)
             if not candidates and terms.loose:
                 candidates = self.match(terms.loose, True, window, limit * OVERFETCH)
+            if candidates and all(m.ref in hidden for m, _ in candidates) and terms.loose:
+                candidates += self.match(terms.loose, True, window, limit * OVERFETCH)
+        withheld = len({m.ref for m, _ in candidates if m.ref in hidden})
+        candidates = [(m, score) for m, score in candidates if m.ref not in hidden]
         if ranking.context > 0:
-            candidates = self._with_context(candidates, window, ranking)
+            candidates = self._with_context(candidates, window, ranking, hidden)
         if ranking.embedder is not None:
             candidates = reranked(query, candidates, ranking)
-        return self._pick(candidates, window, limit, around)
+        return self._pick(candidates, window, limit, around, hidden), withheld
 
     def _rescored(
         self,
@@ -189,7 +248,11 @@ class ConversationArchive(ABC):
         return sorted(pairs, key=lambda pair: (-pair[1], -pair[0].timestamp))
 
     def _with_context(
-        self, candidates: list[tuple[ArchivedMessage, float]], window: Window, ranking: Ranking
+        self,
+        candidates: list[tuple[ArchivedMessage, float]],
+        window: Window,
+        ranking: Ranking,
+        hidden: frozenset[MessageKey],
     ) -> list[tuple[ArchivedMessage, float]]:
         """Each message's score plus `context` times the best score of the messages right
         before and after it; the neighbours of the best candidates join them."""
@@ -199,7 +262,9 @@ class ConversationArchive(ABC):
         for message, score in candidates[: ranking.context_of]:
             keys = around.setdefault(_mark(message), [])
             for neighbour in self.neighbours(message, 1, 1):
-                if not window.sees(neighbour.thread_id, neighbour.checkpoint_id):
+                if neighbour.ref in hidden or not window.sees(
+                    neighbour.thread_id, neighbour.checkpoint_id
+                ):
                     continue
                 key = _mark(neighbour)
                 keys.append(key)
@@ -220,6 +285,7 @@ class ConversationArchive(ABC):
         window: Window,
         limit: int,
         around: int,
+        hidden: frozenset[MessageKey],
     ) -> list[Hit]:
         hits: list[Hit] = []
         shown: set[tuple[str, str]] = set()  # (thread, text): a copy is shown once
@@ -232,6 +298,7 @@ class ConversationArchive(ABC):
                 for m in self.neighbours(message, around * 3, around * 3)
                 if window.sees(m.thread_id, m.checkpoint_id)
                 and (m.thread_id, m.content_hash) != mark
+                and m.ref not in hidden
             ]
             before = [m for m in context if _order(m) < _order(message)][-around:]
             after = [m for m in context if _order(m) > _order(message)][:around]
@@ -258,17 +325,26 @@ class ConversationArchive(ABC):
                 visible.append(digest)
         return visible
 
-    def _broad(self, query: str, window: Window, limit: int) -> SearchResult:
+    def _broad(
+        self, query: str, window: Window, limit: int, hidden: frozenset[MessageKey]
+    ) -> SearchResult:
         digests = self._visible_digests(window)
         if digests:
             return SearchResult(query, tuple(_digest_hit(d) for d in digests[: limit * 3]))
         recent = [
             m
             for m in self.messages(window.thread_id, window.since, window.until)
-            if window.sees(m.thread_id, m.checkpoint_id) and m.role == "user"
+            if window.sees(m.thread_id, m.checkpoint_id)
+            and m.role == "user"
+            and m.ref not in hidden
         ][-limit * 3 :]
         hits = tuple(Hit(m.thread_id, m) for m in reversed(recent))
         return SearchResult(query, hits, ("no digest covers this period yet: latest messages",))
+
+
+def hidden_note(count: int) -> str:
+    """What a search result says about the matches it left out as forgotten."""
+    return f"{count} matching message(s) hidden: they carried a memory the user asked to forget"
 
 
 def _mark(message: ArchivedMessage) -> tuple[str, str, str]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from memory.archive.base import ConversationArchive
 from memory.archive.query import Window
-from memory.archive.records import SEARCHED_ROLES, ArchivedMessage, Digest
+from memory.archive.records import SEARCHED_ROLES, ArchivedMessage, Digest, ForgottenRecord
 from memory.tokenize import tokenize
 
 # Documents and queries are the tokenizer's terms taken as they are (array_to_tsvector and
@@ -44,12 +44,21 @@ CREATE TABLE IF NOT EXISTS gulfstream_archive_digests (
     terms         TSVECTOR NOT NULL,
     PRIMARY KEY (user_id, day)
 );
+CREATE TABLE IF NOT EXISTS gulfstream_archive_forgotten (
+    user_id       TEXT NOT NULL,
+    memory_id     TEXT NOT NULL,
+    forgotten_at  DOUBLE PRECISION NOT NULL,
+    messages      TEXT NOT NULL,
+    digests       TEXT NOT NULL,
+    PRIMARY KEY (user_id, memory_id)
+);
 """
 _TABLE = "gulfstream_archive_messages"
 RANKED = 2_000  # matches ranked by relevance at most: the newest ones
 # Tool results get no terms; an archive made before that may still hold some with terms.
 _SEARCHED = "role IN ({})".format(", ".join(f"'{role}'" for role in SEARCHED_ROLES))
 _COLUMNS = "thread_id, checkpoint_id, message_id, role, content, ts, position, content_hash"
+_FORGOTTEN = "memory_id, forgotten_at, messages, digests"
 
 
 class SharedConnection:
@@ -223,12 +232,45 @@ class PostgresArchive(ConversationArchive):
         rows = self._read(f"SELECT COUNT(*) FROM {_TABLE} WHERE user_id = %s", (self.user_id,))
         return int(rows[0][0])
 
+    def forgotten_signature(self) -> object:
+        # xmin is the transaction that wrote a row: any insert, update or delete changes this.
+        rows = self._read(
+            "SELECT COUNT(*), MAX(xmin::text::bigint) FROM gulfstream_archive_forgotten "
+            "WHERE user_id = %s",
+            (self.user_id,),
+        )
+        return tuple(rows[0])
+
+    def _load_forgotten(self) -> dict[str, ForgottenRecord]:
+        rows = self._read(
+            f"SELECT {_FORGOTTEN} FROM gulfstream_archive_forgotten WHERE user_id = %s",
+            (self.user_id,),
+        )
+        return {row[0]: ForgottenRecord.from_json(self.user_id, *row) for row in rows}
+
+    def put_forgotten(self, record: ForgottenRecord) -> None:
+        with self.pool.connection() as conn:
+            conn.execute(
+                "INSERT INTO gulfstream_archive_forgotten VALUES (%s, %s, %s, %s, %s) ON CONFLICT "
+                "(user_id, memory_id) DO UPDATE SET forgotten_at = EXCLUDED.forgotten_at, "
+                "messages = EXCLUDED.messages, digests = EXCLUDED.digests",
+                (self.user_id, record.memory_id, record.forgotten_at, *record.to_json()),
+            )
+
+    def drop_forgotten(self, memory_id: str) -> ForgottenRecord | None:
+        with self.pool.connection() as conn:
+            row = conn.execute(
+                f"DELETE FROM gulfstream_archive_forgotten WHERE user_id = %s AND memory_id = %s "
+                f"RETURNING {_FORGOTTEN}",
+                (self.user_id, memory_id),
+            ).fetchone()
+        return ForgottenRecord.from_json(self.user_id, *row) if row else None
+
     def clear(self) -> None:
         with self.pool.connection() as conn, conn.transaction():
             conn.execute(f"DELETE FROM {_TABLE} WHERE user_id = %s", (self.user_id,))
-            conn.execute(
-                "DELETE FROM gulfstream_archive_digests WHERE user_id = %s", (self.user_id,)
-            )
+            for table in ("gulfstream_archive_digests", "gulfstream_archive_forgotten"):
+                conn.execute(f"DELETE FROM {table} WHERE user_id = %s", (self.user_id,))
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
         with self.pool.connection() as conn:

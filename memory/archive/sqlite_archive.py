@@ -10,7 +10,7 @@ from typing import Any
 
 from memory.archive.base import ConversationArchive
 from memory.archive.query import Window, index_text
-from memory.archive.records import SEARCHED_ROLES, ArchivedMessage, Digest
+from memory.archive.records import SEARCHED_ROLES, ArchivedMessage, Digest, ForgottenRecord
 from memory.manager import file_stem
 from memory.writer.sqlite_file import open_wal, write_transaction
 
@@ -46,6 +46,13 @@ CREATE TABLE IF NOT EXISTS digests (
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS digests_fts USING fts5(
     terms, tokenize='unicode61 remove_diacritics 0'
+);
+-- One row per forgotten memory: the messages it hid and its days' digests as they were.
+CREATE TABLE IF NOT EXISTS forgotten (
+    memory_id     TEXT PRIMARY KEY,
+    forgotten_at  REAL NOT NULL,
+    messages      TEXT NOT NULL,
+    digests       TEXT NOT NULL
 );
 """
 RANKED = 2_000  # matches ranked by relevance at most: the newest ones
@@ -201,12 +208,42 @@ class SqliteArchive(ConversationArchive):
     def count(self) -> int:
         return int(self._read("SELECT COUNT(*) FROM messages", ())[0][0])
 
+    def _load_forgotten(self) -> dict[str, ForgottenRecord]:
+        rows = self._read("SELECT memory_id, forgotten_at, messages, digests FROM forgotten", ())
+        return {row[0]: ForgottenRecord.from_json(self.user_id, *row) for row in rows}
+
+    def forgotten_signature(self) -> object:
+        # A row replaced or added gets a new rowid (its times and sizes tell a reused one).
+        sql = (
+            "SELECT COUNT(*), MAX(rowid), TOTAL(forgotten_at), TOTAL(LENGTH(messages)) "
+            "FROM forgotten"
+        )
+        return tuple(self._read(sql, ())[0])
+
+    def put_forgotten(self, record: ForgottenRecord) -> None:
+        with write_transaction(self._lock, self._db) as db:
+            db.execute(
+                "INSERT OR REPLACE INTO forgotten VALUES (?, ?, ?, ?)",
+                (record.memory_id, record.forgotten_at, *record.to_json()),
+            )
+
+    def drop_forgotten(self, memory_id: str) -> ForgottenRecord | None:
+        with write_transaction(self._lock, self._db) as db:
+            row = db.execute(
+                "SELECT memory_id, forgotten_at, messages, digests FROM forgotten "
+                "WHERE memory_id = ?",
+                (memory_id,),
+            ).fetchone()
+            db.execute("DELETE FROM forgotten WHERE memory_id = ?", (memory_id,))
+        return ForgottenRecord.from_json(self.user_id, *row) if row else None
+
     def clear(self) -> None:
         with write_transaction(self._lock, self._db) as db:
             db.execute("DELETE FROM messages")
             db.execute("INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')")
             db.execute("DELETE FROM digests")
             db.execute("DELETE FROM digests_fts")
+            db.execute("DELETE FROM forgotten")  # hidden again from the rebuilt rows
 
     def close(self) -> None:
         with self._lock:

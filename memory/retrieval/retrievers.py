@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from memory.retrieval.hotness_ranking import HotnessRanking
     from memory.retrieval.hybrid import HybridRetriever
     from memory.retrieval.llm import LLMRetriever
+    from memory.retrieval.semantic import ChannelStatus
     from memory.topics.table import TopicTable
 
 logger = logging.getLogger(__name__)
@@ -73,6 +74,25 @@ class Retrievers:
         ranking = self.mechanical.hotness
         recalls = ranking.recall_stats().get(memory_id, NEVER_RECALLED)
         return hotness(item, recalls, half_life_days=ranking.half_life_days)
+
+    def recall_status(self) -> ChannelStatus | None:
+        """How far the semantic channel's vectors are (None without one, or when the store
+        keeps them): memories without a vector yet are found by BM25 alone."""
+        if self.semantic is None:
+            return None
+        self.semantic.catch_up(self.mechanical.index(), 0, timeout=0)  # in step, never waiting
+        return self.semantic.status()
+
+    def catch_up(self, max_missing: int | None = None, timeout: float | None = None) -> bool:
+        """After a bulk load (import, restore): make the missing vectors before returning when
+        at most `max_missing` are missing (default `semantic.EMBED_BEFORE_RETURN`), else leave
+        them to the background. True when every live memory has its vector."""
+        if self.semantic is None:
+            return True
+        from memory.retrieval.semantic import EMBED_BEFORE_RETURN
+
+        limit = EMBED_BEFORE_RETURN if max_missing is None else max_missing
+        return self.semantic.catch_up(self.mechanical.index(), limit, timeout)
 
     def search(self, query: str, limit: int = 50) -> list[str]:
         """Ids for a search box: memories containing `query`, then those BM25 ranks for it;

@@ -22,6 +22,7 @@ from memory.writer.breaker import CircuitBreaker, breaker_for
 from memory.writer.staging import ToolEvent
 from memory.writer.tool_calls import REPAIR_NOTE, REPAIR_ROUNDS, unusable_call
 from memory.writer.tools import FULL, MemoryToolkit
+from memory.writer.trace import UNMATCHED_FORGET
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -56,6 +57,12 @@ class ConsumeResult:
 
 def _local_now() -> datetime:
     return datetime.now().astimezone()
+
+
+def forget_unmatched(toolkit: MemoryToolkit) -> bool:
+    """Whether the user asked to forget something and the writer removed nothing."""
+    removed = any(s.change.op in ("delete", "merge", "archive") for s in toolkit.staged)
+    return toolkit.forget_requested and not removed
 
 
 class MemoryConsumer:
@@ -217,6 +224,10 @@ class MemoryConsumer:
             not_taken = [e for e in toolkit.events if not e.ok and FULL in e.result]
             if outcome.applied and not_taken:  # facts the full store could not take: on record
                 await asyncio.to_thread(trace.record_refused, turn, not_taken, len(toolkit.staged))
+            if outcome.applied and forget_unmatched(toolkit):
+                step = len(toolkit.staged) + len(not_taken)
+                await asyncio.to_thread(trace.record_unmatched_forget, turn, step)
+                summary = UNMATCHED_FORGET
         if outcome.applied:
             language = "zh" if prompts is writer_prompts("zh") else "en"
             await asyncio.to_thread(self._seed_core_context, manager, turn, language)

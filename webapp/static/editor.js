@@ -43,6 +43,10 @@ const PHRASES = [
   ["statusTitle", "Self-check", "自检"],
   ["rerun", "Run self-check again", "重新自检"],
   ["issues", "Issues", "问题"],
+  ["recallPending", "Vectors are still being made: {e} of {l} memories have one; the others are found by BM25 (words) only meanwhile.",
+    "向量仍在生成：{l} 条记忆中已有 {e} 条；其余的暂时只按 BM25（词语）检索。"],
+  ["recallFailed", "Making vectors failed ({x}): retrieval uses BM25 only meanwhile.", "生成向量失败（{x}）：暂时只用 BM25 检索。"],
+  ["recallShort", "BM25 only", "仅 BM25"],
   ["repaired", "Repaired", "已修复"],
   ["imported", "Imported: {a} added, {s} already present, {r} other versions kept in Recently deleted.",
     "导入完成：新增 {a}，已存在 {s}，{r} 个其他版本放入最近删除。"],
@@ -415,7 +419,10 @@ async function refreshStatus() {
     const status = await api("GET", "status");
     $("user").textContent = t("user") + ": " + status.user_id;
     const badge = $("status");
-    badge.textContent = status.status;
+    const recall = recallNote(status.recall);
+    badge.textContent = recall ? `${status.status} · ${t("recallShort")}` : status.status;
+    badge.title = recall;
+    if (status.recall && status.recall.pending) setTimeout(refreshStatus, 5000);  // until done
     badge.className = "pill status " + status.status.toLowerCase();
     // Read again on click: the model calls move with every turn, not only with memory writes.
     badge.onclick = () => api("GET", "status").then(showStatus, () => showStatus(status));
@@ -605,10 +612,19 @@ function usageList(usage) {
   return [el("h4", {}, t("modelCalls")), rows.length ? el("ul", { class: "usage-list" }, rows) : el("p", {}, t("noModelCalls"))];
 }
 
+// While vectors are made after a bulk load, retrieval is BM25 only for the memories without one.
+function recallNote(recall) {
+  if (!recall) return "";
+  if (recall.error) return t("recallFailed").replace("{x}", recall.error);
+  if (!recall.pending) return "";
+  return t("recallPending").replace("{e}", recall.embedded).replace("{l}", recall.live);
+}
+
 function showStatus(status) {
   const list = (label, items) => items.length ? [el("h4", {}, label), el("ul", {}, items.map((i) => el("li", {}, i)))] : [];
   showPanel(`${t("statusTitle")}: ${status.status}`, el("div", {},
     el("p", {}, `${status.backend} · ${status.item_count ?? "?"} ${t("items")}`),
+    recallNote(status.recall) ? el("p", { class: "recall-note" }, recallNote(status.recall)) : [],
     list(t("issues"), status.issues), list(t("repaired"), status.repaired), usageList(status.usage),
     el("button", { type: "button", onclick: async () => {
       const fresh = await api("POST", "self-check", {}); await refreshStatus(); showStatus(fresh);
