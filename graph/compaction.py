@@ -28,6 +28,7 @@ from graph.run_memory import RunMemory, open_run_memory
 from graph.settings import get_settings
 from graph.state import State
 from graph.summarizer import RunningSummary, summarize
+from graph.tools import chat_tools, tool_names
 from memory.fingerprint import Fingerprint
 from memory.forgetting import forgotten_prints
 from memory.messages import text_of
@@ -76,7 +77,8 @@ def compact(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     budget = budget_for(settings, load_chat_model(context.model))
     if budget is None:
         return {}
-    system = system_prompt(state, context, budget)
+    names = tool_names(chat_tools(settings))
+    system = system_prompt(state, context, names, budget)
     messages = list(state.messages)
     used = prompt_tokens(system, messages)
     if used <= budget:
@@ -86,7 +88,7 @@ def compact(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if float(status.get("retry_after") or 0) > now:
         return {"compaction": outcome(status, "cooldown", system, messages, budget, used)}
     limit = summary_limit(budget)
-    base = system_prompt(state, context, budget, summary="")
+    base = system_prompt(state, context, names, budget, summary="")
     room = int(budget * TARGET_SHARE) - prompt_tokens(base, []) - limit // CHARS_PER_TOKEN
     cutoff = choose_cutoff(messages, max(0, room), settings.compaction_keep_messages)
     if cutoff <= 0:
@@ -114,7 +116,7 @@ def compact(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     summary = previous.extended(made.text, span)
     logger.info("compacted %d messages of thread %s (%d tokens over a budget of %d; %d turns "
                 "flushed to the writer)", cutoff, run.thread_id, used, budget, flushed)  # fmt: skip
-    after = system_prompt(state, context, budget, summary=summary.text)
+    after = system_prompt(state, context, names, budget, summary=summary.text)
     done = {"failures": 0, "retry_after": 0, "error": "", "compacted": cutoff,
             "summary_chars": len(summary.text), "summary_limit": limit,
             "summary_bounded": made.how}  # fmt: skip

@@ -60,16 +60,22 @@ def cut_on_sentence(text: str, max_chars: int) -> str:
 
 
 def system_prompt(
-    state: State, context: Context, budget: int | None = None, summary: str | None = None
+    state: State,
+    context: Context,
+    tools: Sequence[str] = (),
+    budget: int | None = None,
+    summary: str | None = None,
 ) -> str:
-    """The system prompt the agent sends this turn, the running summary (`summary`, else the
-    state's) included, cut to its limit under `budget`: a summary kept before the limit
-    existed, or by another version, never takes more."""
+    """The system prompt the agent sends this turn with `tools` (names) bound, the running
+    summary (`summary`, else the state's) included, cut to its limit under `budget`: a summary
+    kept before the limit existed, or by another version, never takes more."""
     language = resolve_language(context.language, latest_user_text(state.messages))
     text = str((state.summary or {}).get("text") or "") if summary is None else summary
     if budget is not None:
         text = cut_on_sentence(text, summary_limit(budget))
-    return build_system_prompt(context, state.related_memories, state.core_context, language, text)
+    return build_system_prompt(
+        context, state.related_memories, state.core_context, language, text, tools
+    )
 
 
 def fit_to_budget(system: str, messages: Sequence[AnyMessage], budget: int | None) -> list[Any]:

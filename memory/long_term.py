@@ -24,6 +24,8 @@ from memory.upkeep import MemoryUpkeep
 from memory.writer.batching import BatchPolicy
 
 if TYPE_CHECKING:
+    from memory.archive.base import ConversationArchive
+    from memory.erasure import ErasureReport
     from memory.snapshot import SnapshotScheduler
     from memory.topics.summaries import SummaryStore
     from memory.usage import UsageLedger
@@ -293,6 +295,26 @@ class LongTermMemory(MemoryUpkeep):
             return WriteStatus.read(journal, self.user_id)
         finally:
             journal.close()
+
+    # ── erase (irreversible) ────────────────────────────────────────────
+
+    def erase(self, memory_id: str, *, archive: ConversationArchive | None = None) -> ErasureReport:
+        """Remove one memory for good with everything derived from it (versions, history,
+        vector, journal and trace rows, snapshots; with `archive`, the archived messages that
+        carried it and the digests of their days). Unlike `delete`, nothing can restore it.
+        The thread's checkpoints keep what was said (`memory.erasure.CHECKPOINTS_NOTE`)."""
+        from memory.erasure import erase_memory
+
+        return erase_memory(self, memory_id, archive)
+
+    def erase_user(
+        self, *, archive: ConversationArchive | None = None, threads: Any = None
+    ) -> ErasureReport:
+        """Remove everything of this user from every tier (see `memory.erasure.erase_user`);
+        with `threads` (a checkpointer), the user's threads too. Other users are untouched."""
+        from memory.erasure import erase_user
+
+        return erase_user(self, archive, threads)
 
     def self_check(self, recheck: bool = False) -> SelfCheckReport:
         """The store's report merged with the write pipeline's: what the chat and editor show.

@@ -144,6 +144,14 @@ class SnapshotScheduler:
         """Whether a snapshot is scheduled and not yet written."""
         return self._timer is not None
 
+    def cancel(self) -> None:
+        """Drop a snapshot still waiting (the user's data is being erased)."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            _pending.discard(self)
+
     def flush(self) -> None:
         """Write the snapshot now (also called at shutdown)."""
         with self._lock:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -128,6 +128,25 @@ class ConversationArchive(ABC):
         self.forgotten()
         assert self._forgotten_cache is not None
         return self._forgotten_cache[2]
+
+    @abstractmethod
+    def erase_messages(self, keys: Collection[MessageKey]) -> int:
+        """Remove these archived messages for good, text and index (`ArchivedMessage.ref`
+        keys); returns how many rows went."""
+
+    @abstractmethod
+    def erase_digests(self, days: Collection[str]) -> int:
+        """Remove the digests of these days for good; returns how many went."""
+
+    @abstractmethod
+    def erase_all(self) -> list[str]:
+        """Remove every message and digest of this user for good (files, rows, free space);
+        returns what was removed, for a report."""
+
+    @abstractmethod
+    def scrub(self) -> bool:
+        """Leave no erased text in the storage's free space or log; False when it could not be
+        done completely (said in the erase report)."""
 
     def close(self) -> None:  # noqa: B027 - most backends hold nothing to release
         """Release connections (the archive can be opened again)."""

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from memory.archive.base import ConversationArchive
 from memory.archive.query import Window
-from memory.archive.records import SEARCHED_ROLES, ArchivedMessage, Digest, ForgottenRecord
+from memory.archive.records import (
+    SEARCHED_ROLES,
+    ArchivedMessage,
+    Digest,
+    ForgottenRecord,
+    MessageKey,
+)
 from memory.tokenize import tokenize
 
 # Documents and queries are the tokenizer's terms taken as they are (array_to_tsvector and
@@ -271,6 +277,45 @@ class PostgresArchive(ConversationArchive):
             conn.execute(f"DELETE FROM {_TABLE} WHERE user_id = %s", (self.user_id,))
             for table in ("gulfstream_archive_digests", "gulfstream_archive_forgotten"):
                 conn.execute(f"DELETE FROM {table} WHERE user_id = %s", (self.user_id,))
+
+    def erase_messages(self, keys: Collection[MessageKey]) -> int:
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return 0
+        erased = 0
+        with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+            for key in wanted:
+                cur.execute(
+                    f"DELETE FROM {_TABLE} WHERE user_id = %s AND thread_id = %s AND "
+                    "checkpoint_id = %s AND message_id = %s AND content_hash = %s",
+                    (self.user_id, *key),
+                )
+                erased += cur.rowcount
+        return erased
+
+    def erase_digests(self, days: Collection[str]) -> int:
+        wanted = list(dict.fromkeys(days))
+        if not wanted:
+            return 0
+        with self.pool.connection() as conn:
+            cursor = conn.execute(
+                "DELETE FROM gulfstream_archive_digests WHERE user_id = %s AND day = ANY(%s)",
+                (self.user_id, wanted),
+            )
+            return int(cursor.rowcount)
+
+    def erase_all(self) -> list[str]:
+        messages, digests = self.count(), len(self.digests())
+        self.clear()
+        return [f"{_TABLE}: {messages} rows", f"gulfstream_archive_digests: {digests} rows"]
+
+    def scrub(self) -> bool:
+        # Deleted rows stay in the table's pages until VACUUM reclaims them (autovacuum does it
+        # later; this does it now). The server's own WAL and backups are the operator's.
+        with self.pool.connection() as conn:
+            for table in (_TABLE, "gulfstream_archive_digests", "gulfstream_archive_forgotten"):
+                conn.execute(f"VACUUM {table}")
+        return True
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
         with self.pool.connection() as conn:

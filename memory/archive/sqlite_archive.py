@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 from memory.archive.base import ConversationArchive
 from memory.archive.query import Window, index_text
-from memory.archive.records import SEARCHED_ROLES, ArchivedMessage, Digest, ForgottenRecord
+from memory.archive.records import (
+    SEARCHED_ROLES,
+    ArchivedMessage,
+    Digest,
+    ForgottenRecord,
+    MessageKey,
+)
 from memory.manager import file_stem
-from memory.writer.sqlite_file import open_wal, write_transaction
+from memory.writer.sqlite_file import open_wal, remove_database, scrub, write_transaction
 
 # The index holds the tokenizer's terms separated by spaces (unicode61 then only splits on
 # them): FTS5's own tokenizers cannot match a two-character Chinese word (trigram needs three
@@ -244,6 +250,52 @@ class SqliteArchive(ConversationArchive):
             db.execute("DELETE FROM digests")
             db.execute("DELETE FROM digests_fts")
             db.execute("DELETE FROM forgotten")  # hidden again from the rebuilt rows
+
+    def erase_messages(self, keys: Collection[MessageKey]) -> int:
+        erased = 0
+        with write_transaction(self._lock, self._db) as db:
+            for thread, checkpoint, message_id, digest in dict.fromkeys(keys):
+                row = db.execute(
+                    "SELECT id, content FROM messages WHERE thread_id = ? AND checkpoint_id = ? "
+                    "AND message_id = ? AND content_hash = ?",
+                    (thread, checkpoint, message_id, digest),
+                ).fetchone()
+                if row is None:
+                    continue
+                # A contentless FTS table forgets a row only when told its terms again.
+                db.execute(
+                    "INSERT INTO messages_fts (messages_fts, rowid, terms) VALUES ('delete', ?, ?)",
+                    (row[0], index_text(row[1])),
+                )
+                db.execute("DELETE FROM messages WHERE id = ?", (row[0],))
+                erased += 1
+        return erased
+
+    def erase_digests(self, days: Collection[str]) -> int:
+        erased = 0
+        with write_transaction(self._lock, self._db) as db:
+            for day in dict.fromkeys(days):
+                row = db.execute("SELECT id FROM digests WHERE day = ?", (day,)).fetchone()
+                if row is not None:
+                    db.execute("DELETE FROM digests WHERE id = ?", (row[0],))
+                    db.execute("DELETE FROM digests_fts WHERE rowid = ?", (row[0],))
+                    erased += 1
+        return erased
+
+    def erase_all(self) -> list[str]:
+        # One file per user: removing it (with its WAL) leaves nothing to scrub.
+        with self._lock:
+            self._db.close()
+            removed = remove_database(self.path)
+            self._db = open_wal(self.path, _SCHEMA, synchronous="NORMAL")
+        return removed
+
+    def scrub(self) -> bool:
+        with self._lock:
+            # Deleted FTS entries stay in the index's segments until they are merged.
+            self._db.execute("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
+            self._db.execute("INSERT INTO digests_fts (digests_fts) VALUES ('optimize')")
+            return scrub(self._db)
 
     def close(self) -> None:
         with self._lock:
