@@ -22,6 +22,7 @@ from memory.archive import (
     archives,
     checkpoint_time,
 )
+from memory.archive.quotes import is_archive_result, strip_quotes
 from memory.archive.records import content_hash
 from memory.branch import Lineage
 from memory.factory import backend_folder
@@ -83,17 +84,22 @@ def archived_form(
     messages: Sequence[Any], user_id: str, thread_id: str, checkpoint_id: str, timestamp: float
 ) -> list[ArchivedMessage]:
     """The archivable messages of a state: user and assistant text, tool results as a preview
-    (with the tool's name); system messages and tool-call-only replies are left out."""
+    (with the tool's name; stored, never searched); system messages and tool-call-only replies
+    are left out. An assistant reply that repeats an archive search result of its turn is
+    archived with the quoted sentences marked out: the archive holds each thing said once."""
     found: list[ArchivedMessage] = []
+    results: list[str] = []  # the archive search results of the current turn
     for message in messages:
         if not isinstance(message, BaseMessage):
             continue
         text = text_of(message.content)
         if isinstance(message, HumanMessage):
-            role = "user"
+            role, results = "user", []
         elif isinstance(message, AIMessage):
-            role = "assistant"
+            role, text = "assistant", strip_quotes(text, results)
         elif isinstance(message, ToolMessage):
+            if is_archive_result(text):
+                results.append(text)
             role, text = "tool", f"[{message.name or 'tool'}] {text}"
         else:
             continue

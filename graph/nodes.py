@@ -92,10 +92,11 @@ def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     chat_model = load_chat_model(context.model)
     settings = get_settings()
     tools = chat_tools(settings)  # only those of the features that are on
-    prompt = system_prompt(state, context, tool_names(tools))
+    budget = budget_for(settings, chat_model)
+    prompt = system_prompt(state, context, tool_names(tools), budget)
     # Within the budget: compaction keeps the state small; this trims when it could not (a
     # failed summary, a cooldown, one turn larger than the budget).
-    sent = fit_to_budget(prompt, state.messages, budget_for(settings, chat_model))
+    sent = fit_to_budget(prompt, state.messages, budget)
     meter = UsageMeter()
     with metered(meter, "chat"):
         response = chat_model.bind_tools(tools).invoke([SystemMessage(content=prompt), *sent])

@@ -41,8 +41,11 @@ class State(InputState):
     - `summary`: the running summary of the messages compaction took out of `messages`,
       `{"text", "messages", "through", "updated_at"}` (graph/compaction.py); the messages
       themselves stay in the conversation archive and in the earlier checkpoints.
-    - `compaction`: what the last compaction did, `{"status", "failures", "retry_after",
-      "error", "prompt_tokens", "budget"}` (status `compacted`, `failed` or `cooldown`).
+    - `compaction`: what the last compaction did, `{"status", "action", "reason", "failures",
+      "retry_after", "error", "prompt_tokens", "prompt_tokens_before", "budget", ...}`:
+      `action` is `compacted`, `failed`, `cooldown` or `nothing to compact`; `prompt_tokens`
+      the size of the prompt the agent sends after it; `status` the action, or `over_budget`
+      when that prompt still exceeds the budget (`reason` says why).
     """
 
     related_memories: list[dict[str, Any]] = field(default_factory=list)

@@ -63,9 +63,10 @@ def memories_about(topic: str) -> str:
 def search_conversations(query: str, since: str = "", until: str = "", thread: str = "") -> str:
     """Search what was said in this user's past conversations (and earlier in this one).
 
-    query: a few words to look for (any language). Leave it empty, with since/until, for a
-    broad question about a period ("what happened today?", "what did we talk about this
-    week?"): the daily digests of that period answer it.
+    query: the question, or a few words to look for (any language); a date in it ("last May",
+    "on May 2nd", "去年五月") limits the search to that period. Leave it empty, with
+    since/until, for a broad question about a period ("what happened today?", "what did we
+    talk about this week?"): the daily digests of that period answer it.
     since / until: optional dates, YYYY-MM-DD (local days, both included) or ISO date-times;
     work out "last Tuesday" or "上周二" from the current time first.
     thread: optional; "current" for this conversation only, or a thread id from an earlier

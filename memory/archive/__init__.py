@@ -8,6 +8,7 @@ from memory.archive.base import ConversationArchive
 from memory.archive.digest import DigestSealer, extractive_digest
 from memory.archive.factory import ArchiveRegistry, archive_exists, archives, open_archive
 from memory.archive.query import Window, parse_day, query_terms
+from memory.archive.ranking import Ranking
 from memory.archive.records import (
     ArchivedMessage,
     Digest,
@@ -42,6 +43,7 @@ __all__ = [
     "Hit",
     "MessageKey",
     "PostgresArchive",
+    "Ranking",
     "SearchResult",
     "SqliteArchive",
     "Window",

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import replace
+from datetime import datetime
 
+from memory.archive.dates import question_period
 from memory.archive.query import Terms, Window, query_terms
+from memory.archive.ranking import Ranking, bm25_scores, content_terms, reranked
 from memory.archive.records import (
     ArchivedMessage,
     Digest,
@@ -15,10 +19,14 @@ from memory.archive.records import (
     SearchResult,
 )
 from memory.manager import validate_user_id
+from memory.tokenize import tokenize
 
 DEFAULT_HITS = 3
 DEFAULT_AROUND = 2  # messages before and after each hit
 OVERFETCH = 40  # candidates read per hit asked for: the branch filter may drop some
+# A text said again in a thread ("ok", "thanks") is part of the conversation's flow; a longer
+# one repeated (a pasted text, a fork's copy of its question) is archived once per branch.
+DEDUPLICATE_CHARS = 20
 
 
 class ConversationArchive(ABC):
@@ -73,6 +81,11 @@ class ConversationArchive(ABC):
         self, since: float | None = None, until: float | None = None, terms: Sequence[str] = ()
     ) -> list[Digest]:
         """Digests of the days in the window (with all `terms` when given), newest first."""
+
+    def frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """How many messages the index holds, and how many hold each term ((0, {}) when the
+        backend cannot say: the candidates' own counts are used)."""
+        return 0, {}
 
     @abstractmethod
     def count(self) -> int:
@@ -144,19 +157,27 @@ class ConversationArchive(ABC):
         self, candidates: Iterable[ArchivedMessage], window: Window
     ) -> list[ArchivedMessage]:
         """The candidates not yet archived on this branch of their thread: a message counts as
-        archived when its id and text are archived at a checkpoint the window sees."""
+        archived when its id and text are archived at a checkpoint the window sees, and a text
+        of DEDUPLICATE_CHARS or more when the same role said it there already (another id)."""
         found: list[ArchivedMessage] = []
         seen: dict[str, set[tuple[str, str]]] = {}
+        texts: dict[str, set[str]] = {}
         for message in candidates:
             thread = message.thread_id
             if thread not in seen:
-                seen[thread] = {
+                visible = [
                     (mid, digest)
                     for mid, digest, checkpoint in self.known(thread)
                     if window.sees(thread, checkpoint)
-                }
-            if message.key not in seen[thread]:
+                ]
+                seen[thread] = set(visible)
+                texts[thread] = {digest for _, digest in visible}
+            repeated = len(message.content) >= DEDUPLICATE_CHARS and (
+                message.content_hash in texts[thread]
+            )
+            if message.key not in seen[thread] and not repeated:
                 seen[thread].add(message.key)
+                texts[thread].add(message.content_hash)
                 found.append(message)
         return found
 
@@ -167,52 +188,144 @@ class ConversationArchive(ABC):
         *,
         limit: int = DEFAULT_HITS,
         around: int = DEFAULT_AROUND,
+        ranking: Ranking | None = None,
+        now: datetime | None = None,
     ) -> SearchResult:
         """The best `limit` matches of `query` the window sees, each with `around` messages
         before and after it; a broad question about a period ("what happened today?") gets the
-        period's daily digests. No model is called."""
+        period's daily digests. No model is called (unless `ranking` names an embedder).
+        `now` is when the question is asked (its "last May"), by default now."""
         window = window or Window()
+        ranking = ranking or Ranking()
         terms = query_terms(query)
         hidden = self.hidden_keys()
         if terms.broad:
             return self._broad(query, window, limit, hidden)
-        hits, withheld = self._hits(terms, window, limit, around, hidden)
+        hits: list[Hit] = []
+        withheld = 0
+        period = question_period(query, now) if ranking.dates else None
+        if period is not None and window.since is None and window.until is None:
+            slack = ranking.date_slack_days * 86400
+            dated = replace(window, since=period[0] - slack, until=period[1] + slack)
+            hits, withheld = self._hits(query, terms, dated, limit, around, ranking, hidden)
+        if not hits:  # no date, or nothing said then: the whole window
+            hits, withheld = self._hits(query, terms, window, limit, around, ranking, hidden)
         digests = self._visible_digests(window, terms.required)[:1]
         notes = (hidden_note(withheld),) if withheld else ()
         return SearchResult(query, (*hits, *(_digest_hit(d) for d in digests)), notes)
 
     def _hits(
-        self, terms: Terms, window: Window, limit: int, around: int, hidden: frozenset[MessageKey]
+        self,
+        query: str,
+        terms: Terms,
+        window: Window,
+        limit: int,
+        around: int,
+        ranking: Ranking,
+        hidden: frozenset[MessageKey],
     ) -> tuple[list[Hit], int]:
         """The hits, and how many matching messages were left out as forgotten."""
-        candidates = self.match(terms.required, False, window, limit * OVERFETCH)
-        if not candidates and terms.loose:
-            candidates = self.match(terms.loose, True, window, limit * OVERFETCH)
-        withheld = sum(1 for m, _ in candidates if m.ref in hidden)
+        if ranking.weighted_terms:
+            words = content_terms(query) or terms.loose
+            total, frequencies = self.frequencies(words) if ranking.bm25 else (0, {})
+            # The rare words find the candidates (a word in a large share of the archive would
+            # bring thousands of matches to rank and adds little); every word scores them.
+            rare = [t for t in words if frequencies.get(t, 0) <= ranking.common_matches]
+            if total and not rare and words:
+                rare = [min(words, key=lambda t: frequencies.get(t, 0))]
+            found = rare if total else list(words)
+            candidates = self.match(found, True, window, max(ranking.candidates, limit))
+            if ranking.bm25:
+                candidates = self._rescored(words, candidates, ranking, total, frequencies)
+        else:
+            candidates = self.match(terms.required, False, window, limit * OVERFETCH)
+            if not candidates and terms.loose:
+                candidates = self.match(terms.loose, True, window, limit * OVERFETCH)
+            if candidates and all(m.ref in hidden for m, _ in candidates) and terms.loose:
+                candidates += self.match(terms.loose, True, window, limit * OVERFETCH)
+        withheld = len({m.ref for m, _ in candidates if m.ref in hidden})
         candidates = [(m, score) for m, score in candidates if m.ref not in hidden]
-        if not candidates and withheld and terms.loose:  # the loose terms may match the rest
-            loose = self.match(terms.loose, True, window, limit * OVERFETCH)
-            candidates = [(m, score) for m, score in loose if m.ref not in hidden]
+        if ranking.context > 0:
+            candidates = self._with_context(candidates, window, ranking, hidden)
+        if ranking.embedder is not None:
+            candidates = reranked(query, candidates, ranking)
+        return self._pick(candidates, window, limit, around, hidden), withheld
+
+    def _rescored(
+        self,
+        words: Sequence[str],
+        candidates: list[tuple[ArchivedMessage, float]],
+        ranking: Ranking,
+        total: int,
+        frequencies: dict[str, int],
+    ) -> list[tuple[ArchivedMessage, float]]:
+        documents = [tokenize(m.content) for m, _ in candidates]
+        if not total:
+            frequencies = {t: sum(t in set(d) for d in documents) for t in words}
+        scores = bm25_scores(words, documents, frequencies, total, ranking)
+        pairs = [(m, score) for (m, _), score in zip(candidates, scores, strict=True)]
+        return sorted(pairs, key=lambda pair: (-pair[1], -pair[0].timestamp))
+
+    def _with_context(
+        self,
+        candidates: list[tuple[ArchivedMessage, float]],
+        window: Window,
+        ranking: Ranking,
+        hidden: frozenset[MessageKey],
+    ) -> list[tuple[ArchivedMessage, float]]:
+        """Each message's score plus `context` times the best score of the messages right
+        before and after it; the neighbours of the best candidates join them."""
+        own = {_mark(m): (m, score) for m, score in candidates}
+        nearby: dict[tuple[str, str, str], float] = {}
+        around: dict[tuple[str, str, str], list[tuple[str, str, str]]] = {}
+        for message, score in candidates[: ranking.context_of]:
+            keys = around.setdefault(_mark(message), [])
+            for neighbour in self.neighbours(message, 1, 1):
+                if neighbour.ref in hidden or not window.sees(
+                    neighbour.thread_id, neighbour.checkpoint_id
+                ):
+                    continue
+                key = _mark(neighbour)
+                keys.append(key)
+                own.setdefault(key, (neighbour, 0.0))
+                nearby[key] = max(nearby.get(key, 0.0), score)
+        for mark, keys in around.items():  # a neighbour that matched on its own counts too
+            for key in keys:
+                nearby[mark] = max(nearby.get(mark, 0.0), own[key][1])
+        scored = [
+            (message, score + ranking.context * nearby.get(key, 0.0))
+            for key, (message, score) in own.items()
+        ]
+        return sorted(scored, key=lambda pair: (-pair[1], -pair[0].timestamp))
+
+    def _pick(
+        self,
+        candidates: Sequence[tuple[ArchivedMessage, float]],
+        window: Window,
+        limit: int,
+        around: int,
+        hidden: frozenset[MessageKey],
+    ) -> list[Hit]:
         hits: list[Hit] = []
-        shown: set[tuple[str, str, str]] = set()
+        shown: set[tuple[str, str]] = set()  # (thread, text): a copy is shown once
         for message, score in candidates:
-            mark = (message.thread_id, *message.key)
+            mark = (message.thread_id, message.content_hash)
             if mark in shown or not window.sees(message.thread_id, message.checkpoint_id):
                 continue  # a sibling branch's message, or a copy already shown
             context = [
                 m
                 for m in self.neighbours(message, around * 3, around * 3)
                 if window.sees(m.thread_id, m.checkpoint_id)
-                and (m.thread_id, *m.key) != mark
+                and (m.thread_id, m.content_hash) != mark
                 and m.ref not in hidden
             ]
             before = [m for m in context if _order(m) < _order(message)][-around:]
             after = [m for m in context if _order(m) > _order(message)][:around]
-            shown.update((m.thread_id, *m.key) for m in (message, *before, *after))
+            shown.update((m.thread_id, m.content_hash) for m in (message, *before, *after))
             hits.append(Hit(message.thread_id, message, (*before, *after), score))
             if len(hits) >= limit:
                 break
-        return hits, withheld
+        return hits
 
     def _visible_digests(self, window: Window, terms: Sequence[str] = ()) -> list[Digest]:
         """Digests of the window's days; a day on which the current thread has messages this
@@ -251,6 +364,10 @@ class ConversationArchive(ABC):
 def hidden_note(count: int) -> str:
     """What a search result says about the matches it left out as forgotten."""
     return f"{count} matching message(s) hidden: they carried a memory the user asked to forget"
+
+
+def _mark(message: ArchivedMessage) -> tuple[str, str, str]:
+    return (message.thread_id, message.checkpoint_id, message.message_id)
 
 
 def _order(message: ArchivedMessage) -> tuple[float, str, int]:

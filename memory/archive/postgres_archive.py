@@ -9,7 +9,13 @@ from typing import Any
 
 from memory.archive.base import ConversationArchive
 from memory.archive.query import Window
-from memory.archive.records import ArchivedMessage, Digest, ForgottenRecord, MessageKey
+from memory.archive.records import (
+    SEARCHED_ROLES,
+    ArchivedMessage,
+    Digest,
+    ForgottenRecord,
+    MessageKey,
+)
 from memory.tokenize import tokenize
 
 # Documents and queries are the tokenizer's terms taken as they are (array_to_tsvector and
@@ -55,6 +61,8 @@ CREATE TABLE IF NOT EXISTS gulfstream_archive_forgotten (
 """
 _TABLE = "gulfstream_archive_messages"
 RANKED = 2_000  # matches ranked by relevance at most: the newest ones
+# Tool results get no terms; an archive made before that may still hold some with terms.
+_SEARCHED = "role IN ({})".format(", ".join(f"'{role}'" for role in SEARCHED_ROLES))
 _COLUMNS = "thread_id, checkpoint_id, message_id, role, content, ts, position, content_hash"
 _FORGOTTEN = "memory_id, forgotten_at, messages, digests"
 
@@ -110,7 +118,7 @@ class PostgresArchive(ConversationArchive):
                 raise ValueError(f"message of {m.user_id!r} sent to {self.user_id!r}'s archive")
             rows.append((self.user_id, m.thread_id, m.checkpoint_id, m.message_id, m.role,
                          m.content, m.timestamp, m.position, m.content_hash,
-                         tokenize(m.content)))  # fmt: skip
+                         tokenize(m.content) if m.searched else []))  # fmt: skip
         if not rows:
             return 0
         added = 0
@@ -146,8 +154,9 @@ class PostgresArchive(ConversationArchive):
         # primary key backwards instead).
         rows = self._read(
             f"WITH hits AS MATERIALIZED (SELECT id FROM {_TABLE} WHERE user_id = %s AND "
-            f"terms @@ CAST(%s AS tsquery) {where}), recent AS (SELECT id FROM hits ORDER BY id "
-            f"DESC LIMIT %s) SELECT {_COLUMNS}, ts_rank(terms, q) AS score FROM {_TABLE} "
+            f"terms @@ CAST(%s AS tsquery) AND {_SEARCHED} {where}), "
+            "recent AS (SELECT id FROM hits ORDER BY id DESC LIMIT %s)"
+            f" SELECT {_COLUMNS}, ts_rank(terms, q) AS score FROM {_TABLE} "
             "JOIN recent USING (id), CAST(%s AS tsquery) AS q "
             "ORDER BY score DESC, ts DESC LIMIT %s",
             (self.user_id, query, *params, RANKED, query, limit),
@@ -158,7 +167,10 @@ class PostgresArchive(ConversationArchive):
         self, message: ArchivedMessage, before: int, after: int
     ) -> list[ArchivedMessage]:
         key = (message.timestamp, message.checkpoint_id, message.position)
-        base = f"SELECT {_COLUMNS} FROM {_TABLE} WHERE user_id = %s AND thread_id = %s AND "
+        base = (
+            f"SELECT {_COLUMNS} FROM {_TABLE} WHERE user_id = %s AND thread_id = %s AND "
+            f"{_SEARCHED} AND "
+        )
         earlier = self._read(
             base + "(ts, checkpoint_id, position) < (%s, %s, %s) "
             "ORDER BY ts DESC, checkpoint_id DESC, position DESC LIMIT %s",
@@ -206,6 +218,21 @@ class PostgresArchive(ConversationArchive):
             (self.user_id, *params),
         )
         return [Digest(self.user_id, *row) for row in rows]
+
+    def frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        # One count per term, each through the GIN index (terms are few: a question's words).
+        found = {}
+        for term in terms:
+            rows = self._read(
+                f"SELECT COUNT(*) FROM {_TABLE} WHERE user_id = %s AND "
+                "terms @@ CAST(%s AS tsquery)",
+                (self.user_id, tsquery([term], False)),
+            )
+            found[term] = int(rows[0][0])
+        total = self._read(
+            f"SELECT COUNT(*) FROM {_TABLE} WHERE user_id = %s AND {_SEARCHED}", (self.user_id,)
+        )
+        return int(total[0][0]), found
 
     def count(self) -> int:
         rows = self._read(f"SELECT COUNT(*) FROM {_TABLE} WHERE user_id = %s", (self.user_id,))

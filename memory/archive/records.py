@@ -11,6 +11,9 @@ from datetime import UTC, datetime
 from memory.manager import validate_user_id
 
 ROLES = ("user", "assistant", "tool", "digest")
+# What the full-text index holds: what people said. Tool results are stored (the archive shows
+# and rebuilds them) but never searched: a search would find earlier search answers.
+SEARCHED_ROLES = ("user", "assistant")
 TOOL_PREVIEW_CHARS = 600  # a tool result is archived as its start, not whole
 MAX_MESSAGE_CHARS = 20_000  # a message longer than this is archived cut, with a note
 CUT_NOTE = "; archived cut]"
@@ -74,6 +77,11 @@ class ArchivedMessage:
     def key(self) -> tuple[str, str]:
         """What makes a message the same message when it is replayed."""
         return (self.message_id, self.content_hash)
+
+    @property
+    def searched(self) -> bool:
+        """Whether the full-text index holds this message (what a person said)."""
+        return self.role in SEARCHED_ROLES
 
     @property
     def ref(self) -> MessageKey:

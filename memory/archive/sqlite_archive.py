@@ -10,7 +10,13 @@ from typing import Any
 
 from memory.archive.base import ConversationArchive
 from memory.archive.query import Window, index_text
-from memory.archive.records import ArchivedMessage, Digest, ForgottenRecord, MessageKey
+from memory.archive.records import (
+    SEARCHED_ROLES,
+    ArchivedMessage,
+    Digest,
+    ForgottenRecord,
+    MessageKey,
+)
 from memory.manager import file_stem
 from memory.writer.sqlite_file import open_wal, remove_database, scrub, write_transaction
 
@@ -35,6 +41,7 @@ CREATE INDEX IF NOT EXISTS messages_by_time ON messages (ts);
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
     terms, content='', tokenize='unicode61 remove_diacritics 0'
 );
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_vocab USING fts5vocab(messages_fts, 'row');
 CREATE TABLE IF NOT EXISTS digests (
     id            INTEGER PRIMARY KEY,
     day           TEXT NOT NULL UNIQUE,
@@ -55,6 +62,8 @@ CREATE TABLE IF NOT EXISTS forgotten (
 );
 """
 RANKED = 2_000  # matches ranked by relevance at most: the newest ones
+# An archive made before tool results were kept out of the index may still hold some there.
+_SEARCHED = "m.role IN ({})".format(", ".join(f"'{role}'" for role in SEARCHED_ROLES))
 _COLUMNS = "thread_id, checkpoint_id, message_id, role, content, ts, position, content_hash"
 
 
@@ -92,12 +101,12 @@ class SqliteArchive(ConversationArchive):
                     (m.thread_id, m.checkpoint_id, m.message_id, m.role, m.content, m.timestamp,
                      m.position, m.content_hash),
                 )  # fmt: skip
-                if row.rowcount:
+                if row.rowcount and m.searched:
                     db.execute(
                         "INSERT INTO messages_fts (rowid, terms) VALUES (?, ?)",
                         (row.lastrowid, index_text(m.content)),
                     )
-                    added += 1
+                added += row.rowcount
         return added
 
     def known(self, thread_id: str) -> list[tuple[str, str, str]]:
@@ -110,6 +119,7 @@ class SqliteArchive(ConversationArchive):
         if not terms:
             return []
         where, params = window.sql("?", "m.")
+        where = f"AND {_SEARCHED} {where}"
         query = fts_query(terms, any_term)
         join = "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
         # A common word matches a large part of the archive, and ranking every match costs
@@ -133,13 +143,15 @@ class SqliteArchive(ConversationArchive):
     ) -> list[ArchivedMessage]:
         key = (message.timestamp, message.checkpoint_id, message.position)
         earlier = self._read(
-            f"SELECT {_COLUMNS} FROM messages WHERE thread_id = ? AND (ts, checkpoint_id, position)"
-            " < (?, ?, ?) ORDER BY ts DESC, checkpoint_id DESC, position DESC LIMIT ?",
+            f"SELECT {_COLUMNS} FROM messages m WHERE thread_id = ? AND {_SEARCHED} AND "
+            "(ts, checkpoint_id, position) < (?, ?, ?) "
+            "ORDER BY ts DESC, checkpoint_id DESC, position DESC LIMIT ?",
             (message.thread_id, *key, before),
         )
         later = self._read(
-            f"SELECT {_COLUMNS} FROM messages WHERE thread_id = ? AND (ts, checkpoint_id, position)"
-            " > (?, ?, ?) ORDER BY ts, checkpoint_id, position LIMIT ?",
+            f"SELECT {_COLUMNS} FROM messages m WHERE thread_id = ? AND {_SEARCHED} AND "
+            "(ts, checkpoint_id, position) > (?, ?, ?) "
+            "ORDER BY ts, checkpoint_id, position LIMIT ?",
             (message.thread_id, *key, after),
         )
         return [self._message(r) for r in reversed(earlier)] + [self._message(r) for r in later]
@@ -187,6 +199,17 @@ class SqliteArchive(ConversationArchive):
                 f"WHERE 1 {where} ORDER BY d.day DESC"
             )
         return [Digest(self.user_id, *row) for row in self._read(sql, params)]
+
+    def frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        # One lookup per term (fts5vocab answers `term = ?` from the index; `IN` scans it), and
+        # the highest row id for the total: counting an FTS5 table reads all of it, and idf
+        # needs the size only roughly.
+        found = {}
+        for term in terms:
+            rows = self._read("SELECT doc FROM messages_vocab WHERE term = ?", (term,))
+            found[term] = int(rows[0][0]) if rows else 0
+        total = self._read("SELECT MAX(id) FROM messages", ())[0][0]
+        return int(total or 0), found
 
     def count(self) -> int:
         return int(self._read("SELECT COUNT(*) FROM messages", ())[0][0])
