@@ -40,8 +40,8 @@ editor: $(STAMP)  ## the memory editor alone on http://127.0.0.1:8765/memories/ 
 test: $(STAMP)  ## every test: unit, integration (files, processes, databases), e2e, browser
 	$(BIN)/python -m pytest -q
 
-unit: $(STAMP)  ## the quick unit tests only (seconds)
-	$(BIN)/python -m pytest -q tests/unit
+unit: $(STAMP)  ## the quick unit tests only (seconds; the few marked slow run in make test)
+	$(BIN)/python -m pytest -q tests/unit -m "not slow"
 
 lint: $(STAMP)  ## ruff (lint and format check) and mypy
 	$(BIN)/ruff check .

@@ -38,11 +38,11 @@ DIGEST_EVERY_SECONDS = 300.0  # a user's digests are looked at no more often tha
 
 
 def archive_spec(settings: Settings | None = None) -> str:
-    """The deployment's archive (`GULFSTREAM_ARCHIVE`), `auto` resolved: beside the memory
-    store (its folder, or its PostgreSQL), for the `store` backend the platform's PostgreSQL
-    when it names one, else a folder in `GULFSTREAM_DATA_DIR`."""
+    """The deployment's archive (`GULFSTREAM_CONVERSATION_ARCHIVE`), `auto` resolved: beside
+    the memory store (its folder, or its PostgreSQL), for the `store` backend the platform's
+    PostgreSQL when it names one, else a folder in `GULFSTREAM_DATA_DIR`."""
     settings = settings or get_settings()
-    spec = settings.archive.strip()
+    spec = settings.conversation_archive.strip()
     if spec.lower() != "auto":
         return spec
     kind, _, target = settings.memory_backend.partition(":")

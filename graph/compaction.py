@@ -21,6 +21,7 @@ from graph.run_memory import RunMemory, open_run_memory
 from graph.settings import get_settings
 from graph.state import State
 from graph.summarizer import RunningSummary, summarize
+from graph.tools import chat_tools, tool_names
 from memory.fingerprint import Fingerprint
 from memory.forgetting import forgotten_prints
 from memory.messages import text_of
@@ -69,7 +70,7 @@ def compact(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     budget = budget_for(settings, load_chat_model(context.model))
     if budget is None:
         return {}
-    system = system_prompt(state, context)
+    system = system_prompt(state, context, tool_names(chat_tools(settings)))
     messages = list(state.messages)
     used = prompt_tokens(system, messages)
     if used <= budget:

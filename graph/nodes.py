@@ -17,7 +17,7 @@ from graph.run_memory import RunMemory, open_run_memory
 from graph.settings import get_settings
 from graph.state import State
 from graph.summarizer import without_forgotten
-from graph.tools import CHAT_TOOLS
+from graph.tools import chat_tools, tool_names
 from memory.archive import ConversationArchive
 from memory.forgetting import forgotten_prints
 from memory.metering import metered
@@ -85,13 +85,15 @@ def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     tools bound."""
     context = runtime.context if runtime.context is not None else Context()
     chat_model = load_chat_model(context.model)
-    prompt = system_prompt(state, context)
+    settings = get_settings()
+    tools = chat_tools(settings)  # only those of the features that are on
+    prompt = system_prompt(state, context, tool_names(tools))
     # Within the budget: compaction keeps the state small; this trims when it could not (a
     # failed summary, a cooldown, one turn larger than the budget).
-    sent = fit_to_budget(prompt, state.messages, budget_for(get_settings(), chat_model))
+    sent = fit_to_budget(prompt, state.messages, budget_for(settings, chat_model))
     meter = UsageMeter()
     with metered(meter, "chat"):
-        response = chat_model.bind_tools(CHAT_TOOLS).invoke([SystemMessage(content=prompt), *sent])
+        response = chat_model.bind_tools(tools).invoke([SystemMessage(content=prompt), *sent])
     cost = add_up(from_dicts(state.cost), meter.by_purpose())
     return {"messages": [response], "cost": as_dicts(cost)}
 

@@ -34,12 +34,13 @@ def prompt_tokens(system: str, messages: Sequence[AnyMessage]) -> int:
     return count_tokens_approximately([SystemMessage(system), *messages])
 
 
-def system_prompt(state: State, context: Context) -> str:
-    """The system prompt the agent sends this turn, the running summary included."""
+def system_prompt(state: State, context: Context, tools: Sequence[str] = ()) -> str:
+    """The system prompt the agent sends this turn with `tools` (names) bound, the running
+    summary included."""
     language = resolve_language(context.language, latest_user_text(state.messages))
     summary = str((state.summary or {}).get("text") or "")
     return build_system_prompt(
-        context, state.related_memories, state.core_context, language, summary
+        context, state.related_memories, state.core_context, language, summary, tools
     )
 
 

@@ -26,6 +26,7 @@ from memory.messages import extract_last_turn, preceding_exchange
 from memory.registry import registry
 from memory.turn import Turn
 from memory.writer.consumer import MemoryConsumer
+from prompts import persona
 
 logger = logging.getLogger(__name__)
 
@@ -135,6 +136,8 @@ def open_run_memory(
     memory.batching = settings.batch_policy()  # the deployment's, for the local queue
     memory.half_life_days = settings.hotness_half_life_days  # the deployment's, like batching
     memory.min_score = settings.min_score
+    memory.retrievers.sections = persona.SECTIONS  # the LLM retriever's examples name them
+    memory.retrievers.topic_routing = settings.topics
     configurable = config.get("configurable") or {}
     thread_id = str(configurable.get("thread_id") or "")
     return RunMemory(
@@ -163,6 +166,7 @@ def writer_consumer() -> MemoryConsumer:
             model_factory=load_writer_model,
             timeout_seconds=4 * timeout,
             capacity=settings.memory_capacity,
+            sections=persona.SECTIONS,  # the fork's sections, with their kinds
         )
         _consumers.clear()  # settings change only in tests and the demo
         _consumers[settings] = consumer

@@ -133,7 +133,7 @@ def search_conversations(manager: BaseMemoryManager, text: str, lineage: Lineage
         return "  usage: /search <text>"
     archive = archives.open(archive_spec(), manager.user_id)
     if archive is None:
-        return "  the conversation archive is off (GULFSTREAM_ARCHIVE)"
+        return "  the conversation archive is off (GULFSTREAM_CONVERSATION_ARCHIVE)"
     reconcile(manager, archive)
     return render(archive.search(text, Window(lineage=lineage)), SEARCH_BUDGET_CHARS)
 

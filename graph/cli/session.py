@@ -89,13 +89,8 @@ class LocalSession:
         if self.on_memory_event is not None:
             self.memory.add_listener(self.on_memory_event)
         # Start the queue now: turns an earlier session left in the journal are written first.
-        await asyncio.wrap_future(local_writer.run(self._start(self.memory)))
+        await asyncio.wrap_future(local_writer.start(self.memory))
         return self
-
-    @staticmethod
-    async def _start(memory: LongTermMemory) -> None:
-        if not memory.writing:
-            memory.start()
 
     async def __aexit__(self, *exc_info: object) -> None:
         try:

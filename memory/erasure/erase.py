@@ -220,22 +220,23 @@ def _erase_forgotten_records(
 
 
 def _drop_vectors(memory: LongTermMemory, ids: set[str] | None, report: ErasureReport) -> None:
-    from memory.retrieval.vector_store import vector_store_for
+    from memory.retrieval.vector_store import VECTOR_PURPOSES, vector_store_for
 
-    store = vector_store_for(memory.manager)
-    path = getattr(store, "path", None)
-    if isinstance(path, Path) and not path.exists():
-        return  # never embedded: opening it would make the file
-    stored = {v.memory_id for v in store.load()}
-    ids = stored if ids is None else ids & stored
-    if ids:
-        store.drop(ids)
-        report.count("vectors", len(ids))
-    if isinstance(path, Path) and path != getattr(memory.manager, "path", None):
-        scrub_file(path)
-    close = getattr(store, "close", None)
-    if callable(close):
-        close()
+    for purpose in VECTOR_PURPOSES:  # retrieval's vectors and consolidation's
+        store = vector_store_for(memory.manager, purpose)
+        path = getattr(store, "path", None)
+        if isinstance(path, Path) and not path.exists():
+            continue  # never embedded: opening it would make the file
+        stored = {v.memory_id for v in store.load()}
+        dropped = stored if ids is None else ids & stored
+        if dropped:
+            store.drop(dropped)
+            report.count("vectors", len(dropped))
+        if isinstance(path, Path) and path != getattr(memory.manager, "path", None):
+            scrub_file(path)
+        close = getattr(store, "close", None)
+        if callable(close):
+            close()
 
 
 def _shared_files(memory: LongTermMemory) -> list[tuple[Path, tuple[SharedTable, ...]]]:

@@ -11,6 +11,7 @@ from memory.erasure.files import VECTOR_SIDECAR, erase_yaml_copies
 from memory.erasure.report import ErasureReport
 from memory.erasure.rows import Needles
 from memory.manager import BaseMemoryManager
+from memory.retrieval.vector_store import vector_owners
 from memory.writer.sqlite_file import remove_database, scrub
 
 _SQLITE_USER_TABLES = (
@@ -104,7 +105,9 @@ def erase_everything(manager: BaseMemoryManager, report: ErasureReport) -> None:
             present = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
             for table in _SQLITE_USER_TABLES:
                 if table in present:
-                    conn.execute(f"DELETE FROM {table} WHERE user_id = ?", (manager.user_id,))
+                    owners = vector_owners(manager.user_id) if table == "memory_vectors" else ()
+                    for owner in owners or (manager.user_id,):
+                        conn.execute(f"DELETE FROM {table} WHERE user_id = ?", (owner,))
         scrub_backend(manager, report)
     elif isinstance(manager, StoreMemoryManager):
         report.count("store: keys", _erase_namespaces(manager))
@@ -133,18 +136,21 @@ def _erase_namespaces(manager: Any) -> int:
     )
 
     store, label, page = manager.store, namespace_label(manager.user_id), 1000
-    kinds = (ITEMS_NAMESPACE, META_NAMESPACE, TURNS_NAMESPACE, BACKUP_NAMESPACE, VECTORS_NAMESPACE)
+    kinds = [
+        (k, label) for k in (ITEMS_NAMESPACE, META_NAMESPACE, TURNS_NAMESPACE, BACKUP_NAMESPACE)
+    ]
+    kinds += [(VECTORS_NAMESPACE, owner) for owner in vector_owners(label)]
     erased = 0
     with manager._write_lock():
-        for kind in kinds:
+        for kind, owner in kinds:
             found: list[tuple[tuple[str, ...], str]] = []
             read = 0
             while True:  # deleting while paging would skip keys: read the whole namespace first
-                hits = store.search((kind, label), limit=page, offset=read)
+                hits = store.search((kind, owner), limit=page, offset=read)
                 found += [
                     (tuple(h.namespace), h.key)
                     for h in hits
-                    if tuple(h.namespace)[:2] == (kind, label)
+                    if tuple(h.namespace)[:2] == (kind, owner)
                 ]
                 read += len(hits)
                 if len(hits) < page:

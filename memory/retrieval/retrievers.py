@@ -14,6 +14,7 @@ from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.modes import RetrievalMode
 
 if TYPE_CHECKING:
+    from memory.prompts.writer import Sections
     from memory.retrieval.fusion import RecallChannel
     from memory.retrieval.hotness_ranking import HotnessRanking
     from memory.retrieval.hybrid import HybridRetriever
@@ -59,6 +60,10 @@ class Retrievers:
             self.mechanical.fused = FusedRanking(self.semantic)
         self._llm_modes: dict[tuple[RetrievalMode, int], LLMRetriever | HybridRetriever] = {}
         self._topics: TopicTable | None = None
+        # The memory sections the LLM modes' examples name (the app's); None: the examples' own.
+        self.sections: Sections | None = None
+        # False: a question naming a person or place is ranked like any other (no topic table).
+        self.topic_routing = True
 
     @property
     def topics(self) -> TopicTable:
@@ -142,11 +147,12 @@ class Retrievers:
             _warn_without_llm(mode)
             mode = RetrievalMode.MECHANICAL
         if mode is RetrievalMode.MECHANICAL:
-            from memory.retrieval.topical import named_topic_answer
+            if self.topic_routing:
+                from memory.retrieval.topical import named_topic_answer
 
-            named = named_topic_answer(self.mechanical, self.topics, query, limit, lineage)
-            if named is not None:
-                return named
+                named = named_topic_answer(self.mechanical, self.topics, query, limit, lineage)
+                if named is not None:
+                    return named
             return self.mechanical.retrieve(query, limit, lineage)
         return self._llm_mode(mode, model).retrieve(query, limit, lineage)
 
@@ -160,12 +166,12 @@ class Retrievers:
             if mode is RetrievalMode.LLM:
                 retriever = LLMRetriever(
                     self.manager, llm, fallback=self.mechanical,
-                    language=self.language, on_failure=self.on_failure,
+                    language=self.language, on_failure=self.on_failure, sections=self.sections,
                 )  # fmt: skip
             else:
                 retriever = HybridRetriever(
                     self.manager, llm, mechanical=self.mechanical,
-                    language=self.language, on_failure=self.on_failure,
+                    language=self.language, on_failure=self.on_failure, sections=self.sections,
                 )  # fmt: skip
             self._llm_modes = {key: retriever}  # one model at a time: switching replaces it
         return retriever

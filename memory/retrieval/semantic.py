@@ -171,6 +171,54 @@ class SemanticChannel:
                 return
             self._start_worker()
 
+    def vectors_of(self, texts: dict[str, str], complete: bool = False) -> npt.NDArray[np.float32]:
+        """Unit vectors of `texts` (memory id → the text of its current version), in order: the
+        kept vector of each version that has one, the rest embedded now and kept (consolidation
+        keeps one such channel of descriptions and embeds only what changed since its last pass).
+        `complete`: `texts` holds every memory to keep a vector of; the others' are dropped."""
+        ids = list(texts)
+        digests = {i: _hash_text(t) for i, t in texts.items()}
+        found: dict[str, npt.NDArray[np.float32]] = {}
+        with self._lock:
+            if self._kept is None:
+                self._kept = {v.memory_id: v for v in self.store.load() if v.model == self.model}
+            for memory_id in ids:
+                row = self._rows.get(memory_id)
+                kept = self._kept.get(memory_id)
+                if row is not None and row[1] == digests[memory_id]:
+                    found[memory_id] = self._matrix[row[0]].copy()
+                elif kept is not None and kept.content_hash == digests[memory_id]:
+                    found[memory_id] = kept.vector
+        missing = [i for i in ids if i not in found]
+        if complete:
+            with self._lock:
+                gone = [i for i in self._kept if i not in texts] if self._kept else []
+                for memory_id in gone:
+                    del self._kept[memory_id]
+            if gone:
+                self.store.drop(gone)  # merged, deleted or branch memories: no vector kept
+        made = []
+        for start in range(0, len(missing), BATCH):
+            part = missing[start : start + BATCH]
+            raw = self.embeddings.embed_documents([texts[i] for i in part])
+            for memory_id, values in zip(part, raw, strict=True):
+                found[memory_id] = _unit(np.asarray(values, dtype=np.float32))
+                made.append(StoredVector(memory_id, self.model, digests[memory_id],
+                                         found[memory_id]))  # fmt: skip
+        with self._lock:
+            self.embedded_count += len(made)
+            for stored in made:  # retrieval uses them too instead of embedding them again
+                if self._expected.get(stored.memory_id) == stored.content_hash:
+                    del self._expected[stored.memory_id]  # was waiting for the background
+                    self._pending.pop(stored.memory_id, None)
+                    self._set_row(stored.memory_id, stored.content_hash, stored.vector)
+                elif self._kept is not None:
+                    self._kept[stored.memory_id] = stored  # the next sync finds it kept
+        self.store.put(made)
+        if not ids:
+            return np.zeros((0, 1), dtype=np.float32)
+        return np.vstack([found[i] for i in ids]).astype(np.float32)
+
     def _embed(self, texts: dict[str, str]) -> None:
         """Embed `texts` (id → text) and keep the vectors, unless the memory changed meanwhile."""
         if not texts:

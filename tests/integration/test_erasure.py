@@ -317,3 +317,35 @@ def test_erase_and_erase_user_on_every_backend_keep_the_other_user(
     assert [i.description for i in open_manager(other_user).list_items().values()] == [
         "Lives in Tromso too"
     ]
+
+
+def test_erase_drops_consolidation_vectors_too_and_keeps_the_other_users(
+    open_manager: Any, unique_user: str, tmp_path: Path
+) -> None:
+    """Consolidation keeps its own vectors of each description beside retrieval's: erase takes
+    the erased memory's from both sets, erase_user takes every one of the user's, none of
+    another's."""
+    import numpy as np
+
+    from memory.retrieval.vector_store import VECTOR_PURPOSES, StoredVector, vector_store_for
+
+    def vector(memory_id: str) -> StoredVector:
+        return StoredVector(memory_id, "m", "h", np.ones(4, dtype=np.float32))
+
+    other_user = f"{unique_user}.other"
+    manager, other = open_manager(unique_user), open_manager(other_user)
+    kept, erased = manager.add("Likes jazz", "music"), manager.add("Lives in Tromso", "home")
+    theirs = other.add("Lives in Tromso too", "home")
+    for purpose in VECTOR_PURPOSES:
+        vector_store_for(manager, purpose).put([vector(kept), vector(erased)])
+        vector_store_for(other, purpose).put([vector(theirs)])
+    memory = LongTermMemory(manager, embeddings="off", data_dir=tmp_path / "data")
+
+    memory.erase(erased)
+    for purpose in VECTOR_PURPOSES:
+        assert {v.memory_id for v in vector_store_for(manager, purpose).load()} == {kept}
+
+    memory.erase_user()
+    for purpose in VECTOR_PURPOSES:
+        assert list(vector_store_for(open_manager(unique_user), purpose).load()) == []
+        assert [v.memory_id for v in vector_store_for(other, purpose).load()] == [theirs]
