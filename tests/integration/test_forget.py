@@ -37,7 +37,7 @@ def _backend(kind: str, tmp_path: Path) -> dict[str, Any]:
     if kind == "sqlite":
         return {"memory_backend": f"sqlite:{tmp_path / 'memory.sqlite'}"}
     if kind == "store":  # a LangGraph store (in-process), the archive in the data folder
-        return {"memory_backend": "store:memory", "archive": "auto"}
+        return {"memory_backend": "store:memory", "conversation_archive": "auto"}
     reason = postgres_unreachable_reason()
     if reason:
         pytest.skip(reason)
