@@ -16,11 +16,14 @@ DEFAULT_OVERFETCH = 50
 
 @dataclass(frozen=True)
 class Provenance:
-    """The thread, checkpoint and turn a stored change was made in ("" when unknown)."""
+    """The thread, checkpoint and turn a stored change was made in ("" when unknown).
+    `batch_size` > 1: a batched writer run of that many turns, recorded at its last turn (the
+    change may come from any of them, so the last turn's messages need not carry it)."""
 
     thread_id: str = ""
     checkpoint_id: str = ""
     turn_id: str = ""
+    batch_size: int = 1
 
     def as_dict(self) -> dict[str, str]:
         """The non-empty fields, for item origins, history entries and JSON."""
@@ -28,6 +31,7 @@ class Provenance:
             "thread_id": self.thread_id,
             "checkpoint_id": self.checkpoint_id,
             "turn_id": self.turn_id,
+            "batch_size": str(self.batch_size) if self.batch_size > 1 else "",
         }
         return {key: value for key, value in fields.items() if value}
 
@@ -39,7 +43,16 @@ class Provenance:
             thread_id=str(data.get("thread_id") or ""),
             checkpoint_id=str(data.get("checkpoint_id") or ""),
             turn_id=str(data.get("turn_id") or ""),
+            batch_size=batch_size_of(data),
         )
+
+
+def batch_size_of(entry: Mapping[str, Any]) -> int:
+    """How many turns the writer run that made a history entry (or an origin) wrote at once."""
+    try:
+        return max(1, int(entry.get("batch_size") or 1))
+    except (TypeError, ValueError):
+        return 1
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from memory.archive.base import ConversationArchive
 from memory.archive.digest import day_bounds, extractive_digest, local_day
 from memory.archive.query import Window
 from memory.archive.records import ArchivedMessage, Digest, ForgottenRecord, MessageKey
+from memory.branch import batch_size_of
 from memory.core_context import HUMAN_SEED_CHARS, truncate, user_facts
 from memory.fingerprint import WORD_COVERAGE, Fingerprint, redact, redact_core_context
 from memory.item import MemoryItem, parse_time
@@ -90,15 +91,18 @@ def fingerprint(items: Sequence[MemoryItem]) -> Fingerprint:
     return Fingerprint.of(dict.fromkeys(texts))
 
 
-def _turn_places(items: Sequence[MemoryItem]) -> set[tuple[str, str]]:
-    """(thread, checkpoint) of the turns that wrote the memory's content."""
-    places: set[tuple[str, str]] = set()
+def _turn_places(items: Sequence[MemoryItem]) -> dict[tuple[str, str], bool]:
+    """(thread, checkpoint) of the turns that wrote the memory's content, each with whether it
+    is exactly the turn the content came from (False: the last turn of a batched writer run,
+    which records its last turn for a change any of its turns may have told)."""
+    places: dict[tuple[str, str], bool] = {}
     for item in items:
         entries = [e for e in item.history if e.get("action") in WRITING_ACTIONS]
         for entry in [*entries, item.origin]:
             thread, checkpoint = entry.get("thread_id", ""), entry.get("checkpoint_id", "")
             if thread and checkpoint:
-                places.add((thread, checkpoint))
+                exact = batch_size_of(entry) == 1
+                places[(thread, checkpoint)] = places.get((thread, checkpoint), False) or exact
     return places
 
 
@@ -113,7 +117,8 @@ def carrying_messages(
     until: float | None = None,
 ) -> list[MessageKey]:
     """The archived messages that carry a forgotten memory: those of the turns in its history
-    (and in the history of the `ancestors` it superseded), and any message said up to `until`
+    (and in the history of the `ancestors` it superseded; of a batched writer run's recorded
+    last turn, only those its fingerprint matches), and any message said up to `until`
     (default: when it was forgotten) that its fingerprint matches (its names, places and
     numbers, or most of its words). Erase removes these same messages for good."""
     until = forgotten_at(item) if until is None else until
@@ -124,11 +129,14 @@ def _carrying(
     archive: ConversationArchive, chain: Sequence[MemoryItem], until: float
 ) -> dict[MessageKey, ArchivedMessage]:
     places, print_ = _turn_places(chain), fingerprint(chain)
+    # A turn that told it is taken whatever its words; a batch's last turn only where it
+    # names the memory (it may have told another fact of the batch, which stays).
     found = {
         m.ref: m
         for thread in {thread for thread, _ in places}
         for m in archive.messages(thread)
-        if (m.thread_id, m.checkpoint_id) in places
+        if (exact := places.get((m.thread_id, m.checkpoint_id))) is not None
+        and (exact or print_.carries(m.content))
     }
     if not print_.empty:
         candidates = _candidates(archive, print_, until)

@@ -182,7 +182,8 @@ class MemoryItem:
     # Branch scope: "user" items are seen by every thread of the user; "branch" items
     # only by runs whose checkpoint lineage holds `origin["checkpoint_id"]`.
     scope: str = "user"
-    origin: dict[str, str] = field(default_factory=dict)  # thread_id, checkpoint_id, turn_id
+    # thread_id, checkpoint_id, turn_id; batch_size when a batched writer run made it
+    origin: dict[str, str] = field(default_factory=dict)
     supersedes: str = ""  # the ancestor's branch item this copy-on-write version replaces
 
     @classmethod

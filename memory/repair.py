@@ -19,7 +19,7 @@ _KNOWN_FIELDS = (
     "origin",
     "supersedes",
 )
-_ORIGIN_KEYS = ("thread_id", "checkpoint_id", "turn_id")
+_ORIGIN_KEYS = ("thread_id", "checkpoint_id", "turn_id", "batch_size")
 
 
 @dataclass

@@ -124,7 +124,7 @@ class Turn:
         """Where the turn's changes come from, recorded in items and history (None: unknown)."""
         if not self.thread_id and not self.checkpoint_id:
             return None
-        return Provenance(self.thread_id, self.checkpoint_id, self.turn_id)
+        return Provenance(self.thread_id, self.checkpoint_id, self.turn_id, len(self.turn_ids))
 
     @property
     def user_text(self) -> str:

@@ -165,7 +165,8 @@ def _erase_carriers(
     carried_ids = {key[2] for key in keys if key[2]}
     candidates = [m for m in said if m.ref in keys or m.message_id in carried_ids]
     # Irreversible, so only what names it: a batched writer run records its last turn, whose
-    # messages may be another fact's (forgetting hides those too, restorably).
+    # messages may be another fact's (forgetting narrows those too, from the entry's
+    # batch_size; entries written before it was recorded do not say).
     messages = [m for m in candidates if _names(m.content, prints, needles)]
     if len(messages) < len(candidates):
         report.notes.append(

@@ -134,3 +134,48 @@ async def test_forget_leaves_every_channel_and_restore_brings_it_back(settings: 
 async def _summary(session: LocalSession, thread: str) -> str:
     state = await session._graph.aget_state({"configurable": {"thread_id": thread}})
     return str((state.values.get("summary") or {}).get("text") or "")
+
+
+@pytest.mark.parametrize("kind", ["yaml", "sqlite"])
+async def test_forgetting_one_fact_of_a_batch_keeps_the_other_facts_messages(
+    kind: str, tmp_path: Path
+) -> None:
+    """Two facts told in two turns written by one batched writer run (which records its last
+    turn as the provenance): forgetting where the user lives hides the address message and
+    not the sister's name, told in the other turn; restore brings the address back."""
+    with use_settings(
+        data_dir=str(tmp_path / "data"), embeddings="off", snapshot_seconds=None,
+        write_batch_size=2, **_backend(kind, tmp_path),
+    ) as settings:  # fmt: skip
+        try:
+            await _forget_one_of_a_batch(settings)
+        finally:
+            registry.clear()
+            archives.clear()
+
+
+async def _forget_one_of_a_batch(settings: Any) -> None:
+    user = f"bea-{uuid.uuid4().hex[:8]}"
+    async with LocalSession(Context(user_id=user, model="offline/rules"), settings.data_dir) as s:
+        memory = s.memory
+        assert memory is not None
+        await s.say("t1", "I live in Lisbon.")
+        await s.say("t1", "My sister's name is Clara.")  # the batch's last: its provenance
+        await s.wait_for_writes()
+        items = memory.manager.all_items().values()
+        written = {e.get("turn_id") for i in items for e in i.history if e["action"] == "create"}
+        assert len(items) == 2 and len(written) == 1  # one writer run wrote both facts
+        assert "Clara" in search_conversations(memory.manager, "sister Clara", None)
+
+        await s.say("t1", "Please forget where I live.")
+        await s.wait_for_writes()
+        forgotten = next(iter(memory.manager.deleted_items()))
+        await s.say("t2", "Hello again.")  # a new thread: the archive is reconciled
+        sister = search_conversations(memory.manager, "sister Clara", None)
+        assert "My sister's name is Clara." in sister and "hidden" not in sister
+        assert "Lisbon" not in search_conversations(memory.manager, "Lisbon", None)
+
+        assert "restored" in restore(memory.manager, forgotten)
+        await s.say("t3", "Hello once more.")
+        assert "I live in Lisbon." in search_conversations(memory.manager, "Lisbon", None)
+        assert "Clara" in search_conversations(memory.manager, "sister Clara", None)

@@ -3,6 +3,7 @@ and derived text, until the memory is restored."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from memory.forgetting import (
     redact,
     redact_core_context,
 )
+from memory.item import MemoryItem
 from memory.operations import archive as archive_memory
 from memory.yaml_manager import YamlMemoryManager
 
@@ -61,6 +63,40 @@ def test_the_messages_of_its_turn_and_those_naming_it_are_the_ones_found(tmp_pat
     texts = {m.content for m in archive.messages() if m.ref in set(keys)}
     # The turn that told it (its reply too), and what names the place in either language.
     assert texts == {ADDRESS, "Noted.", "The weather in Hangzhou is humid", "我住在杭州"}
+
+
+def test_a_batched_runs_last_turn_is_taken_only_where_it_names_the_memory(
+    tmp_path: Path,
+) -> None:
+    """Two facts told at c5 and c6, written by one batched run recorded at c6: forgetting the
+    first takes the c5 message that names it and nothing of c6, which told the other fact;
+    the same entries without a batch size take c6 whole, as a turn that told it."""
+    manager = YamlMemoryManager(tmp_path / "memory", "ada")
+    archive = SqliteArchive(tmp_path / "conversations", "ada")
+    _said(archive, "t1", "c5", ("user", "I live in Lisbon"), ("assistant", "Noted."))
+    _said(archive, "t1", "c6", ("user", "My sister is called Clara"), ("assistant", "Nice."))
+    batched = Provenance("t1", "c6", "t1:c6-0@c6", batch_size=2)
+    changes = [
+        Change("add", description="User lives in Lisbon", theme="identity"),
+        Change("add", description="User's sister is Clara", theme="relationships"),
+    ]
+    manager.apply(changes, ["turn-5", "turn-6"], batched)  # fmt: skip
+    lisbon = next(i for i, m in manager.list_items().items() if "Lisbon" in m.description)
+    assert manager.get(lisbon).origin["batch_size"] == "2"
+    manager.delete(lisbon, "the user asked to forget it")
+    item = manager.get(lisbon, include_deleted=True)
+
+    def carried(of: MemoryItem) -> set[str]:
+        keys = set(carrying_messages(archive, of))
+        return {m.content for m in archive.messages() if m.ref in keys}
+
+    assert carried(item) == {"I live in Lisbon"}
+    unbatched = dataclasses.replace(
+        item,
+        history=[{k: v for k, v in e.items() if k != "batch_size"} for e in item.history],
+        origin={k: v for k, v in item.origin.items() if k != "batch_size"},
+    )
+    assert carried(unbatched) == {"I live in Lisbon", "My sister is called Clara", "Nice."}
 
 
 def test_forget_hides_from_search_and_digests_and_restore_brings_back(tmp_path: Path) -> None:
