@@ -46,8 +46,8 @@ JSON_TURN_ZH = """## 已有记忆
 JSON_REPAIR = """Your answer could not be used: {problem}. Answer again with JSON only, in the form
 {{"operations": [...]}}, using only ids from the list (or {{"operations": []}})."""
 
-JSON_REPAIR_ZH = """你的回答无法使用：{problem}。请只用 JSON 重新回答，格式为 {{"operations": [...]}}，
-只用列表里的编号（或 {{"operations": []}}）。"""
+JSON_REPAIR_ZH = """你的回答无法使用：{problem}。请只用 JSON 重新回答，
+格式为 {{"operations": [...]}}，只用列表里的编号（或 {{"operations": []}}）。"""
 
 # The reasons recorded for changes made through this protocol (the model is not asked for them).
 UPDATE_REASON = "the user said so in the conversation"

@@ -91,7 +91,7 @@ async def test_facts_are_stored_from_one_constrained_request(alice):
 async def test_the_schema_allows_only_the_ids_shown(alice):
     alice.add("The user likes oolong tea.", "taste")
     alice.add("The user lives in Hangzhou.", "places & paths")
-    result, model = await write(alice, [ops()], "Hello!")
+    _, model = await write(alice, [ops()], "Hello!")
     schema = model.options[0]["response_format"]["json_schema"]["schema"]
     variants = schema["properties"]["operations"]["items"]["anyOf"]
     ids = {tuple(v["properties"]["id"]["enum"]) for v in variants if "id" in v["properties"]}
@@ -248,7 +248,8 @@ async def test_tools_protocol_a_failed_call_then_no_changes_is_not_a_written_tur
         ('```json\n{"type": "function", "function": {"name": "read_memories", "arguments": '
          '"{}"}}\n```', [("read_memories", {})]),
         ('I will save it. {"name": "create_memory", "parameters": {"content": "用户喜欢乌龙茶",'
-         ' "section": "品味"}}', [("create_memory", {"content": "用户喜欢乌龙茶", "section": "品味"})]),
+         ' "section": "品味"}}',
+         [("create_memory", {"content": "用户喜欢乌龙茶", "section": "品味"})]),
     ],
 )  # fmt: skip
 def test_unambiguous_calls_written_as_text_are_read(written, expected):
