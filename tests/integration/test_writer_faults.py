@@ -146,7 +146,8 @@ def turn(number: int) -> Turn:
 async def test_a_stalled_provider_costs_the_timeout_per_attempt_then_the_breaker_pauses(
     silent: SilentServer, tmp_path: Path
 ) -> None:
-    with use_settings(writer_timeout_seconds=0.5):
+    # No allowance for reading the prompt: the 0.5 s are the whole limit of each call.
+    with use_settings(writer_timeout_seconds=0.5, writer_prefill_tokens_per_second=1e9):
         memory = LongTermMemory(
             YamlMemoryManager(tmp_path / "memory", "ada"),
             consumer=writer_consumer(),
