@@ -112,6 +112,7 @@ serve() {
     # template does not parse, and llama.cpp's stock one makes these models write calls as text.
     local args=(-m "$model" --host 127.0.0.1 --port "$PORT" --alias local -t "$THREADS" -c "$CONTEXT"
         --jinja --chat-template-file scripts/qwen2_tools.jinja --no-webui)
+    if [ -n "${LOCAL_MODEL_TEMP:-}" ]; then args+=(--temp "$LOCAL_MODEL_TEMP"); fi
     echo "serving $model as model 'local' on http://127.0.0.1:$PORT/v1 (Ctrl-C stops)"
     # Run the server as a child and forward INT/TERM, so that a stop of this script (or of make
     # above it) stops the server too instead of leaving it holding the port.
