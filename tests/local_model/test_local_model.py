@@ -20,6 +20,8 @@ from graph.settings import Settings, use_settings
 from memory.factory import open_memory_manager
 
 MAX_TOOL_ROUNDS = 3
+# The machine is shared: under load the model reads 20-60 prompt tokens/s instead of 120-170.
+WRITER_TIMEOUT_SECONDS = 120.0
 _users = itertools.count()
 
 
@@ -33,6 +35,7 @@ def local(
     with use_settings(
         clean_process, memory_backend=f"yaml:{tmp_path}", write_mode="inline",
         writer_protocol="json", max_tool_rounds=MAX_TOOL_ROUNDS, admission=False,
+        writer_timeout_seconds=WRITER_TIMEOUT_SECONDS,
     ) as settings:  # fmt: skip
         yield settings
 
