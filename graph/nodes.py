@@ -18,6 +18,7 @@ from graph.state import State
 from graph.tool_loop import (
     LAST_ROUND_NOTE,
     answers_to_repeats,
+    calls_written_as_text,
     invoke_once_more_on_error,
     tool_rounds,
     without_tool_calls,
@@ -82,7 +83,8 @@ def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         )
     cost = add_up(from_dicts(state.cost), meter.by_purpose())
     if last_round:
-        return {"messages": [without_tool_calls(response)], "cost": as_dicts(cost)}
+        return {"messages": [without_tool_calls(response, CHAT_TOOLS)], "cost": as_dicts(cost)}
+    response = calls_written_as_text(response, CHAT_TOOLS)
     repeats = answers_to_repeats(response, state.messages)
     if repeats:
         logger.info("the chat model repeated %d tool call(s): answered from the first results",

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.errors import GraphBubbleUp
+
+from memory.writer.text_calls import parse_text_tool_calls
 
 logger = logging.getLogger(__name__)
 
@@ -74,12 +77,34 @@ def answers_to_repeats(
     ]
 
 
-def without_tool_calls(response: AIMessage) -> AIMessage:
-    """The final answer of a turn at its tool limit: text only (a model may still try a call)."""
-    if not response.tool_calls:
+def calls_written_as_text(response: AIMessage, tools: Sequence[Any]) -> AIMessage:
+    """`response` with the tool calls it wrote as text (`{"name": <a chat tool>, "arguments":
+    {...}}`, as small local models do, often in a code fence) made real calls; unchanged when
+    it has real calls or its text is not unambiguously calls."""
+    if response.tool_calls:
         return response
-    text = response.text if isinstance(response.text, str) else ""
-    return AIMessage(text.strip() or NO_ANSWER, id=response.id)
+    names = [str(getattr(tool, "name", None) or getattr(tool, "__name__", "")) for tool in tools]
+    calls = parse_text_tool_calls(response.text if isinstance(response.text, str) else "", names)
+    if not calls:
+        return response
+    logger.info("the chat model wrote %d tool call(s) as text: run as calls", len(calls))
+    return AIMessage(
+        "",
+        id=response.id,
+        tool_calls=[
+            {"name": c.name, "args": c.arguments, "id": f"text-call-{uuid.uuid4().hex[:12]}"}
+            for c in calls
+        ],
+        usage_metadata=response.usage_metadata,
+    )
+
+
+def without_tool_calls(response: AIMessage, tools: Sequence[Any]) -> AIMessage:
+    """The final answer of a turn at its tool limit: text only (a model may still try a call,
+    as a call or written as text)."""
+    if calls_written_as_text(response, tools).tool_calls:
+        return AIMessage(NO_ANSWER, id=response.id, usage_metadata=response.usage_metadata)
+    return response
 
 
 def invoke_once_more_on_error(model: Any, messages: list[Any], model_name: str) -> AIMessage:

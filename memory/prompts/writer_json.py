@@ -5,7 +5,8 @@ from __future__ import annotations
 JSON_SYSTEM = """You keep the long-term memory of a personal assistant. Read the memories and the
 new turn, then answer with JSON only: {{"operations": [...]}}, each operation one of
 - {{"op": "create", "content": "<one fact about the user, third person>", "section": "<section>"}}
-- {{"op": "update", "id": <id>, "content": "<the complete new text>"}}: a stored fact changed
+- {{"op": "update", "id": <id>, "content": "<the complete new text>"}}: a listed fact changed
+  (the user moved, changed job): update its id, never create a second one beside it
 - {{"op": "delete", "id": <id>}}: only when the user asks to forget it
 - {{"op": "merge", "id": <id kept>, "other_id": <id removed>, "content": "<text covering both>"}}
 - {{"op": "hit", "id": <id>}}: the turn used this memory and it did not change
@@ -21,7 +22,8 @@ Sections: {sections}"""
 JSON_SYSTEM_ZH = """你负责维护私人助理的长期记忆。阅读已有记忆和新一轮对话，只用 JSON 回答：
 {{"operations": [...]}}，每个操作是以下之一：
 - {{"op": "create", "content": "<关于用户的一条事实，第三人称>", "section": "<分区>"}}
-- {{"op": "update", "id": <编号>, "content": "<完整的新内容>"}}：已存的事实变了
+- {{"op": "update", "id": <编号>, "content": "<完整的新内容>"}}：列表里的事实变了（搬家、换工作）：
+  更新它的编号，不要再新建一条
 - {{"op": "delete", "id": <编号>}}：仅当用户要求忘掉它
 - {{"op": "merge", "id": <保留的编号>, "other_id": <并入的编号>, "content": "<合并后的内容>"}}
 - {{"op": "hit", "id": <编号>}}：这轮对话用到了它且它没有变化

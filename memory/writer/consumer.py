@@ -21,6 +21,7 @@ from memory.writer import budget
 from memory.writer.breaker import CircuitBreaker, breaker_for
 from memory.writer.json_protocol import MAX_ANSWER_TOKENS
 from memory.writer.json_writer import JsonWriteFailed, bind_for_json, json_prompts, write_with_json
+from memory.writer.model_call import ModelCallFailed, RoundLimitReached, guarded_call
 from memory.writer.protocols import check_protocol, move_to_json, protocol_for
 from memory.writer.staging import ToolEvent
 from memory.writer.text_calls import parse_text_tool_calls
@@ -380,46 +381,15 @@ class MemoryConsumer:
     async def _guarded(
         self, work: Coroutine[Any, Any, Any], turn_id: str, breaker: CircuitBreaker, timeout: float
     ) -> Any:
-        """Await the model's work within `timeout`, logging while it is slow; failures go to the
-        model's breaker and become MemoryWriteFailed."""
-        from langgraph.errors import GraphRecursionError
-
-        watchdog = asyncio.create_task(self._tell_while_slow(turn_id, timeout))
+        """Await the model's work within `timeout` (memory.writer.model_call)."""
         try:
-            async with asyncio.timeout(timeout):
-                result = await work
-        except TimeoutError as exc:
-            breaker.record(ok=False)
-            raise MemoryWriteFailed(
-                f"memory agent for turn {turn_id} timed out after {timeout:.0f} s"
-            ) from exc
-        except GraphRecursionError as exc:
+            return await guarded_call(work, turn_id, breaker, timeout, self.slow_call_seconds)
+        except RoundLimitReached as exc:
             raise MemoryWriteFailed(
                 f"memory agent for turn {turn_id} did not finish within {self.step_limit} steps"
             ) from exc
-        except Exception as exc:
-            breaker.record(ok=False)
-            raise MemoryWriteFailed(
-                f"memory agent for turn {turn_id} failed: {type(exc).__name__}: {exc}"
-            ) from exc
-        finally:
-            watchdog.cancel()
-        if breaker.record(ok=True):
-            logger.info("the memory writer model answers again; writes resume")
-        return result
-
-    async def _tell_while_slow(self, turn_id: str, timeout: float) -> None:
-        waited = 0.0
-        while True:
-            await asyncio.sleep(self.slow_call_seconds)
-            waited += self.slow_call_seconds
-            logger.warning(
-                "memory turn %s: still waiting for the writer model after %.0f s (gives up at "
-                "%.0f s)",
-                turn_id,
-                waited,
-                timeout,
-            )
+        except ModelCallFailed as exc:
+            raise MemoryWriteFailed(str(exc)) from exc
 
     def _seed_core_context(self, manager: BaseMemoryManager, turn: Turn, language: str) -> None:
         """After an applied turn: the persona once, `human` refreshed from the user-scope facts

@@ -130,12 +130,29 @@ def _failed(result: str) -> bool:
     return result.startswith("Error:")
 
 
-def apply_operations(kit: MemoryToolkit, operations: list[Any]) -> JsonOutcome:
+_WORD = re.compile(r"[a-z0-9]{3,}|[\u4e00-\u9fff]{2}")
+_NOT_EVIDENCE = frozenset(["the", "user", "user's", "users", "用户", "喜欢", "他的", "她的"])
+
+
+def _grounded(content: Any, said: str) -> bool:
+    """Whether `content` holds a word of what was said (a CJK pair counts as one word): a small
+    model otherwise stores its prompt's example or an invented detail on a "hi"."""
+    if not isinstance(content, str):
+        return True  # the tool's own check answers a missing text
+    heard = set(_WORD.findall(said.lower()))
+    return any(w in heard for w in _WORD.findall(content.lower()) if w not in _NOT_EVIDENCE)
+
+
+def apply_operations(
+    kit: MemoryToolkit, operations: list[Any], said: str | None = None
+) -> JsonOutcome:
     """Run each operation through the toolkit's tools, so that every guard of the tool protocol
     holds (ids from the list only, secrets, removal limits, copy-on-write). A delete the user
     did not ask for is refused here: a small model cannot be trusted to judge what is obsolete,
-    and an update keeps a changed fact anyway."""
+    and an update keeps a changed fact anyway. A create or update whose text holds no word of
+    what was said (`said`, by default the turn's text) is refused as not grounded."""
     outcome = JsonOutcome()
+    said = kit.turn_text if said is None else said
     for number, operation in enumerate(operations, 1):
         where = f"operation {number}"
         if not isinstance(operation, Mapping) or operation.get("op") not in OPS:
@@ -147,6 +164,10 @@ def apply_operations(kit: MemoryToolkit, operations: list[Any]) -> JsonOutcome:
             outcome.mistakes.append(f"{where} ({op}) needs a number as id")
             continue
         content = operation.get("content")
+        if op in ("create", "update", "merge") and not _grounded(content, said):
+            message = f"{where} ({op}) refused: {content!r} holds nothing the user said"
+            outcome.refused.append(kit.record_refused_call(f"{op} (json)", message))
+            continue
         if op == "create":
             section = operation.get("section")
             if not isinstance(section, str) or not section.strip():

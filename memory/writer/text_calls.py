@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,7 +41,7 @@ def _candidates(text: str) -> list[Any]:
     return found
 
 
-def _as_call(value: Any) -> TextToolCall | None:
+def _as_call(value: Any, names: Sequence[str]) -> TextToolCall | None:
     if not isinstance(value, dict):
         return None
     if isinstance(value.get("function"), dict):  # {"type": "function", "function": {...}}
@@ -52,7 +53,7 @@ def _as_call(value: Any) -> TextToolCall | None:
             arguments = json.loads(arguments or "{}")
         except ValueError:
             return None
-    if name not in TOOL_NAMES or not isinstance(arguments, dict):
+    if name not in names or not isinstance(arguments, dict):
         return None
     fixed = dict(arguments)
     for key in _ID_ARGUMENTS:  # "4" for 4: a small model's usual slip, not an ambiguity
@@ -61,11 +62,13 @@ def _as_call(value: Any) -> TextToolCall | None:
     return TextToolCall(str(name), fixed)
 
 
-def parse_text_tool_calls(text: str) -> list[TextToolCall] | None:
+def parse_text_tool_calls(
+    text: str, names: Sequence[str] = TOOL_NAMES
+) -> list[TextToolCall] | None:
     """The tool calls written as JSON in `text` (`{"name": <known tool>, "arguments": {...}}`,
     alone, in a list, a code fence or <tool_call> tags), or None when the text holds no such
-    call or is ambiguous: a JSON value that is not a known tool's call, or a call written
-    another way (`hit_memory(4)`), beside them."""
+    call or is ambiguous: a JSON value that is not a call of one of `names` (by default the
+    memory tools), or a call written another way (`hit_memory(4)`), beside them."""
     if not isinstance(text, str) or not text.strip():
         return None
     values = _candidates(_FENCE.sub(" ", text))
@@ -73,14 +76,14 @@ def parse_text_tool_calls(text: str) -> list[TextToolCall] | None:
     for value in values:
         items = value if isinstance(value, list) else [value]
         for item in items:
-            call = _as_call(item)
+            call = _as_call(item, names)
             if call is None:
                 return None
             calls.append(call)
     if not calls:
         return None
     # Text outside the JSON that itself looks like a call (name followed by a parenthesis).
-    if re.search(rf"\b(?:{'|'.join(TOOL_NAMES)})\s*\(", _strip_json(_FENCE.sub(" ", text))):
+    if re.search(rf"\b(?:{'|'.join(names)})\s*\(", _strip_json(_FENCE.sub(" ", text))):
         return None
     return calls
 

@@ -98,3 +98,13 @@ async def test_a_provider_failing_twice_fails_the_run_with_its_answer_and_keeps_
         await say(app, "My name is Li Wei.")
     kept = app.get_state({"configurable": {"thread_id": "t1"}}).values["messages"]
     assert [m.content for m in kept if isinstance(m, HumanMessage)] == ["My name is Li Wei."]
+
+
+async def test_a_tool_call_written_as_text_in_a_code_fence_is_run(inline, monkeypatch):
+    written = '```json\n{\n  "name": "search_memory",\n  "arguments": {"query": "dog"}\n}\n```'
+    chat_with(monkeypatch, iter([AIMessage(written), AIMessage("Your dog is Biscuit.")]))
+    state = await say(compile_graph(checkpointer=InMemorySaver()), "What is my dog called?")
+    calls = [m for m in state["messages"] if isinstance(m, AIMessage) and m.tool_calls]
+    assert calls and calls[0].tool_calls[0]["name"] == "search_memory"
+    assert any(isinstance(m, ToolMessage) for m in state["messages"])
+    assert state["messages"][-1].content == "Your dog is Biscuit."

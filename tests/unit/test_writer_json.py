@@ -270,3 +270,11 @@ def test_unambiguous_calls_written_as_text_are_read(written, expected):
 )
 def test_ambiguous_text_is_not_taken_for_a_call(written):
     assert parse_text_tool_calls(written) is None
+
+
+async def test_a_fact_holding_nothing_the_user_said_is_refused(alice):
+    # What the 1.5B model did on "Hi there!": it stored the prompt's example.
+    copied = ops({"op": "create", "content": "The user's name is Tom.", "section": "identity"})
+    result, _ = await write(alice, [copied], "Hi there! How are you today?")
+    assert result.applied and texts(alice) == []
+    assert any(not e.ok and "nothing the user said" in e.result for e in result.events)
