@@ -1,7 +1,8 @@
 """The consolidation pass: its time at 1k, 10k and 100k memories, the threshold sweep on the
 planted set, and its effect on retrieval recall.
 
-Run: `.venv/bin/python bench/consolidation.py` (about a minute; `--quick` stops at 10k).
+Run: `.venv/bin/python bench/consolidation.py` (a few minutes; `--quick` stops at 10k,
+`--public` prints the public set's figures alone).
 
 Scaling: each size is a planted store (tests/consolidation_data.py: 15% of the memories in
 duplicate groups, half Chinese, with look-alike traps) in a real SQLite file. Detection (the
@@ -10,6 +11,12 @@ union-find) is timed alone, then the whole pass (snapshot, plan, every apply). T
 each size's time to the 1k time is printed beside the ratio of sizes: linear scaling keeps
 them close; all-pairs comparison would grow with the square (100x at 10k, 10,000x at 100k).
 Quality: groups found whole, pairwise precision and traps merged for a grid of thresholds.
+Public: tests/data/public_consolidation_set.json (memories other people wrote, labelled by the
+sources: tests/data/README.md), tuning and held-out side by side, by words alone and with the
+offline embedding model; groups merged (target >= 0.9), distinct kept (>= 0.98), traps merged (0).
+Semantic scaling: the search for near pairs by meaning and their confirmation at each size, on
+token-hash vectors standing in for the model's (similar texts get similar vectors); the model's
+own encoding time is measured apart, per memory, on the public store (it is linear).
 Recall: tests/data/retrieval_set.json padded with a duplicate of every memory (and another of
 every other one) and 600 planted memories; BM25 recall@5 by fact (a fact is found when any of
 its copies is) before and after one pass. It must not drop.
@@ -24,12 +31,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import hashlib
+
+import numpy as np
+
 from memory import LongTermMemory, open_memory_manager
-from memory.consolidation import similarity
+from memory.consolidation import semantic, similarity
 from memory.item import MemoryItem
 from memory.retrieval import MechanicalRetriever
+from memory.retrieval.embedder import OfflineEncoder
 from memory.retrieval.evaluation import load_labelled_set, write_items
 from tests.consolidation_data import planted_set, score
+from tests.public_consolidation import SPLITS, figures, public_store
 
 LABELLED = Path(__file__).resolve().parents[1] / "tests" / "data" / "retrieval_set.json"
 SIZES = (1_000, 10_000, 100_000)
@@ -66,6 +79,60 @@ def scaling(sizes: tuple[int, ...]) -> None:
             f"{precision:>9.3f}"
         )
         assert len(groups) == len(report.merged) or report.skipped, "detection and pass differ"
+
+
+def token_hash_vectors(texts: list[str], dimensions: int = 512) -> np.ndarray:
+    """Unit vectors from hashed canonical tokens: a cheap stand-in with the model's shape."""
+    rows = np.zeros((len(texts), dimensions), dtype=np.float32)
+    for row, text in enumerate(texts):
+        for token in similarity.fingerprint(text).tokens:
+            digest = int(hashlib.md5(token.encode("utf-8")).hexdigest()[:8], 16)
+            rows[row, digest % dimensions] += 1.0 if digest & 1 else -1.0
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms == 0, 1.0, norms)
+
+
+def semantic_scaling(sizes: tuple[int, ...]) -> None:
+    print("\n== duplicates by meaning: near-pair search + confirmation by store size")
+    print(f"{'memories':>9} {'near pairs':>11} {'search s':>9} {'x1k':>6} {'all-pairs would':>16}")
+    base = 0.0
+    for size in sizes:
+        planted = planted_set(total=size, groups=size * 15 // 100, seed=size)
+        texts = {i: text for i, (text, _) in planted.memories.items()}
+        vectors = token_hash_vectors(list(texts.values()))
+        started = time.perf_counter()
+        near = semantic.near_pairs(vectors, semantic.SEMANTIC_BORDERLINE)
+        similarity.duplicate_groups(texts, vectors=vectors)
+        elapsed = time.perf_counter() - started
+        base = base or elapsed
+        print(f"{size:>9,} {len(near):>11,} {elapsed:>9.2f} {elapsed / base:>6.1f} "
+              f"{size * (size - 1) // 2:>16,}")  # fmt: skip
+
+
+def public() -> None:
+    print("\n== public set (other people's words): tuning | held-out")
+    print(f"{'lang':5} {'method':9} {'groups':>7} {'merged':>7} {'distinct kept':>13} {'traps':>6}"
+          f" | {'groups':>7} {'merged':>7} {'distinct kept':>13} {'traps':>6}")  # fmt: skip
+    encoder = OfflineEncoder() if OfflineEncoder.available() else None
+    results: dict[tuple[str, str], list[str]] = {}
+    for split in SPLITS:
+        store = public_store(split)
+        found = {"words": similarity.duplicate_groups(store.texts)}
+        if encoder is not None:
+            started = time.perf_counter()
+            vectors = semantic.embed(encoder, list(store.texts.values()))
+            per_memory = (time.perf_counter() - started) / len(store.texts) * 1000
+            found["meaning"] = similarity.duplicate_groups(store.texts, vectors=vectors)
+            print(f"  {split}: {len(store.texts)} memories embedded, {per_memory:.1f} ms each")
+        for method, groups in found.items():
+            for lang in ("en", "zh", ""):
+                f = figures(store, groups, lang)
+                results.setdefault((lang or "both", method), []).append(
+                    f"{f.groups:>7} {f.groups_merged:>7.3f} {f.distinct_kept:>13.3f} "
+                    f"{f.traps_merged:>6}"
+                )
+    for (lang, method), columns in results.items():
+        print(f"{lang:5} {method:9} " + " | ".join(columns))
 
 
 def sweep() -> None:
@@ -140,6 +207,10 @@ def recall() -> None:
 
 if __name__ == "__main__":
     quick = "--quick" in sys.argv
-    scaling(SIZES[:2] if quick else SIZES)
-    sweep()
-    recall()
+    if "--public" not in sys.argv:
+        scaling(SIZES[:2] if quick else SIZES)
+        semantic_scaling(SIZES[:2] if quick else SIZES)
+        sweep()
+    public()
+    if "--public" not in sys.argv:
+        recall()

@@ -62,11 +62,15 @@ def write_mode(run: RunMemory) -> str:
 
 def admit(run: RunMemory, turn: Turn, related: Sequence[dict[str, Any]]) -> Turn:
     """The turn with the admission scorer's verdict (`memory.admission`), unless the deployment
-    turned admission off. The memories retrieved for this turn tell a repeat."""
+    turned admission off. The memories retrieved for this turn tell a repeat; the assistant's
+    message before it tells an answer."""
     if not run.settings.admission:
         return turn
     memories = [str(m.get("description", "")) for m in related]
-    return dataclasses.replace(turn, admission=score_turn(turn.user_text, memories=memories))
+    # The assistant's message the user replies to: an answer to its question is kept.
+    asked = next((m["content"] for m in reversed(turn.context) if m["role"] == "assistant"), "")
+    admission = score_turn(turn.user_text, memories=memories, after=asked)
+    return dataclasses.replace(turn, admission=admission)
 
 
 def record_turn(run: RunMemory, turn: Turn, cost: dict[str, dict[str, int]]) -> None:

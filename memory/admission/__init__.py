@@ -65,18 +65,23 @@ def score_turn(
     text: str,
     *,
     memories: Iterable[str] = (),
+    after: str = "",
     admit_score: float = ADMIT_SCORE,
     rules: tuple[Rule, ...] = RULES,
 ) -> Admission:
     """Score what the user said in one turn (`text`, their message) and decide.
 
     `memories`: descriptions already stored that may repeat it (e.g. those retrieved for this
-    turn); a message that only repeats one of them is skipped. No model, no I/O: well under a
-    millisecond for a chat message.
+    turn); a message that only repeats one of them is skipped. `after`: the assistant's message
+    it replies to; an answer to a question the assistant asked is kept unless it is plain small
+    talk. No model, no I/O: well under a millisecond for a chat message.
     """
     if not isinstance(text, str):
         raise ValueError(f"score_turn needs the user's message as a string, got {type(text)!r}")
-    message = Message.of(text[:MAX_CHARS], tuple(m for m in memories if isinstance(m, str)))
+    if not isinstance(after, str):
+        raise ValueError(f"score_turn's after must be the assistant's message, got {type(after)!r}")
+    memories = tuple(m for m in memories if isinstance(m, str))
+    message = Message.of(text[:MAX_CHARS], memories, after)
     fired = [rule for rule in rules if rule.test(message)]
     score = float(sum(rule.weight for rule in fired))
     fired.sort(key=lambda rule: -abs(rule.weight))

@@ -12,21 +12,38 @@ from memory.tokenize import tokenize
 # ── what is not ─────────────────────────────────────────────────────────────────────────────────
 _SMALL_TALK_WORDS = re.compile(
     r"\b(hi|hello|hey|yo|hiya|good (morning|evening|night|afternoon)|how are you|what'?s up|again"
-    r"|you there|ok(ay)?|k|cool|got it|sure|yes|yeah|yep|no|nope|thanks?|thank you|thx|cheers"
+    r"|you there|ok(ay)?|k|cool|got it|sure|yes|yeah|yep|no|nope|thank you|thanks?|thx|cheers"
     r"|a lot|so much|you'?re the best|that helped|lol|lmao|rofl|ha(ha)+|he(he)+|nice|great"
     r"|perfect|awesome|sounds good|makes sense|fair enough|alright|all right|i see|i think so"
-    r"|that'?s fine|fine|bye|see you|tomorrow|later|hmm+|interesting|anyway|wow|right|indeed)\b"
+    r"|that'?s fine|fine|bye|see you|tomorrow|later|hmm+|interesting|anyway|wow|right|indeed"
+    # politeness and non-answers: "yes, please", "no, thank you, madam", "not really", "no idea"
+    r"|please|sir|madam|ma'?am|not (really|quite|yet|sure)|quite|yet|i don'?t know|no idea"
+    r"|maybe|perhaps|probably|of course|me too|same here|i am|certainly|exactly)\b"
     r"|你好|嗨|哈喽|在吗|在不在|早上好|晚上好|下午好|早安|晚安|又见面了|最近怎么样|好的|好|嗯+|行|可以|明白了?"
     r"|知道了|对|是的|不是|没问题|有道理|懂了|谢谢你?|多谢|感谢|太感谢了|你真棒|辛苦了|帮大忙了|哈+|笑死"
-    r"|h{3,}|拜拜|再见|明天见|算了|有意思",
+    r"|h{3,}|拜拜|再见|明天见|算了|有意思"
+    r"|请|女士|先生|我?不知道|还没有?|没有|也许|可能吧|当然|我也是|我也一样|[啊呀吧哦噢呢啦是不]",
     I,
 )
-_QUESTION = matches_any(
+_ASKS = matches_any(
     r"\?\s*$|^(what|how|why|who|whom|when|where|which|is|are|can|could|do|does|did|should|would"
     r"|will|was|were)\b",
     r"[？?]\s*$|吗[？?]?\s*$|呢[？?]?\s*$|什么|怎么|为什么|哪|几|多少|是不是|能不能|可不可以|要不要",
     flags=I,
 )
+# A message ending in a full stop or an exclamation states something: Chinese question words
+# double as indefinites in statements ("几分钟" a few minutes, "什么都" anything).
+_STATES = re.compile(r"[。！.!]\s*$")
+
+
+def _question(message: Message) -> bool:
+    """A question: a question mark, a question particle, or a question word in a message that
+    does not end as a statement does."""
+    if re.search(r"[？?]\s*$", message.lowered):
+        return True
+    return _ASKS(message) and not _STATES.search(message.lowered)
+
+
 _REQUEST = matches_any(
     r"^(please |pls |can you |could you )?(translate|write|summari[sz]e|give me|tell me|explain"
     r"|list|generate|rewrite|make|try again|continue|show me|recommend|suggest|describe|draft"
@@ -73,10 +90,23 @@ _MOMENTARY = matches_any(
 )
 
 
+# Coming and going, or a reaction to the answer, is what the whole of a short message says; a
+# longer one says something else besides ("稍等一分钟。哦，是被病毒感染了…").
+WHOLE_MESSAGE_WORDS = 8
+
+
+def _momentary(message: Message) -> bool:
+    return message.words <= WHOLE_MESSAGE_WORDS and _MOMENTARY(message)
+
+
+def _reaction(message: Message) -> bool:
+    return message.words <= WHOLE_MESSAGE_WORDS and _REACTION(message)
+
+
 def _small_talk(message: Message) -> bool:
     """The whole message is greetings, acknowledgements, thanks, laughter or fillers."""
     rest = _SMALL_TALK_WORDS.sub(" ", message.lowered)
-    return not re.search(rf"[a-z{CJK_CLASS}]", rest)
+    return not re.search(rf"[a-z0-9{CJK_CLASS}]", rest)  # a number says something ("2002.")
 
 
 def _short(message: Message) -> bool:
@@ -129,18 +159,23 @@ RULES: tuple[Rule, ...] = (
     Rule("life_event", 3, keep.LIFE_EVENT),
     Rule("plan_or_date", 2, keep.PLAN),
     Rule("emotion", 2, keep.EMOTION),
+    Rule("other_person", 2, keep.OTHER_PERSON),
+    # What the user tells when the assistant asked ("在一楼。", "2002.") is what it wanted to know.
+    Rule("answer", 3, lambda message: message.answers_question),
     Rule("statement", 2, keep.statement),
-    Rule("number_or_time", 1, keep.NUMBER),
+    # A number or a time is what a later question asks for (an age, a price, a date): with
+    # nothing against it, enough on its own.
+    Rule("number_or_time", 2, keep.NUMBER),
     Rule("detailed", 1, keep.detailed),
-    Rule("question", -2, _QUESTION),
+    Rule("question", -2, _question),
     Rule("generic_request", -3, _REQUEST),
     Rule("about_assistant", -3, _ABOUT_ASSISTANT),
-    Rule("reaction", -3, _REACTION),
+    Rule("reaction", -3, _reaction),
     Rule("conversation_meta", -3, _META),
     Rule("hypothetical", -5, _HYPOTHETICAL),
-    Rule("momentary", -5, _MOMENTARY),
+    Rule("momentary", -5, _momentary),
     Rule("code", -3, _CODE),
-    Rule("short", -2, _short),
+    Rule("short", -1, _short),
     Rule("small_talk", -6, _small_talk),
     Rule("repeats_memory", -8, _repeats_memory),
 )

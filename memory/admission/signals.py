@@ -69,7 +69,8 @@ FIRST_PERSON = matches_any(
     r"|just (asking|curious|wondering)|wanted to ask|would like to know|was just)\b)\w",
     r"\b(we(?:'re| are| have| live| own)|our (family|home|house|flat|apartment|kids|dog|cat))\b",
     r"(?<![帮给让叫跟和对等])我(?!(觉得|认为|想知道|想问|问一下|需要一个|没看懂|不懂|没懂|看看|回来了"
-    r"|有个.{0,8}问题|是说|的意思|来了|在吗|也不知道|不确定|问|说的|说过))",
+    r"|有个.{0,8}问题|是说|的意思|来了|在吗|也不知道|不知道|不确定|问|说的|说过"
+    r"|(懂了|明白了?|也是|知道了?)[。！!.]*$))",
     flags=I,
 )
 POSSESSION = matches_any(
@@ -141,12 +142,22 @@ TASK = matches_any(
 )
 
 
+# Someone else in the user's life: he, she, they did or are something ("She fainted in class",
+# "她去医院了"). Chinese has no articles or inflection: six characters say as much as five words.
+OTHER_PERSON = matches_any(
+    r"\b(he|she|his|her|him|they|their)\b(?! (is|are) (you|it)\b)",
+    r"[他她](?!们说的)|[他她]们",
+    flags=I,
+)
+CJK_STATEMENT_CHARS = 6
+
+
 def statement(message: Message) -> bool:
-    """A sentence long enough to say something: five English words, eight Chinese characters.
+    """A sentence long enough to say something: five English words, six Chinese characters.
     What it says may be lasting even without an "I" ("Been living in Melbourne for six years");
     the other rules take away what is a question, a request, code or a reaction."""
     cjk = len(CJK.findall(message.lowered))
-    return message.words - cjk >= 5 or cjk >= 8
+    return message.words - cjk >= 5 or cjk >= CJK_STATEMENT_CHARS
 
 
 def detailed(message: Message) -> bool:

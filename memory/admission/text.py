@@ -11,6 +11,10 @@ from memory.tokenize import normalize, tokenize
 
 I = re.IGNORECASE  # noqa: E741 - the English patterns' one flag
 CJK = re.compile(f"[{CJK_CLASS}]")
+# The assistant asked something: its message ends with a question ("…, and where do you work?",
+# "…你住在哪里？"), possibly followed by a closing emoji or quote.
+ASKED = re.compile(r"[?？]\W{0,3}\s*$|[吗呢]\W{0,3}\s*$")
+MAX_AFTER_CHARS = 400
 
 
 @dataclass(frozen=True)
@@ -22,12 +26,14 @@ class Message:
     tokens: tuple[str, ...]  # BM25 tokens (stemmed English words, Chinese characters and bigrams)
     words: int  # English words plus Chinese characters: the message's length
     memories: tuple[str, ...]  # stored memories it may repeat
+    answers_question: bool = False  # the assistant's message before it asked something
 
     @classmethod
-    def of(cls, text: str, memories: tuple[str, ...] = ()) -> Message:
+    def of(cls, text: str, memories: tuple[str, ...] = (), after: str = "") -> Message:
         lowered = normalize(text)
         words = len(re.findall(r"[a-z0-9']+", lowered)) + len(CJK.findall(lowered))
-        return cls(text, lowered, tuple(tokenize(text)), words, memories)
+        asked = bool(ASKED.search(normalize(after[-MAX_AFTER_CHARS:])))
+        return cls(text, lowered, tuple(tokenize(text)), words, memories, asked)
 
 
 Test = Callable[[Message], bool]

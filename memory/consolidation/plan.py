@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -14,10 +15,13 @@ from typing import Any
 from memory.atomic_file import write_text_atomically
 from memory.consolidation import rewrite
 from memory.consolidation.dates import is_stale, passed_date
+from memory.consolidation.semantic import Vectors, embed
 from memory.consolidation.similarity import CONTAINED_JACCARD, SWAPPED_JACCARD, duplicate_groups
 from memory.document import Change
 from memory.hotness import DEFAULT_HALF_LIFE_DAYS, is_cold
 from memory.item import MemoryItem, time_sort_key
+
+logger = logging.getLogger(__name__)
 
 REASON = "consolidation"
 PLAN_VERSION = 1
@@ -97,18 +101,24 @@ def build_plan(
     policy: ConsolidationPolicy,
     now: datetime,
     llm: Any | None = None,
+    embeddings: Any | None = None,
 ) -> ConsolidationPlan:
     """Decide the whole pass over the live memories: only user-scope ones are touched (branch
     memories belong to one conversation); a memory in a merge group is neither marked stale nor
-    archived in the same pass (the merge changes it: the next pass looks again)."""
+    archived in the same pass (the merge changes it: the next pass looks again). With
+    `embeddings` (a `TextEmbeddings`), duplicates are also found by meaning; with `llm`, the
+    model confirms the borderline ones."""
     plan = ConsolidationPlan(secrets.token_hex(6), user_id, now.isoformat(), len(live))
     shared = {i: item for i, item in live.items() if item.scope == "user"}
     # Oldest first, so a group's survivor defaults to the memory that was there first.
     ordered = sorted(shared, key=lambda i: time_sort_key(_created(shared[i])))
+    texts = {i: shared[i].description for i in ordered}
     groups = duplicate_groups(
-        {i: shared[i].description for i in ordered},
+        texts,
         policy.contained_jaccard,
         policy.swapped_jaccard,
+        vectors=_vectors(embeddings, list(texts.values())),
+        llm=llm,
     )
     grouped: set[str] = set()
     merges: list[Change] = []
@@ -139,6 +149,18 @@ def build_plan(
         for start in range(0, len(changes), CHUNK):
             plan.steps.append(PlanStep(kind, changes[start : start + CHUNK]))
     return plan
+
+
+def _vectors(embeddings: Any | None, texts: list[str]) -> Vectors | None:
+    """The texts' vectors, or None (duplicates by words only) without a model or when it fails:
+    a pass that finds fewer duplicates is better than no pass."""
+    if embeddings is None or not texts:
+        return None
+    try:
+        return embed(embeddings, texts)
+    except Exception:
+        logger.exception("consolidation: memories not embedded; duplicates found by words only")
+        return None
 
 
 def _created(item: MemoryItem) -> str:

@@ -60,6 +60,13 @@ def hotness_source(memory: LongTermMemory, policy: ConsolidationPolicy) -> Hotne
     return at
 
 
+def embeddings_of(memory: LongTermMemory) -> Any | None:
+    """The embedding model of the memory's semantic channel, when it has one (a store that
+    embeds by itself, or embeddings "off", has none: duplicates are then found by words)."""
+    channel = getattr(getattr(memory, "retrievers", None), "semantic", None)
+    return getattr(channel, "embeddings", None)
+
+
 def _refresh_topics(memory: LongTermMemory, llm: Any | None) -> int:
     """Summaries of the topics whose memories the pass (or the writer since) changed; a failure
     is logged and leaves the old summaries, never the pass undone."""
@@ -112,7 +119,9 @@ def _run(
         report.resumed = True
     else:
         live = manager.list_items()
-        plan = build_plan(manager.user_id, live, hotness_source(memory, policy), policy, now, llm)
+        hotness_at = hotness_source(memory, policy)
+        embeddings = embeddings_of(memory)
+        plan = build_plan(manager.user_id, live, hotness_at, policy, now, llm, embeddings)
         report.pass_id = plan.pass_id
         # One removal is always allowed (and restorable): otherwise a store of three memories
         # with one duplicate pair could never be tidied.

@@ -9,8 +9,17 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from memory.language import CJK_CLASS
+from memory.consolidation.lexicon import LEARNED_CONTRASTS, LEARNED_SYNONYMS
+from memory.consolidation.semantic import (
+    MAX_MODEL_CHECKS,
+    SEMANTIC_SAME,
+    Vectors,
+    model_says_same,
+    pairs_by_language,
+)
+from memory.language import CJK_CLASS, language_of
 from memory.tokenize import normalize, tokenize
 
 # Measured on the planted set of tests/unit/consolidation_data.py (bench/consolidation.py
@@ -22,6 +31,9 @@ SWAPPED_JACCARD = 0.9
 # Tokens in more memories than this are left out of the candidate index: they would make it
 # quadratic ("user", "喜欢"), and a pair sharing nothing rarer is not a near-duplicate.
 MAX_POSTINGS = 32
+# Share of the shared Chinese characters that must come in the same order (measured on the tuning
+# split of tests/data/public_consolidation_set.json: the PAWS-X swaps fall below it).
+CJK_ORDER_AGREEMENT = 0.9
 
 # Words that say the same thing for memory purposes (stems, see memory.tokenize.stem).
 _SAME_MEANING = {
@@ -40,6 +52,11 @@ _CJK_NUMERALS = frozenset("零一二两三四五六七八九十百千万")
 _MONTH_OR_DAY = re.compile(
     r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)[a-z]*\b"
 )
+# "一名护士" is "a nurse": one followed by a classifier is an article, not a count.
+_ONE_AS_ARTICLE = re.compile(r"一(?=[名个位只件家种条本座所])")
+# Who it is about: "you" / "he" / "我" / "她" change the fact ("你是逗比吗" / "我是逗比吗").
+_PRONOUN_EN = re.compile(r"\b(he|she|you|they|him|his|her|them|their)\b")
+_PRONOUN_ZH = re.compile(r"[你您他她我]")
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+")
 _NOT_NAMES = frozenset({"user", "the", "i"})
 _NEGATION_EN = re.compile(r"\b(not|no|never|none|nothing|dislikes?|hates?|cannot|\w+n't)\b")
@@ -56,6 +73,8 @@ class Fingerprint:
     # characters, so that "爱吃鱼肉" does not hold "爱吃肉鱼" (same characters, other words).
     words: frozenset[str]
     markers: frozenset[str]  # numbers, dates, names and negation: must be equal to merge
+    # Chinese characters in order: "湛江到广州" and "广州到湛江" hold the same characters.
+    sequence: tuple[str, ...] = ()
 
 
 def canonical_text(text: str) -> str:
@@ -68,27 +87,55 @@ def canonical_text(text: str) -> str:
 def markers(text: str) -> frozenset[str]:
     """Numbers, month and weekday names, capitalised names (not the sentence's first word),
     Chinese numerals and negation: two memories that differ in any are distinct facts."""
-    lowered = normalize(text)
+    lowered, canonical = normalize(text), canonical_text(text)
     # A number keeps the Chinese unit after it: "4月9日" and "9月4日" are different dates.
-    found = {number + unit for number, unit in _NUMBER.findall(normalize(canonical_text(text)))}
+    found = {number + unit for number, unit in _NUMBER.findall(normalize(canonical))}
     found.update(m[:3] for m in _MONTH_OR_DAY.findall(lowered))
     found.update(
         m.lower() for m in _CAPITALISED.findall(text.strip()) if m.lower() not in _NOT_NAMES
     )
-    found.update(char for char in text if char in _CJK_NUMERALS)
-    if _NEGATION_EN.search(lowered) or _NEGATION_ZH.search(canonical_text(text)):
+    found.update(char for char in _ONE_AS_ARTICLE.sub("", text) if char in _CJK_NUMERALS)
+    found.update(f"<{p}>" for p in _PRONOUN_EN.findall(lowered))
+    found.update(f"<{p}>" for p in _PRONOUN_ZH.findall(canonical))
+    if _NEGATION_EN.search(lowered) or _NEGATION_ZH.search(canonical):
         found.add("<not>")
     return frozenset(found)
 
 
 def fingerprint(text: str) -> Fingerprint:
     tokens = set()
-    for token in tokenize(canonical_text(text)):
+    canonical = canonical_text(text)
+    for token in tokenize(canonical):
         token = _SAME_MEANING.get(token, token)
         if token not in _FILLER and token not in _SUBJECT:
             tokens.add(token)
     words = {t for t in tokens if not (len(t) == 1 and _CJK.match(t))}
-    return Fingerprint(frozenset(tokens), frozenset(words), markers(text))
+    sequence = tuple(_CJK.findall(canonical))
+    return Fingerprint(frozenset(tokens), frozenset(words), markers(text), sequence)
+
+
+def same_order(a: Fingerprint, b: Fingerprint) -> bool:
+    """Whether the Chinese characters both texts hold come in the same order (nearly): a swap
+    of who does what to whom ("男人比女人" / "女人比男人") keeps the characters and changes the
+    fact. English order is left alone: a passive says the same ("a steak is rinsed by a man")."""
+    if not a.sequence or not b.sequence:
+        return True
+    shared = set(a.sequence) & set(b.sequence)
+    first = [c for c in a.sequence if c in shared]
+    second = [c for c in b.sequence if c in shared]
+    if first == second:
+        return True
+    return _common_subsequence(first, second) >= CJK_ORDER_AGREEMENT * min(len(first), len(second))
+
+
+def _common_subsequence(first: list[str], second: list[str]) -> int:
+    previous = [0] * (len(second) + 1)
+    for x in first:
+        current = [0]
+        for j, y in enumerate(second):
+            current.append(previous[j] + 1 if x == y else max(previous[j + 1], current[-1]))
+        previous = current
+    return previous[-1]
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -97,17 +144,43 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
+def swap(a: Fingerprint, b: Fingerprint) -> tuple[str, str] | None:
+    """The one word each side has and the other lacks, when that is all that differs."""
+    only_a, only_b = a.tokens - b.tokens, b.tokens - a.tokens
+    if len(only_a) == 1 and len(only_b) == 1:
+        return min(*only_a, *only_b), max(*only_a, *only_b)
+    return None
+
+
+def compatible(a: Fingerprint, b: Fingerprint) -> bool:
+    """The guards every merge passes: equal markers (numbers, dates, names, negation, who), not
+    one learned contrast apart ("sitting" / "standing", "near" / "far"), Chinese in order."""
+    return a.markers == b.markers and swap(a, b) not in LEARNED_CONTRASTS and same_order(a, b)
+
+
 def same_fact(
     a: Fingerprint,
     b: Fingerprint,
     contained: float = CONTAINED_JACCARD,
     swapped: float = SWAPPED_JACCARD,
 ) -> bool:
-    """Whether two memories say the same thing: equal markers, then similar enough tokens."""
-    if a.markers != b.markers:
+    """Whether two memories say the same thing by their words: the guards, then similar enough
+    tokens. A learned synonym swap ("kid" / "child") counts as holding the other's words."""
+    if a.markers != b.markers:  # the cheap test first: most candidate pairs stop here
         return False
-    holds = a.words <= b.words or b.words <= a.words
-    return jaccard(a.tokens, b.tokens) >= (contained if holds else swapped)
+    holds = a.words <= b.words or b.words <= a.words or swap(a, b) in LEARNED_SYNONYMS
+    return jaccard(a.tokens, b.tokens) >= (contained if holds else swapped) and compatible(a, b)
+
+
+def same_by_meaning(a: Fingerprint, b: Fingerprint, cosine: float, language: str) -> bool:
+    """Whether a near pair by meaning (cosine of the embedding model) is one fact without a
+    model: close enough for its language, the guards, and a word in common (the lexical check:
+    the model alone never merges two texts that share nothing)."""
+    return (
+        cosine >= SEMANTIC_SAME.get(language, max(SEMANTIC_SAME.values()))
+        and compatible(a, b)
+        and bool(a.tokens & b.tokens)
+    )
 
 
 def candidate_pairs(
@@ -145,12 +218,22 @@ def candidate_pairs(
     return pairs
 
 
+def _worth_asking(a: Fingerprint, b: Fingerprint) -> bool:
+    """A borderline pair the model is asked about: one the guards and the lexical check let by."""
+    return compatible(a, b) and bool(a.tokens & b.tokens)
+
+
 def duplicate_groups(
     texts: Mapping[str, str],
     contained: float = CONTAINED_JACCARD,
     swapped: float = SWAPPED_JACCARD,
+    *,
+    vectors: Vectors | None = None,
+    llm: Any | None = None,
 ) -> list[list[str]]:
-    """Groups (two or more ids, in `texts` order) of memories saying the same thing."""
+    """Groups (two or more ids, in `texts` order) of memories saying the same thing: pairs by
+    their words, and with `vectors` (unit rows in `texts` order, `semantic.embed`) pairs by
+    meaning; with `llm` the model confirms the borderline ones (at most MAX_MODEL_CHECKS)."""
     prints = {memory_id: fingerprint(text) for memory_id, text in texts.items()}
     parent = {memory_id: memory_id for memory_id in texts}
 
@@ -163,6 +246,26 @@ def duplicate_groups(
     for first, second in candidate_pairs(prints, min(contained, swapped)):
         if same_fact(prints[first], prints[second], contained, swapped):
             parent[root(second)] = root(first)
+    if vectors is not None and len(vectors) == len(texts):
+        ids = list(texts)
+        languages = [language_of(texts[i]) for i in ids]
+        near = pairs_by_language(ids, languages, vectors)
+        checks = 0
+        for (first, second), cosine in sorted(near.items(), key=lambda pair: -pair[1]):
+            a, b = prints[first], prints[second]
+            if root(first) == root(second):
+                continue
+            if same_by_meaning(a, b, cosine, language_of(texts[first])):
+                parent[root(second)] = root(first)
+            elif (
+                llm is not None
+                and checks < MAX_MODEL_CHECKS
+                and compatible(a, b)
+                and a.tokens & b.tokens
+            ):
+                checks += 1
+                if model_says_same(llm, texts[first], texts[second]):
+                    parent[root(second)] = root(first)
     groups: dict[str, list[str]] = defaultdict(list)
     for memory_id in texts:
         groups[root(memory_id)].append(memory_id)

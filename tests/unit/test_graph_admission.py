@@ -175,3 +175,20 @@ async def test_the_server_writer_writes_a_threads_waiting_turns_in_one_agent_run
     assert stored(tmp_path) == ["User likes cocoa", "User likes coffee", "User likes tea"]
     again = await graph.ainvoke({"thread_id": "t1", "turn_id": "t1-2"}, context=context)
     assert again["result"] == "nothing due"
+
+
+def test_ltm_writes_admission_reads_the_assistants_question_before_the_turn() -> None:
+    """A short answer is kept because the assistant asked; the same words unasked are skipped."""
+    from types import SimpleNamespace
+
+    from graph.handoff import admit
+
+    run: Any = SimpleNamespace(settings=SimpleNamespace(admission=True))
+    said = [{"role": "user", "content": "在三楼。"}, {"role": "assistant", "content": "好的。"}]
+    asked = ({"role": "user", "content": "我换了新办公室"},
+             {"role": "assistant", "content": "恭喜！办公室在几楼？"})  # fmt: skip
+    answered = admit(run, Turn.of("alice", said, thread_id="t", context=asked), [])
+    assert answered.admission is not None and answered.admission.decision == "batch"
+    assert "answer" in answered.admission.reasons
+    unasked = admit(run, Turn.of("alice", said, thread_id="t"), [])
+    assert unasked.admission is not None and "answer" not in unasked.admission.reasons

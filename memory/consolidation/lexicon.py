@@ -1,0 +1,52 @@
+"""Word pairs learned from labelled duplicates and traps (tests/data/build_consolidation_lexicon.py
+writes this file from the tuning split of tests/data/public_consolidation_set.json): a synonym
+swap counts as the same words, a contrast swap keeps two memories apart."""
+
+LEARNED_SYNONYMS: frozenset[tuple[str, str]] = frozenset({
+    ('amalgamat', 'mix'),
+    ('animat', 'cartoon'),
+    ('barrier', 'hurdl'),
+    ('besid', 'near'),
+    ('break', 'broken'),
+    ('carefulli', 'cautiousli'),
+    ('child', 'kid'),
+    ('children', 'kid'),
+    ('cook', 'roast'),
+    ('cut', 'slic'),
+    ('devour', 'eat'),
+    ('dirti', 'muddi'),
+    ('doing', 'perform'),
+    ('draw', 'drawn'),
+    ('drink', 'drunk'),
+    ('driv', 'rid'),
+    ('group', 'pack'),
+    ('hit', 'strik'),
+    ('leap', 'leapt'),
+    ('littl', 'small'),
+    ('littl', 'young'),
+    ('look', 'watch'),
+    ('mak', 'pos'),
+    ('man', 'person'),
+    ('mani', 'several'),
+    ('match', 'plai'),
+    ('mov', 'walk'),
+    ('pair', 'two'),
+    ('path', 'track'),
+    ('path', 'trail'),
+    ('person', 'someon'),
+    ('rid', 'ridden'),
+    ('road', 'street'),
+    ('show', 'shown'),
+    ('somebodi', 'someon'),
+    ('stand', 'wait'),
+    ('throw', 'thrown'),
+    ('wear', 'worn'),
+})  # fmt: skip
+
+LEARNED_CONTRASTS: frozenset[tuple[str, str]] = frozenset({
+    ('check', 'look'),
+    ('far', 'near'),
+    ('indoor', 'outdoor'),
+    ('nobodi', 'someon'),
+    ('silent', 'speak'),
+})  # fmt: skip
