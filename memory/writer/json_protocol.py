@@ -143,6 +143,27 @@ def _grounded(content: Any, said: str) -> bool:
     return any(w in heard for w in _WORD.findall(content.lower()) if w not in _NOT_EVIDENCE)
 
 
+# Facts that hold one value at a time, by the words that say them: a small model often creates
+# "The user lives in Shanghai" beside "The user lives in Hangzhou" instead of updating it.
+_ONE_VALUED = {
+    "home": re.compile(r"\b(lives? in|living in|moved to|home is)\b|住在|搬到|搬去|家在"),
+    "name": re.compile(r"\b(name is|is called|goes by)\b|名叫|叫做|名字是"),
+    "job": re.compile(r"\b(works? as|job is|is employed as)\b|职业是|工作是"),
+}
+
+
+def _replaced(kit: MemoryToolkit, content: Any) -> int | None:
+    """The short id of the memory a new one-valued fact replaces (the newest that says the same
+    kind of fact), or None."""
+    if not isinstance(content, str):
+        return None
+    for pattern in _ONE_VALUED.values():
+        if pattern.search(content.lower()):
+            same = [m for m in kit.view.live.values() if pattern.search(m.description.lower())]
+            return same[-1].short_id if same else None
+    return None
+
+
 def apply_operations(
     kit: MemoryToolkit, operations: list[Any], said: str | None = None
 ) -> JsonOutcome:
@@ -168,6 +189,9 @@ def apply_operations(
             message = f"{where} ({op}) refused: {content!r} holds nothing the user said"
             outcome.refused.append(kit.record_refused_call(f"{op} (json)", message))
             continue
+        replaced = _replaced(kit, content) if op == "create" else None
+        if replaced is not None:  # a changed one-valued fact: the old value goes
+            op, ids["id"] = "update", replaced
         if op == "create":
             section = operation.get("section")
             if not isinstance(section, str) or not section.strip():

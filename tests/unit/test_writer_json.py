@@ -278,3 +278,16 @@ async def test_a_fact_holding_nothing_the_user_said_is_refused(alice):
     result, _ = await write(alice, [copied], "Hi there! How are you today?")
     assert result.applied and texts(alice) == []
     assert any(not e.ok and "nothing the user said" in e.result for e in result.events)
+
+
+async def test_a_new_value_of_a_one_valued_fact_replaces_the_old_one(alice):
+    # The 1.5B model created the new city beside the old one instead of updating it.
+    alice.add("The user lives in Hangzhou.", "places & paths")
+    alice.add("The user likes oolong tea.", "taste")
+    created = ops(
+        {"op": "create", "content": "The user moved to Shanghai.", "section": "places"},
+        {"op": "create", "content": "The user likes green tea.", "section": "taste"},
+    )
+    await write(alice, [created], "I moved to Shanghai, and I like green tea too.")
+    assert texts(alice) == ["The user likes green tea.", "The user likes oolong tea.",
+                            "The user moved to Shanghai."]  # fmt: skip
