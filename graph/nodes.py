@@ -16,10 +16,12 @@ from graph.run_memory import open_run_memory
 from graph.settings import get_settings
 from graph.state import State
 from graph.tool_loop import (
+    EMPTY_ANSWER_NOTE,
     LAST_ROUND_NOTE,
     answers_to_repeats,
     calls_written_as_text,
     invoke_once_more_on_error,
+    is_empty_answer,
     tool_rounds,
     without_tool_calls,
 )
@@ -81,6 +83,9 @@ def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         response = invoke_once_more_on_error(
             bound, [SystemMessage(content=prompt), *sent], context.model
         )
+        if is_empty_answer(response):  # a small model's bare end-of-text after a tool result
+            note = SystemMessage(content=prompt + EMPTY_ANSWER_NOTE)
+            response = invoke_once_more_on_error(bound, [note, *sent], context.model)
     cost = add_up(from_dicts(state.cost), meter.by_purpose())
     if last_round:
         return {"messages": [without_tool_calls(response, CHAT_TOOLS)], "cost": as_dicts(cost)}

@@ -25,6 +25,7 @@ LAST_ROUND_NOTE = (
     "\n\n## Tool limit\nThe tools were used {rounds} times in this turn, the limit. Answer the "
     "user now with what you know, without calling any tool."
 )
+EMPTY_ANSWER_NOTE = "\n\nAnswer the user's last message now, in words."
 NO_ANSWER = "I could not finish that within the tool limit of this turn; please ask again."
 
 
@@ -97,6 +98,12 @@ def calls_written_as_text(response: AIMessage, tools: Sequence[Any]) -> AIMessag
         ],
         usage_metadata=response.usage_metadata,
     )
+
+
+def is_empty_answer(response: AIMessage) -> bool:
+    """An answer with neither text nor a tool call (asked once more, with a note)."""
+    text = response.text if isinstance(response.text, str) else ""
+    return not response.tool_calls and not text.strip()
 
 
 def without_tool_calls(response: AIMessage, tools: Sequence[Any]) -> AIMessage:

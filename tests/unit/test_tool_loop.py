@@ -108,3 +108,12 @@ async def test_a_tool_call_written_as_text_in_a_code_fence_is_run(inline, monkey
     assert calls and calls[0].tool_calls[0]["name"] == "search_memory"
     assert any(isinstance(m, ToolMessage) for m in state["messages"])
     assert state["messages"][-1].content == "Your dog is Biscuit."
+
+
+async def test_an_empty_answer_after_a_tool_result_is_asked_once_more(inline, monkeypatch):
+    # What the 1.5B model did: a bare end-of-text after reading the tool's result.
+    answers = iter([asks("search_memory", query="dog"), AIMessage(""), AIMessage("It is Rex.")])
+    model = chat_with(monkeypatch, answers)
+    state = await say(compile_graph(checkpointer=InMemorySaver()), "What is my dog called?")
+    assert state["messages"][-1].content == "It is Rex."
+    assert "in words" in model.seen[-1][0].content
