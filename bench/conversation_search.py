@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from retrieval import percentile, synthetic_items, synthetic_queries
 
-from memory.archive import ArchivedMessage, ConversationArchive, Window
+from memory.archive import ArchivedMessage, ConversationArchive, Ranking, Window
 from memory.archive.postgres_archive import PostgresArchive
 from memory.archive.sqlite_archive import SqliteArchive
 from memory.branch import Lineage
@@ -91,20 +91,25 @@ def measure(
     window = Window(lineage=Lineage("t7", frozenset(f"c{n}" for n in range(0, size, 3))))
     archive.search(queries[0], window)  # warm the caches, as a running server would be
     search = [timed(archive.search, q, window) for q in queries]
+    before = Ranking.baseline()
+    older = [timed(lambda q: archive.search(q, window, ranking=before), q) for q in queries]
     scan = [timed(like, archive, q) for q in queries[: LIKE_QUERIES[size]]]
     hits = sum(bool(archive.search(q, window).hits) for q in queries[:50])
     p50, p95 = statistics.median(search), percentile(search, 0.95)
+    o50, o95 = statistics.median(older), percentile(older, 0.95)
     l50, l95 = statistics.median(scan), percentile(scan, 0.95)
-    print(f"{name:<10} {size:>8,} {p50:>8.1f} {p95:>8.1f} {l50:>9.1f} {l95:>9.1f} "
-          f"{l50 / p50:>9.1f}x {hits * 2:>6}% {seconds:>8.1f}")  # fmt: skip
+    print(f"{name:<10} {size:>8,} {p50:>8.1f} {p95:>8.1f} {o50:>8.1f} {o95:>8.1f} {l50:>9.1f} "
+          f"{l95:>9.1f} {l50 / p50:>9.1f}x {hits * 2:>6}% {seconds:>8.1f}")  # fmt: skip
 
 
 def main() -> None:
     rng = random.Random(11)
     print("search_conversations (the whole call) vs a LIKE scan, ms per query;")
     print("found: share of queries with a hit")
-    print(f"{'backend':<10} {'messages':>8} {'p50':>8} {'p95':>8} {'LIKE p50':>9} {'LIKE p95':>9} "
-          f"{'speed-up':>10} {'found':>6} {'fill s':>8}")  # fmt: skip
+    print("old p50/p95: the ranking before question words, BM25 again and dates (Ranking.baseline)")
+    print(f"{'backend':<10} {'messages':>8} {'p50':>8} {'p95':>8} {'old p50':>8} {'old p95':>8} "
+          f"{'LIKE p50':>9} {'LIKE p95':>9} {'speed-up':>10} {'found':>6} "
+          f"{'fill s':>8}")  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
         for size in SIZES:
             archive = SqliteArchive(Path(folder) / str(size), "bench")

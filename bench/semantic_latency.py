@@ -86,7 +86,7 @@ def main() -> None:
         live = channel.status().embedded * distinct.shape[1] * 4
         print(f"\n== {size:,} memories")
         row("BM25 alone (baseline)", lexical)
-        row("fused (embed + score + RRF)", total)
+        row("fused (embed + score + fuse)", total)
         print(f"    = {p(total, 0.95) / p(lexical, 0.95):.1f}x BM25 at p95")
         row("  query embedding", embed)
         row("  cosine over the matrix", score)

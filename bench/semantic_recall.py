@@ -25,7 +25,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory.item import MemoryItem
 from memory.retrieval.evaluation import LabelledQuery, load_labelled_set, write_items
-from memory.retrieval.fusion import SHORTLIST, reciprocal_rank_fusion
+from memory.retrieval.fusion import (
+    DEFAULT_WEIGHTS,
+    SHORTLIST,
+    FusionWeights,
+    fuse_scores,
+    reciprocal_rank_fusion,
+)
 from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.query import read_query
 from memory.retrieval.semantic import MIN_SIMILARITY, embedded_text
@@ -113,8 +119,21 @@ def variants() -> dict[str, Ranker]:
             scores[p] = scores.get(p, 0) + (1 - 0.5 * gap) / (5 + rank + 1)
         return sorted(scores, key=lambda p: -scores[p])
 
+    def scored(weights: FusionWeights) -> Ranker:
+        def rank(bm: np.ndarray, cos: np.ndarray) -> list[int]:
+            lexical = [(p, float(bm[p])) for p in top(bm, bm > 0)[:SHORTLIST]]
+            semantic = [(p, float(cos[p])) for p in top(cos, cos >= MIN_SIMILARITY)[:SHORTLIST]]
+            return fuse_scores(lexical, semantic, 10, weights=weights)
+
+        return rank
+
     return {
         "BM25": lambda bm, cos: top(bm, bm > 0),
+        "fused scores (default)": scored(DEFAULT_WEIGHTS),
+        **{
+            f"scores, emb {w} floor {f}": scored(FusionWeights(embedding=w, cosine_floor=f))
+            for w, f in ((0.7, 0.2), (1.0, 0.15), (1.5, 0.1))
+        },
         "embeddings": lambda bm, cos: top(cos),
         "fused (RRF k=5)": rrf(5),
         f"fused, cos >= {MIN_SIMILARITY} (default)": rrf(5, MIN_SIMILARITY),

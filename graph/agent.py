@@ -1,4 +1,4 @@
-"""The chat graph: START → retrieve_memory → compact → agent ⇄ tools → ltm_write → END."""
+"""The chat graph: START → retrieve_memory → [compact] → agent ⇄ tools → ltm_write → END."""
 
 from __future__ import annotations
 
@@ -10,34 +10,49 @@ from langgraph.prebuilt import ToolNode
 
 from graph.compaction import compact
 from graph.context import Context
+from graph.embeddings import load_deployment_embeddings_in_background
 from graph.handoff import ltm_write
 from graph.nodes import agent, retrieve_memory, route_after_agent
+from graph.settings import Settings, get_settings
 from graph.state import InputState, State
-from graph.tools import CHAT_TOOLS
+from graph.tools import chat_tools
 
-builder = StateGraph(State, input_schema=InputState, context_schema=Context)
-builder.add_node("retrieve_memory", retrieve_memory)
-builder.add_node("compact", compact)
-builder.add_node("agent", agent)
-builder.add_node("tools", ToolNode(CHAT_TOOLS))
-builder.add_node("ltm_write", ltm_write)
-builder.add_edge(START, "retrieve_memory")
-builder.add_edge("retrieve_memory", "compact")
-builder.add_edge("compact", "agent")
-builder.add_conditional_edges("agent", route_after_agent)
-builder.add_edge("tools", "agent")
-builder.add_edge("ltm_write", END)
+
+def build(settings: Settings) -> StateGraph[State, Context, InputState, State]:
+    """The chat graph's nodes for the features `settings` turn on: no `compact` node without
+    compaction, no tool of a feature that is off."""
+    builder = StateGraph(State, input_schema=InputState, context_schema=Context)
+    builder.add_node("retrieve_memory", retrieve_memory)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode(chat_tools(settings)))
+    builder.add_node("ltm_write", ltm_write)
+    builder.add_edge(START, "retrieve_memory")
+    if settings.compaction_on:
+        builder.add_node("compact", compact)
+        builder.add_edge("retrieve_memory", "compact")
+        builder.add_edge("compact", "agent")
+    else:
+        builder.add_edge("retrieve_memory", "agent")
+    builder.add_conditional_edges("agent", route_after_agent)
+    builder.add_edge("tools", "agent")
+    builder.add_edge("ltm_write", END)
+    return builder
 
 
 def compile_graph(
     checkpointer: Any = None, store: Any = None
 ) -> CompiledStateGraph[State, Context, InputState, State]:
-    """The graph with your own checkpointer/store, for the CLI, notebooks and tests.
+    """The graph with your own checkpointer/store, for the CLI, notebooks and tests, shaped by
+    the current settings.
 
     `langgraph dev` and LangGraph Platform bring their own, and refuse a graph that has one:
-    they load `graph` below.
+    they load `graph` below (shaped by the server's settings when it starts).
     """
-    return builder.compile(checkpointer=checkpointer, store=store, name="Gulfstream")
+    return build(get_settings()).compile(checkpointer=checkpointer, store=store, name="Gulfstream")
 
 
-graph = builder.compile(name="Gulfstream")
+# The settings as the server starts, read without caching them (tests swap them later).
+graph = build(Settings.from_env()).compile(name="Gulfstream")
+# Importing the graph is a process (or server) starting: the offline embedding model loads now,
+# in a background thread, instead of inside the first user's first reply.
+load_deployment_embeddings_in_background()

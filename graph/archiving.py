@@ -22,9 +22,11 @@ from memory.archive import (
     archives,
     checkpoint_time,
 )
+from memory.archive.quotes import is_archive_result, strip_quotes
 from memory.archive.records import content_hash
 from memory.branch import Lineage
 from memory.factory import backend_folder
+from memory.forgetting import reconcile
 from memory.messages import text_of
 from memory.writer.local import local_writer
 
@@ -37,11 +39,11 @@ DIGEST_EVERY_SECONDS = 300.0  # a user's digests are looked at no more often tha
 
 
 def archive_spec(settings: Settings | None = None) -> str:
-    """The deployment's archive (`GULFSTREAM_ARCHIVE`), `auto` resolved: beside the memory
-    store (its folder, or its PostgreSQL), for the `store` backend the platform's PostgreSQL
-    when it names one, else a folder in `GULFSTREAM_DATA_DIR`."""
+    """The deployment's archive (`GULFSTREAM_CONVERSATION_ARCHIVE`), `auto` resolved: beside
+    the memory store (its folder, or its PostgreSQL), for the `store` backend the platform's
+    PostgreSQL when it names one, else a folder in `GULFSTREAM_DATA_DIR`."""
     settings = settings or get_settings()
-    spec = settings.archive.strip()
+    spec = settings.conversation_archive.strip()
     if spec.lower() != "auto":
         return spec
     kind, _, target = settings.memory_backend.partition(":")
@@ -62,21 +64,42 @@ def run_archive(run: RunMemory) -> ConversationArchive | None:
     return archives.open(archive_spec(run.settings), run.user_id)
 
 
+def forget_in_archive(run: RunMemory, archive: ConversationArchive | None) -> None:
+    """Hide what carries each memory the user forgot since the last look, and bring back what a
+    restored one hid (`memory.forgetting.reconcile`): done before the archive is read. A
+    failure is logged, never fails the turn."""
+    if archive is None:
+        return
+    try:
+        done = reconcile(run.memory.manager, archive)
+    except Exception:
+        logger.exception("hiding forgotten memories in the archive of %r failed", run.user_id)
+        return
+    if done.hidden or done.restored:
+        logger.info("archive of %r: hidden for forgotten memories %s, restored %s",
+                    run.user_id, done.hidden, list(done.restored))  # fmt: skip
+
+
 def archived_form(
     messages: Sequence[Any], user_id: str, thread_id: str, checkpoint_id: str, timestamp: float
 ) -> list[ArchivedMessage]:
     """The archivable messages of a state: user and assistant text, tool results as a preview
-    (with the tool's name); system messages and tool-call-only replies are left out."""
+    (with the tool's name; stored, never searched); system messages and tool-call-only replies
+    are left out. An assistant reply that repeats an archive search result of its turn is
+    archived with the quoted sentences marked out: the archive holds each thing said once."""
     found: list[ArchivedMessage] = []
+    results: list[str] = []  # the archive search results of the current turn
     for message in messages:
         if not isinstance(message, BaseMessage):
             continue
         text = text_of(message.content)
         if isinstance(message, HumanMessage):
-            role = "user"
+            role, results = "user", []
         elif isinstance(message, AIMessage):
-            role = "assistant"
+            role, text = "assistant", strip_quotes(text, results)
         elif isinstance(message, ToolMessage):
+            if is_archive_result(text):
+                results.append(text)
             role, text = "tool", f"[{message.name or 'tool'}] {text}"
         else:
             continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage
@@ -16,11 +16,22 @@ from langgraph.runtime import Runtime
 from graph.context import Context
 from graph.models import load_chat_model
 from graph.pending import waiting_in_thread
-from graph.prompt_budget import budget_for, prompt_tokens, system_prompt
+from graph.prompt_budget import (
+    CHARS_PER_TOKEN,
+    budget_for,
+    fit_to_budget,
+    prompt_tokens,
+    summary_limit,
+    system_prompt,
+)
 from graph.run_memory import RunMemory, open_run_memory
 from graph.settings import get_settings
 from graph.state import State
 from graph.summarizer import RunningSummary, summarize
+from graph.tools import chat_tools, tool_names
+from memory.fingerprint import Fingerprint
+from memory.forgetting import forgotten_prints
+from memory.messages import text_of
 from memory.metering import metered
 from memory.usage import UsageMeter, add_up, as_dicts, from_dicts
 from memory.writer.local import local_writer
@@ -30,7 +41,6 @@ logger = logging.getLogger(__name__)
 # After a compaction the prompt (system prompt, summary and the recent messages kept whole)
 # takes about this share of the budget, so that the next turns add to it without compacting.
 TARGET_SHARE = 0.6
-SUMMARY_SHARE = 0.2  # and the running summary at most this one
 MAX_COOLDOWN_SECONDS = 900.0
 FLUSH_WAIT_SECONDS = 30.0
 
@@ -58,61 +68,98 @@ def choose_cutoff(messages: Sequence[AnyMessage], room: int, keep: int) -> int:
 def compact(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Before the agent answers: when the prompt would exceed the budget, hand the thread's
     waiting turns to the memory writer, then fold the oldest turns into the running summary
-    and take them out of the state (they stay in the archive and the earlier checkpoints).
-    A failed summary never fails the turn: the agent trims instead, and the next attempt
-    waits a cooldown."""
+    (bounded: a quarter of the budget, whatever the model answers) and take them out of the
+    state (they stay in the archive and the earlier checkpoints). A failed summary never
+    fails the turn: the agent trims instead, and the next attempt waits a cooldown.
+    `compaction` then says what was done and the size of the prompt the agent will send."""
     context = runtime.context if runtime.context is not None else Context()
     settings = get_settings()
     budget = budget_for(settings, load_chat_model(context.model))
     if budget is None:
         return {}
-    system = system_prompt(state, context)
+    names = tool_names(chat_tools(settings))
+    system = system_prompt(state, context, names, budget)
     messages = list(state.messages)
     used = prompt_tokens(system, messages)
     if used <= budget:
         return {}
     status = dict(state.compaction)
     now = time.time()
-    report = {"prompt_tokens": used, "budget": budget}
     if float(status.get("retry_after") or 0) > now:
-        return {"compaction": {**status, **report, "status": "cooldown"}}
-    room = int(budget * TARGET_SHARE) - prompt_tokens(system, []) - int(budget * SUMMARY_SHARE)
+        return {"compaction": outcome(status, "cooldown", system, messages, budget, used)}
+    limit = summary_limit(budget)
+    base = system_prompt(state, context, names, budget, summary="")
+    room = int(budget * TARGET_SHARE) - prompt_tokens(base, []) - limit // CHARS_PER_TOKEN
     cutoff = choose_cutoff(messages, max(0, room), settings.compaction_keep_messages)
     if cutoff <= 0:
-        return {"compaction": {**status, **report, "status": "nothing to compact"}}
+        return {"compaction": outcome(status, "nothing to compact", system, messages, budget, used)}
     span = messages[:cutoff]
     run = open_run_memory(runtime, get_config())
     flushed = flush_writer(run, runtime.store)
     previous = RunningSummary.from_dict(state.summary)
     meter = UsageMeter()
     model = load_chat_model(context.model, timeout=settings.writer_timeout_seconds, max_retries=0)
+    # What carries a forgotten memory is not summarised again (it still leaves the state).
+    told = without_forgotten_messages(span, forgotten_prints(run.memory.manager))
     try:
         with metered(meter, "summary"):
-            text = summarize(model, previous, span, int(budget * SUMMARY_SHARE))
+            made = summarize(model, previous, told, limit)
     except Exception as exc:
         failures = int(status.get("failures") or 0) + 1
         wait = min(MAX_COOLDOWN_SECONDS, settings.compaction_cooldown_seconds * 2 ** (failures - 1))
         logger.warning("compaction of thread %s failed (%s); trimming, next try in %.0f s",
                        run.thread_id, exc, wait)  # fmt: skip
-        failed = {"status": "failed", "failures": failures, "retry_after": now + wait,
-                  "error": f"{type(exc).__name__}: {exc}", **report}  # fmt: skip
-        return {"compaction": failed, "cost": _cost(state, meter)}
-    summary = previous.extended(text, span)
+        failed = {"failures": failures, "retry_after": now + wait,
+                  "error": f"{type(exc).__name__}: {exc}"}  # fmt: skip
+        report = outcome(failed, "failed", system, messages, budget, used)
+        return {"compaction": report, "cost": _cost(state, meter)}
+    summary = previous.extended(made.text, span)
     logger.info("compacted %d messages of thread %s (%d tokens over a budget of %d; %d turns "
                 "flushed to the writer)", cutoff, run.thread_id, used, budget, flushed)  # fmt: skip
+    after = system_prompt(state, context, names, budget, summary=summary.text)
+    done = {"failures": 0, "retry_after": 0, "error": "", "compacted": cutoff,
+            "summary_chars": len(summary.text), "summary_limit": limit,
+            "summary_bounded": made.how}  # fmt: skip
     return {
         "messages": [RemoveMessage(id=m.id) for m in span if m.id],
         "summary": summary.to_dict(),
-        "compaction": {
-            "status": "compacted",
-            "failures": 0,
-            "retry_after": 0,
-            "error": "",
-            "compacted": cutoff,
-            **report,
-        },
+        "compaction": outcome(done, "compacted", after, messages[cutoff:], budget, used),
         "cost": _cost(state, meter),
     }
+
+
+def outcome(
+    fields: dict[str, Any],
+    action: str,
+    system: str,
+    messages: Sequence[AnyMessage],
+    budget: int,
+    before: int,
+) -> dict[str, Any]:
+    """What `state["compaction"]` says: the `action` taken, the prompt's size before it and the
+    size of what the agent will send after it (`prompt_tokens`, the trim included), and a
+    status that is the action, or `over_budget` with the `reason` when that still exceeds
+    the budget."""
+    sent = fit_to_budget(system, messages, budget)
+    tokens = prompt_tokens(system, sent)
+    report = {**fields, "action": action, "status": action, "reason": "", "budget": budget,
+              "prompt_tokens": tokens, "prompt_tokens_before": before}  # fmt: skip
+    if tokens > budget:
+        alone = prompt_tokens(system, [])
+        report["status"] = "over_budget"
+        report["reason"] = (
+            f"the system prompt alone (memories, core context, summary) is {alone} tokens"
+            if alone > budget
+            else f"the latest turn is sent whole: {tokens - alone} tokens"
+        )
+    return report
+
+
+def without_forgotten_messages(
+    span: Sequence[AnyMessage], prints: Mapping[str, Fingerprint]
+) -> list[AnyMessage]:
+    """The span without the messages that carry a forgotten memory."""
+    return [m for m in span if not any(p.carries(text_of(m.content)) for p in prints.values())]
 
 
 def _cost(state: State, meter: UsageMeter) -> dict[str, dict[str, int]]:

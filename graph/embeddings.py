@@ -61,6 +61,19 @@ def deployment_embeddings() -> Embeddings | None:
     return load_embeddings(get_settings().embeddings)
 
 
+def load_deployment_embeddings_in_background() -> None:
+    """At process or server start: load the deployment's offline model off the reply path (a
+    first reply would otherwise wait about a second for it). Other embeddings need no loading;
+    a failure here is logged and left to the first query to report."""
+    try:
+        embeddings = deployment_embeddings()
+    except Exception:
+        logger.exception("could not prepare the deployment's embeddings at start")
+        return
+    if isinstance(embeddings, OfflineEmbeddings):
+        OfflineEncoder.load_in_background()
+
+
 def _build(name: str, base_url: str | None) -> Embeddings | None:
     if name.lower() == OFF:
         logger.info("GULFSTREAM_EMBEDDINGS=off: retrieval uses BM25 only")

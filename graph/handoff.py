@@ -21,15 +21,17 @@ from graph.archiving import archive_turn
 from graph.context import Context
 from graph.lineage import acurrent_lineage, current_lineage
 from graph.memory_consolidator import CONSOLIDATOR_GRAPH_ID, consolidating_consumer
-from graph.pending import PENDING_NAMESPACE, keep_pending, keep_pending_sync
+from graph.pending import PENDING_NAMESPACE, keep_pending
 from graph.run_memory import (
     RunMemory,
     is_under_langgraph_server,
     open_run_memory,
     writer_consumer,
 )
+from graph.said_recently import flush_on_thread_switch
 from graph.state import State
 from memory.admission import score_turn
+from memory.branch import Lineage
 from memory.consolidation.trigger import due_reason, note_write
 from memory.turn import Turn
 from memory.usage import describe, from_dicts
@@ -89,15 +91,38 @@ def record_turn(run: RunMemory, turn: Turn, cost: dict[str, dict[str, int]]) -> 
 
 
 async def altm_write(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Hand the finished turn to the memory writer and return (`inline`: once it is written).
-    A turn the admission scorer skips goes nowhere. The outcome is in `memory_write`; a failure
-    is logged and never fails the chat run."""
+    """`ltm_write` for `graph.ainvoke` and the server."""
     config = get_config()
-    turn: Turn | None = None
-    mode = ""
     try:
         run = await asyncio.to_thread(open_run_memory, runtime, config)
         lineage = await acurrent_lineage(config)
+    except Exception as exc:
+        return _failed(None, "", exc)
+    return await hand_off(state, runtime, run, lineage)
+
+
+def ltm_write_sync(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """`ltm_write` for `graph.invoke`: the same body, run on the local writer's loop and
+    waited for from this thread (the lineage is read here: a sync checkpointer has no async
+    API)."""
+    config = get_config()
+    try:
+        run = open_run_memory(runtime, config)
+        lineage = current_lineage(config)
+    except Exception as exc:
+        return _failed(None, "", exc)
+    return local_writer.run(hand_off(state, runtime, run, lineage)).result()
+
+
+async def hand_off(
+    state: State, runtime: Runtime[Context], run: RunMemory, lineage: Lineage | None
+) -> dict[str, Any]:
+    """Archive the finished turn, score it, and hand it to the deployment's sink; return
+    (`inline`: once it is written). A turn the admission scorer skips goes nowhere. The
+    outcome is in `memory_write`; a failure is logged and never fails the chat run."""
+    turn: Turn | None = None
+    mode = ""
+    try:
         # Every turn is archived, admitted or not: nothing said is lost.
         await asyncio.to_thread(archive_turn, run, state.messages, lineage)
         turn = run.finished_turn(state.messages, lineage)
@@ -106,6 +131,8 @@ async def altm_write(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         turn = admit(run, turn, state.related_memories)
         mode = write_mode(run)
         await asyncio.to_thread(record_turn, run, turn, state.cost)
+        if mode == "server":  # skipped or not, the user moved on: other threads' batches go now
+            await flush_on_thread_switch(run, runtime.store, turn)
         if turn.decision == "skip":
             return _outcome(turn, mode, "skipped")
         if mode == "server":
@@ -115,9 +142,8 @@ async def altm_write(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             await _kept_if_unscheduled(schedule_server_write(run, turn, pending=pending), pending)
             await schedule_consolidation_if_due(run)
         elif mode == "local":
-            await asyncio.wrap_future(
-                local_writer.submit(run.memory, turn, consolidating_consumer(writer_consumer()))
-            )
+            consumer = consolidating_consumer(writer_consumer())  # then a pass when due
+            await asyncio.wrap_future(local_writer.submit(run.memory, turn, consumer))
         else:
             # A context of its own: inside this run's, the memory agent would become a subgraph
             # of the chat run (its checkpointer, and its tokens in the chat's message stream).
@@ -128,43 +154,7 @@ async def altm_write(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     return _outcome(turn, mode, STATUS_OF_MODE[mode])
 
 
-def ltm_write_sync(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """`ltm_write` for `graph.invoke`: the same sinks, waited for from this thread."""
-    config = get_config()
-    turn: Turn | None = None
-    mode = ""
-    try:
-        run = open_run_memory(runtime, config)
-        lineage = current_lineage(config)
-        archive_turn(run, state.messages, lineage)
-        turn = run.finished_turn(state.messages, lineage)
-        if turn is None:
-            return _outcome(None, "", "skipped")
-        turn = admit(run, turn, state.related_memories)
-        mode = write_mode(run)
-        record_turn(run, turn, state.cost)
-        if turn.decision == "skip":
-            return _outcome(turn, mode, "skipped")
-        if mode == "server":
-            if runtime.store is not None:
-                keep_pending_sync(runtime.store, turn)
-            pending = runtime.store is not None
-            scheduled = _kept_if_unscheduled(
-                schedule_server_write(run, turn, pending=pending), pending
-            )
-            local_writer.run(scheduled).result()
-            local_writer.run(schedule_consolidation_if_due(run)).result()
-        elif mode == "local":
-            consumer = consolidating_consumer(writer_consumer())  # then a pass when due
-            local_writer.submit(run.memory, turn, consumer).result()
-        else:
-            local_writer.run(writer_consumer().consume(turn, run.memory)).result()
-    except Exception as exc:
-        return _failed(turn, mode, exc)
-    return _outcome(turn, mode, STATUS_OF_MODE[mode])
-
-
-# The chat graph's last node, with a sync and an async body: both invoke and ainvoke work.
+# The chat graph's last node: both invoke and ainvoke work, through one body (`hand_off`).
 ltm_write = RunnableCallable(ltm_write_sync, altm_write, name="ltm_write")
 
 
@@ -276,9 +266,10 @@ async def schedule_consolidation_if_due(run: RunMemory) -> str:
         return ""
 
 
-async def schedule_flush(run: RunMemory) -> None:
-    """Server mode, before compaction: queue a `memory_writer` run that writes the batch of
-    this thread's turns waiting in the store now (`{"thread_id", "flush": true}`)."""
+async def schedule_flush(run: RunMemory, thread_id: str | None = None) -> None:
+    """Server mode, before compaction (or once the user moved to another thread): queue a
+    `memory_writer` run that writes the batch of this thread's (`thread_id`'s) turns waiting in
+    the store now (`{"thread_id", "flush": true}`)."""
     from langgraph_sdk import get_client
 
     client = get_client()
@@ -291,7 +282,7 @@ async def schedule_flush(run: RunMemory) -> None:
     await client.runs.create(
         writer_thread,
         WRITER_GRAPH_ID,
-        input={"thread_id": run.thread_id, "flush": True},
+        input={"thread_id": thread_id or run.thread_id, "flush": True},
         context={"user_id": run.user_id},
         multitask_strategy="enqueue",
     )

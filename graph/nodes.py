@@ -8,13 +8,16 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from langgraph.runtime import Runtime
 
+from graph.archiving import forget_in_archive, run_archive
 from graph.context import Context
 from graph.lineage import current_lineage
 from graph.models import load_chat_model
 from graph.prompt_budget import budget_for, fit_to_budget, latest_user_text, system_prompt
-from graph.run_memory import open_run_memory
+from graph.run_memory import RunMemory, open_run_memory
+from graph.said_recently import said_recently
 from graph.settings import get_settings
 from graph.state import State
+from graph.summarizer import without_forgotten
 from graph.tool_loop import (
     EMPTY_ANSWER_NOTE,
     LAST_ROUND_NOTE,
@@ -25,7 +28,9 @@ from graph.tool_loop import (
     tool_rounds,
     without_tool_calls,
 )
-from graph.tools import CHAT_TOOLS
+from graph.tools import chat_tools, tool_names
+from memory.archive import ConversationArchive
+from memory.forgetting import forgotten_prints
 from memory.metering import metered
 from memory.usage import UsageMeter, add_up, as_dicts, from_dicts
 
@@ -37,20 +42,25 @@ def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     may read, and the user's core context. Sync (it runs in a worker thread): stores and files
     are read with blocking calls, which the server forbids on its event loop."""
     run = open_run_memory(runtime)
+    forgotten = forget_before_reading(run, state)  # what the user forgot leaves first
     core_context = run.core_context()
     query = latest_user_text(state.messages)
     if not query.strip():
         return {"related_memories": [], "core_context": core_context, "cost": {},
-                "user_id": run.user_id}  # fmt: skip
+                "user_id": run.user_id, "said_recently": [], **forgotten}  # fmt: skip
+    lineage = current_lineage(run.config)
+    revision = run.memory.manager.change_token()  # what the memories below are read from
     meter = UsageMeter()  # the first node of a run: the run's cost starts here
     with metered(meter, "retrieval"):  # a model call only in the llm and hybrid modes
         memories = run.memory.get_related_memory_from(
             query,
             run.context.retrieval_mode,
             run.context.retrieval_limit,
-            current_lineage(run.config),
+            lineage,
             llm=run.ranking_model(),
         )
+    # What the user said that the writer has not filed yet (no model call, a few ms).
+    said = said_recently(run, runtime.store, query, lineage, since=revision)
     try:  # only queued here: the recall log is written in a batch, off the reply path
         run.memory.record_recall([memory["id"] for memory in memories], query)
     except Exception:  # a hotness signal is never worth a failed reply
@@ -58,8 +68,31 @@ def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     cost = as_dicts(meter.by_purpose())
     return {
         "related_memories": memories, "core_context": core_context, "cost": cost,
-        "user_id": run.user_id,
+        "user_id": run.user_id, "said_recently": said, **forgotten,
     }  # fmt: skip
+
+
+def forget_before_reading(run: RunMemory, state: State) -> dict[str, Any]:
+    """Bring the archive in step with what the user forgot or restored, and the state's update
+    that rewrites the running summary without what carries a forgotten memory (or puts back
+    what a restore brought back); `{}` when the summary needs no change."""
+    forget_in_archive(run, _archive_or_none(run))
+    if not state.summary:
+        return {}
+    try:
+        summary = without_forgotten(state.summary, forgotten_prints(run.memory.manager))
+    except Exception:  # a store that cannot be read: retrieval will say so too
+        logger.exception("checking the running summary for forgotten memories failed")
+        return {}
+    return {"summary": summary} if summary is not None else {}
+
+
+def _archive_or_none(run: RunMemory) -> ConversationArchive | None:
+    try:
+        return run_archive(run)
+    except Exception:  # an unreachable archive database is the search tool's error to report
+        logger.exception("the conversation archive of %r cannot be opened", run.user_id)
+        return None
 
 
 def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -69,16 +102,18 @@ def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     settings = get_settings()
     # After the client's own retries (if any), one more here, then an error naming the answer.
     chat_model = load_chat_model(context.model)
-    prompt = system_prompt(state, context)
+    tools = chat_tools(settings)  # only those of the features that are on
+    budget = budget_for(settings, chat_model)
+    prompt = system_prompt(state, context, tool_names(tools), budget)
     rounds = tool_rounds(state.messages)
     last_round = rounds >= settings.max_tool_rounds
     if last_round:
         prompt += LAST_ROUND_NOTE.format(rounds=rounds)
     # Within the budget: compaction keeps the state small; this trims when it could not (a
     # failed summary, a cooldown, one turn larger than the budget).
-    sent = fit_to_budget(prompt, state.messages, budget_for(settings, chat_model))
+    sent = fit_to_budget(prompt, state.messages, budget)
     meter = UsageMeter()
-    bound = chat_model.bind_tools(CHAT_TOOLS, **({"tool_choice": "none"} if last_round else {}))
+    bound = chat_model.bind_tools(tools, **({"tool_choice": "none"} if last_round else {}))
     with metered(meter, "chat"):
         response = invoke_once_more_on_error(
             bound, [SystemMessage(content=prompt), *sent], context.model
@@ -88,8 +123,8 @@ def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             response = invoke_once_more_on_error(bound, [note, *sent], context.model)
     cost = add_up(from_dicts(state.cost), meter.by_purpose())
     if last_round:
-        return {"messages": [without_tool_calls(response, CHAT_TOOLS)], "cost": as_dicts(cost)}
-    response = calls_written_as_text(response, CHAT_TOOLS)
+        return {"messages": [without_tool_calls(response, tools)], "cost": as_dicts(cost)}
+    response = calls_written_as_text(response, tools)
     repeats = answers_to_repeats(response, state.messages)
     if repeats:
         logger.info("the chat model repeated %d tool call(s): answered from the first results",

@@ -30,6 +30,7 @@ LABEL = "[offline model]"
 # The read_memories listing: "[3] text" or "[3] (this conversation) text".
 _LISTED_MEMORY = re.compile(r"^\[(\d+)\](?: \(this conversation\))? (.+)$", re.M)
 _MEMORIES_FENCE = re.compile(r"<memories>\s*(.*?)\s*</memories>", re.S)
+_SAID_RECENTLY_FENCE = re.compile(r"<said_recently>\s*(.*?)\s*</said_recently>", re.S)
 # The memory writer's transcript: "user:", then the message in a ``` fence (format_messages).
 _FENCED_USER_BLOCK = re.compile(r"^(?:user|用户)\s*[:：]\s*\n(`{3,})[a-z]*\n(.*?)\n\1", re.M | re.S)
 
@@ -145,6 +146,9 @@ class OfflineChatModel(BaseChatModel):
         memories = [
             ln.strip() for ln in (fence.group(1) if fence else "").splitlines() if ln.strip()
         ]
+        said = _SAID_RECENTLY_FENCE.search(system)
+        said_lines = (said.group(1) if said else "").splitlines()
+        memories += [ln.strip() for ln in said_lines if ln.strip()]
         chinese = has_cjk(system)
         if memories:
             head = (

@@ -6,49 +6,48 @@ import re
 from typing import NamedTuple
 
 from memory.language import has_cjk
+from memory.prompts.writer import SectionKind
+from prompts.persona import section_name
 
-# The memory writer's default sections (prompts/writer.py), so offline memories land where a real
-# model would put them.
-PROFILE_THEME = "identity"
-PREFERENCE_THEME = "taste"
-PROFILE_THEME_ZH = "身份"
-PREFERENCE_THEME_ZH = "品味"
-TASK_THEME = "moments"
-TASK_THEME_ZH = "瞬间"
+# Each rule names the kind of fact it finds; the section is the first of that kind in
+# prompts/persona.py, so offline memories land where a real model would put them.
+PROFILE: SectionKind = "profile"
+PREFERENCE: SectionKind = "preference"
+TASK: SectionKind = "task"
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？；;\n])\s*")
 _CLAUSE_SPLIT = re.compile(r"[,;，；]\s*|\s+(?:and|but)\s+(?=(?:I|my)\b)", re.I)
 _CLAUSE_END = r"[^.!?,;。！？，；、\n]"
 # (pattern, template, theme); \b and ASCII classes keep English rules off Chinese text.
-_ENGLISH_RULES: list[tuple[re.Pattern[str], str, str]] = [
+_ENGLISH_RULES: list[tuple[re.Pattern[str], str, SectionKind]] = [
     (
         re.compile(rf"\bmy ([a-z][a-z' ]{{0,40}}?) (?:is|are) ({_CLAUSE_END}+)", re.I),
         "User's {0} is {1}",
-        PROFILE_THEME,
+        PROFILE,
     ),
-    (re.compile(rf"\bI live in ({_CLAUSE_END}+)", re.I), "User lives in {0}", PROFILE_THEME),
+    (re.compile(rf"\bI live in ({_CLAUSE_END}+)", re.I), "User lives in {0}", PROFILE),
     (
         re.compile(rf"\bI work (?:at|for) ({_CLAUSE_END}+)", re.I),
         "User works at {0}",
-        PROFILE_THEME,
+        PROFILE,
     ),
     (
         re.compile(rf"\bI (?:like|love|enjoy) ({_CLAUSE_END}+)", re.I),
         "User likes {0}",
-        PREFERENCE_THEME,
+        PREFERENCE,
     ),
-    (re.compile(rf"\bI(?: am|'m) ({_CLAUSE_END}+)", re.I), "User is {0}", PROFILE_THEME),
+    (re.compile(rf"\bI(?: am|'m) ({_CLAUSE_END}+)", re.I), "User is {0}", PROFILE),
 ]
-_CHINESE_RULES: list[tuple[re.Pattern[str], str, str]] = [
+_CHINESE_RULES: list[tuple[re.Pattern[str], str, SectionKind]] = [
     (
         re.compile(rf"我的({_CLAUSE_END}{{1,12}}?)是({_CLAUSE_END}+)"),
         "用户的{0}是{1}",
-        PROFILE_THEME_ZH,
+        PROFILE,
     ),
-    (re.compile(rf"我叫({_CLAUSE_END}+)"), "用户叫{0}", PROFILE_THEME_ZH),
-    (re.compile(rf"我住在({_CLAUSE_END}+)"), "用户住在{0}", PROFILE_THEME_ZH),
-    (re.compile(rf"我喜欢({_CLAUSE_END}+)"), "用户喜欢{0}", PREFERENCE_THEME_ZH),
-    (re.compile(rf"我是({_CLAUSE_END}+)"), "用户是{0}", PROFILE_THEME_ZH),
+    (re.compile(rf"我叫({_CLAUSE_END}+)"), "用户叫{0}", PROFILE),
+    (re.compile(rf"我住在({_CLAUSE_END}+)"), "用户住在{0}", PROFILE),
+    (re.compile(rf"我喜欢({_CLAUSE_END}+)"), "用户喜欢{0}", PREFERENCE),
+    (re.compile(rf"我是({_CLAUSE_END}+)"), "用户是{0}", PROFILE),
 ]
 # The scope rule of the memory writer's prompt, by keyword: a sentence about this conversation's
 # task is remembered for this branch only; everything else the user says about themselves is
@@ -58,22 +57,22 @@ _TASK_MARKER = re.compile(
     r"|这次|这个任务|我们在做",
     re.I,
 )
-_TASK_RULES: list[tuple[re.Pattern[str], str, str]] = [
-    (re.compile(rf"\blet(?:'s| us) ({_CLAUSE_END}+)", re.I), "Current task: {0}", TASK_THEME),
+_TASK_RULES: list[tuple[re.Pattern[str], str, SectionKind]] = [
+    (re.compile(rf"\blet(?:'s| us) ({_CLAUSE_END}+)", re.I), "Current task: {0}", TASK),
     (
         re.compile(rf"\bwe(?: are|'re) working on ({_CLAUSE_END}+)", re.I),
         "Current task: {0}",
-        TASK_THEME,
+        TASK,
     ),
-    (re.compile(rf"\bthis task is ({_CLAUSE_END}+)", re.I), "Current task: {0}", TASK_THEME),
+    (re.compile(rf"\bthis task is ({_CLAUSE_END}+)", re.I), "Current task: {0}", TASK),
     (
         re.compile(rf"\bfor this conversation,?\s*({_CLAUSE_END}+)", re.I),
         "For this conversation: {0}",
-        TASK_THEME,
+        TASK,
     ),
-    (re.compile(rf"这个任务是?({_CLAUSE_END}+)"), "当前任务：{0}", TASK_THEME_ZH),
-    (re.compile(rf"我们在做({_CLAUSE_END}+)"), "当前任务：做{0}", TASK_THEME_ZH),
-    (re.compile(rf"这次({_CLAUSE_END}+)"), "本次对话：{0}", TASK_THEME_ZH),
+    (re.compile(rf"这个任务是?({_CLAUSE_END}+)"), "当前任务：{0}", TASK),
+    (re.compile(rf"我们在做({_CLAUSE_END}+)"), "当前任务：做{0}", TASK),
+    (re.compile(rf"这次({_CLAUSE_END}+)"), "本次对话：{0}", TASK),
 ]
 # Facts that hold one value at a time: a new one replaces the old ("User lives in …").
 _SINGLE_VALUED = frozenset(
@@ -126,7 +125,10 @@ def extract_facts_with_keys(text: str) -> list[Fact]:
         for clause in _CLAUSE_SPLIT.split(sentence):
             chinese = has_cjk(clause)
             rules = _CHINESE_RULES if chinese else _ENGLISH_RULES
-            fact = _first_match(clause, rules) or _first_match(clause, _TASK_RULES)
+            language = "zh" if chinese else "en"
+            fact = _first_match(clause, rules, language) or _first_match(
+                clause, _TASK_RULES, language
+            )
             if fact is not None:
                 facts.append(Fact(fact[0], fact[1], scope, fact[2]))
     return list(dict.fromkeys(facts))
@@ -166,10 +168,11 @@ def extract_facts(text: str) -> list[tuple[str, str]]:
 
 
 def _first_match(
-    clause: str, rules: list[tuple[re.Pattern[str], str, str]]
+    clause: str, rules: list[tuple[re.Pattern[str], str, SectionKind]], language: str
 ) -> tuple[str, str, str] | None:
-    """One fact per clause: the first (most specific) rule that matches wins."""
-    for pattern, template, theme in rules:
+    """One fact per clause: the first (most specific) rule that matches wins; its section is
+    the first of the rule's kind in `language`."""
+    for pattern, template, kind in rules:
         match = pattern.search(clause)
         if match:
             parts = [part.strip(" '\"") for part in match.groups()]
@@ -178,5 +181,5 @@ def _first_match(
             key = ""
             if template in _SINGLE_VALUED:
                 key = template.rsplit("{", 1)[0].format(*parts[:-1])
-            return template.format(*parts), theme, key
+            return template.format(*parts), section_name(kind, language), key
     return None

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from graph.pending_mirror import mirror_of
 from memory.store_manager import namespace_label
 from memory.turn import Turn
 from memory.writer.batching import BatchPolicy, split_runs
@@ -26,11 +27,13 @@ def pending_namespace(user_id: str) -> tuple[str, str]:
 async def keep_pending(store: Any, turn: Turn) -> None:
     """Keep the turn durably until a writer run has applied it (async nodes)."""
     await store.aput(pending_namespace(turn.user_id), turn.turn_id, turn.to_dict(), index=False)
+    _mirrored(store, turn.user_id, lambda mirror: mirror.added(turn))
 
 
 def keep_pending_sync(store: Any, turn: Turn) -> None:
     """`keep_pending` for sync nodes."""
     store.put(pending_namespace(turn.user_id), turn.turn_id, turn.to_dict(), index=False)
+    _mirrored(store, turn.user_id, lambda mirror: mirror.added(turn))
 
 
 async def pending_turns(store: Any, user_id: str) -> list[Turn]:
@@ -46,6 +49,30 @@ async def pending_turns(store: Any, user_id: str) -> list[Turn]:
                 found.append(Turn.from_dict(item.value))
             except (ValueError, TypeError):
                 continue
+        if len(page) < PAGE_SIZE:
+            break
+        offset += PAGE_SIZE
+    return sorted(found, key=lambda turn: (turn.enqueued_at, turn.turn_id))
+
+
+def pending_turns_sync(
+    store: Any, user_id: str, known: dict[str, Turn] | None = None
+) -> list[Turn]:
+    """`pending_turns` for sync nodes, for reading them before they are written: a turn in
+    `known` (by id, its key) is not parsed again (a waiting turn never changes)."""
+    namespace, found, offset, known = pending_namespace(user_id), [], 0, known or {}
+    while True:
+        page = store.search(namespace, limit=PAGE_SIZE, offset=offset)
+        for item in page:
+            if tuple(item.namespace) != namespace:
+                continue
+            turn = known.get(item.key)
+            if turn is None:
+                try:
+                    turn = Turn.from_dict(item.value)
+                except (ValueError, TypeError):
+                    continue
+            found.append(turn)
         if len(page) < PAGE_SIZE:
             break
         offset += PAGE_SIZE
@@ -71,6 +98,22 @@ async def drop_pending(store: Any, user_id: str, turn_ids: Sequence[str]) -> Non
     """Forget waiting turns once they are applied (or moved to the dead letters)."""
     for turn_id in turn_ids:
         await store.adelete(pending_namespace(user_id), turn_id)
+        _mirrored(store, user_id, lambda mirror, gone=turn_id: mirror.dropped([gone]))
+
+
+def waiting_turns(store: Any, user_id: str, known: dict[str, Turn] | None = None) -> list[Turn]:
+    """The user's waiting turns as this process knows them (graph/pending_mirror.py): for a
+    turn to read before the writer files them, in well under a millisecond. Sync."""
+    mirror = mirror_of(store, user_id)
+    if mirror is None:
+        return pending_turns_sync(store, user_id, known)
+    return mirror.turns(lambda: pending_turns_sync(store, user_id, known))
+
+
+def _mirrored(store: Any, user_id: str, change: Any) -> None:
+    mirror = mirror_of(store, user_id)
+    if mirror is not None:
+        change(mirror)
 
 
 def due_batches(

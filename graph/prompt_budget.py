@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +15,11 @@ from graph.settings import Settings
 from graph.state import State
 from memory.language import resolve_language
 from memory.messages import text_of
+
+SUMMARY_SHARE = 0.25  # of the budget: the most the running summary may take
+CHARS_PER_TOKEN = 4  # as count_tokens_approximately counts
+MIN_SUMMARY_CHARS = 200
+_SENTENCE_END = re.compile(r"[.!?。！？；;](?=\s|$)|[。！？]|\n")
 
 
 def latest_user_text(messages: Sequence[AnyMessage]) -> str:
@@ -34,13 +40,43 @@ def prompt_tokens(system: str, messages: Sequence[AnyMessage]) -> int:
     return count_tokens_approximately([SystemMessage(system), *messages])
 
 
-def system_prompt(state: State, context: Context) -> str:
-    """The system prompt the agent sends this turn, the running summary included."""
+def summary_limit(budget: int) -> int:
+    """The running summary's size limit in characters under a prompt budget of `budget` tokens."""
+    return max(MIN_SUMMARY_CHARS, int(budget * SUMMARY_SHARE) * CHARS_PER_TOKEN)
+
+
+def cut_on_sentence(text: str, max_chars: int) -> str:
+    """`text` when it is at most `max_chars` long, else its start up to the last sentence end
+    that fits (a space, then an ellipsis, when no sentence ends in the first third)."""
+    text = text.strip()
+    if len(text) <= max_chars:
+        return text
+    head = text[: max(0, max_chars - 1)]
+    ends = [m.end() for m in _SENTENCE_END.finditer(head)]
+    if ends and ends[-1] >= max_chars // 3:
+        return head[: ends[-1]].strip()
+    space = head.rfind(" ")
+    return (head[:space] if space >= max_chars // 3 else head).rstrip() + "…"
+
+
+def system_prompt(
+    state: State,
+    context: Context,
+    tools: Sequence[str] = (),
+    budget: int | None = None,
+    summary: str | None = None,
+) -> str:
+    """The system prompt the agent sends this turn with `tools` (names) bound, the running
+    summary (`summary`, else the state's) included, cut to its limit under `budget`: a summary
+    kept before the limit existed, or by another version, never takes more."""
     language = resolve_language(context.language, latest_user_text(state.messages))
-    summary = str((state.summary or {}).get("text") or "")
+    text = str((state.summary or {}).get("text") or "") if summary is None else summary
+    if budget is not None:
+        text = cut_on_sentence(text, summary_limit(budget))
     return build_system_prompt(
-        context, state.related_memories, state.core_context, language, summary
-    )
+        context, state.related_memories, state.core_context, language, text, tools,
+        said_recently=state.said_recently,
+    )  # fmt: skip
 
 
 def fit_to_budget(system: str, messages: Sequence[AnyMessage], budget: int | None) -> list[Any]:

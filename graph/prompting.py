@@ -9,12 +9,13 @@ from typing import Any
 from graph.context import Context
 from memory.fencing import escape_data
 from memory.language import resolve_language
+from prompts import persona
 from prompts.agent import (
     CORE_CONTEXT_BLOCKS,
     CORE_CONTEXT_LABELS,
     MEMORIES_BLOCKS,
     NO_MEMORIES,
-    SYSTEM_PROMPTS,
+    SAID_RECENTLY_BLOCKS,
     WEEKDAYS_ZH,
 )
 from prompts.compaction import SUMMARY_BLOCKS
@@ -35,6 +36,24 @@ def format_memories(memories: Sequence[dict[str, Any]], language: str) -> str:
     if not memories:
         return NO_MEMORIES[language]
     return MEMORIES_BLOCKS[language].format(items=memory_lines(memories))
+
+
+def format_said_recently(said: Sequence[dict[str, Any]], language: str) -> str:
+    """The block of what the user said lately and the writer has not filed ("" when nothing):
+    fenced in <said_recently>, one escaped line each with when it was said (local time)."""
+    lines = []
+    for line in said:
+        text = " / ".join(part.strip() for part in str(line.get("text", "")).splitlines())
+        when = _local_minute(str(line.get("said_at", "")))
+        lines.append(f"- ({when}) {escape_data(text)}" if when else f"- {escape_data(text)}")
+    return SAID_RECENTLY_BLOCKS[language].format(items="\n".join(lines)) if lines else ""
+
+
+def _local_minute(stamp: str) -> str:
+    try:
+        return f"{datetime.fromisoformat(stamp).astimezone():%Y-%m-%d %H:%M}"
+    except ValueError:
+        return ""
 
 
 def current_time_text(language: str, now: datetime | None = None) -> str:
@@ -63,33 +82,65 @@ def format_summary(summary: str, language: str) -> str:
     return SUMMARY_BLOCKS[language].format(summary="\n".join(lines)) if lines else ""
 
 
+def tool_guidance(tools: Sequence[str], language: str) -> str:
+    """The prompt's sentences about the bound tools (prompts/persona.py), one line each."""
+    sentences = [
+        persona.TOOL_GUIDANCE[language][name]
+        for name in tools
+        if name in persona.TOOL_GUIDANCE[language]
+    ]
+    return "".join("\n" + sentence for sentence in sentences)
+
+
+def human_without(human: str, memories: Sequence[dict[str, Any]]) -> str:
+    """The core context's "About the user" without the facts the memories block shows, so
+    that a fact enters the prompt once (the writer joins the user's facts with "; ")."""
+    shown = {str(memory.get("description", "")).strip() for memory in memories}
+    return "; ".join(part for part in human.split("; ") if part.strip() not in shown)
+
+
 def build_system_prompt(
     context: Context,
     memories: list[dict[str, Any]],
     core_context: dict[str, str] | None = None,
     language: str | None = None,
     summary: str = "",
+    tools: Sequence[str] = (),
+    said_recently: Sequence[dict[str, Any]] = (),
 ) -> str:
     """The system prompt: `context.system_prompt` or the built-in one, placeholders filled.
 
     The core context and memories blocks go where `{core_context}` and `{memories}` are; a
     prompt without a placeholder gets that block appended, so that neither is silently lost.
-    The running summary of a compacted conversation comes last.
+    `{persona}` is the user's own persona when they set one, else the built-in one; `{tools}`
+    the sentences about `tools`, the names of the bound chat tools. What the user said lately
+    and the writer has not filed yet (`said_recently`) follows the memories block. The running
+    summary of a compacted conversation comes last.
     """
     language = language or resolve_language(context.language)
-    template = context.system_prompt or SYSTEM_PROMPTS[language]
-    block = format_core_context(core_context or {}, language)
+    template = context.system_prompt or persona.SYSTEM_PROMPTS[language]
+    core = dict(core_context or {})
+    own_persona = core.pop("persona", "").strip() or persona.PERSONA[language]
+    core["human"] = human_without(core.get("human", ""), memories)
+    block = format_core_context(core, language)
     if "{core_context}" not in template:
         template = f"{template}\n\n{{core_context}}" if block else template
     elif not block:
         template = template.replace("{core_context}\n\n", "")
     if "{memories}" not in template:
         template = f"{template}\n\n{{memories}}"
+    said_block = format_said_recently(said_recently, language)
     # str.replace, not str.format: a user's own prompt may contain other braces.
     prompt = (
         template.replace("{current_time}", current_time_text(language))
-        .replace("{memories}", format_memories(memories, language))
+        .replace("{tools}", tool_guidance(tools, language))
+        .replace("{memories}", _with_block(format_memories(memories, language), said_block))
         .replace("{core_context}", block)
+        .replace("{persona}", own_persona)
     )
     summary_block = format_summary(summary, language)
     return f"{prompt}\n\n{summary_block}" if summary_block else prompt
+
+
+def _with_block(text: str, block: str) -> str:
+    return f"{text}\n\n{block}" if block else text

@@ -27,6 +27,7 @@ from memory.registry import registry
 from memory.turn import Turn
 from memory.writer.consumer import MemoryConsumer
 from memory.writer.timeouts import scaled_timeout
+from prompts import persona
 
 logger = logging.getLogger(__name__)
 
@@ -136,6 +137,8 @@ def open_run_memory(
     memory.batching = settings.batch_policy()  # the deployment's, for the local queue
     memory.half_life_days = settings.hotness_half_life_days  # the deployment's, like batching
     memory.min_score = settings.min_score
+    memory.retrievers.sections = persona.SECTIONS  # the LLM retriever's examples name them
+    memory.retrievers.topic_routing = settings.topics
     configurable = config.get("configurable") or {}
     thread_id = str(configurable.get("thread_id") or "")
     return RunMemory(
@@ -172,6 +175,7 @@ def writer_consumer() -> MemoryConsumer:
             protocol=settings.writer_protocol,
             step_limit=2 * settings.max_tool_rounds,
             prefill_tokens_per_second=rate,
+            sections=persona.SECTIONS,  # the fork's sections, with their kinds
         )
         _consumers.clear()  # settings change only in tests and the demo
         _consumers[settings] = consumer

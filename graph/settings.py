@@ -4,9 +4,11 @@ the environment; no run's context can change them."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 import threading
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -23,6 +25,14 @@ DEFAULT_BUDGET_TOKENS = 16_000  # when the chat model's window is unknown
 DEFAULT_BUDGET_FRACTION = 0.5
 MIN_BUDGET_TOKENS = 200
 DOTENV = ".env"
+# Old variable names still read (with a warning) when the new one is unset.
+RENAMED_VARIABLES = {
+    # It named the conversation archive but read like GULFSTREAM_ARCHIVE_COLD_AFTER_DAYS
+    # (consolidation archiving memories).
+    "GULFSTREAM_ARCHIVE": "GULFSTREAM_CONVERSATION_ARCHIVE",
+}
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -134,7 +144,7 @@ class Settings:
             "offline/use-multilingual-v3 (no key, no download), or off"
         },
     )
-    archive: str = field(
+    conversation_archive: str = field(
         default="auto",
         metadata={
             "help": "the conversation archive: auto (beside the memory store: SQLite files, or "
@@ -164,6 +174,13 @@ class Settings:
     digests: bool = field(
         default=True,
         metadata={"help": "seal each user's day of conversation into a daily digest"},
+    )
+    topics: bool = field(
+        default=True,
+        metadata={
+            "help": "the chat tool memories_about (a person's, place's or subject's memories) "
+            "and retrieval by topic; off: neither"
+        },
     )
     hotness_half_life_days: float = field(
         default=30.0,
@@ -216,6 +233,12 @@ class Settings:
         """The settings from `environ` (default: the process environment, completed by a
         `.env` file in the working directory, whose values never override the environment)."""
         source = dict(read_dotenv(Path(DOTENV))) | dict(os.environ if environ is None else environ)
+        for old, new in RENAMED_VARIABLES.items():
+            if source.get(old, "").strip() and not source.get(new, "").strip():
+                message = f"{old} is deprecated: rename it to {new} (it is read for now)"
+                warnings.warn(message, DeprecationWarning, stacklevel=2)
+                logger.warning(message)
+                source[new] = source[old]
         values: dict[str, Any] = {}
         for spec in fields(cls):
             raw = source.get(ENV_PREFIX + spec.name.upper())
@@ -296,6 +319,16 @@ class Settings:
         if not window:
             return DEFAULT_BUDGET_TOKENS
         return max(MIN_BUDGET_TOKENS, int(window * fraction))
+
+    @property
+    def archive_on(self) -> bool:
+        """False when the conversation archive is turned off."""
+        return self.conversation_archive.strip().lower() != "off"
+
+    @property
+    def compaction_on(self) -> bool:
+        """False when compaction is turned off (no budget)."""
+        return self.context_budget(None) is not None
 
     def with_changes(self, **changes: Any) -> Settings:
         return replace(self, **changes)

@@ -35,11 +35,17 @@ class State(InputState):
       "summary": {"calls", "input_tokens", "output_tokens"}}` (the background writer's are
       counted in its own run).
     - `user_id`: whose conversation this is (the run's user; the archive is rebuilt with it).
+    - `said_recently`: what the user said lately that the memory writer has not filed yet,
+      `[{"turn_id", "thread_id", "text", "said_at"}]`, best first: the waiting turns of their other
+      threads this branch may read (graph/said_recently.py; never this thread's own).
     - `summary`: the running summary of the messages compaction took out of `messages`,
       `{"text", "messages", "through", "updated_at"}` (graph/compaction.py); the messages
       themselves stay in the conversation archive and in the earlier checkpoints.
-    - `compaction`: what the last compaction did, `{"status", "failures", "retry_after",
-      "error", "prompt_tokens", "budget"}` (status `compacted`, `failed` or `cooldown`).
+    - `compaction`: what the last compaction did, `{"status", "action", "reason", "failures",
+      "retry_after", "error", "prompt_tokens", "prompt_tokens_before", "budget", ...}`:
+      `action` is `compacted`, `failed`, `cooldown` or `nothing to compact`; `prompt_tokens`
+      the size of the prompt the agent sends after it; `status` the action, or `over_budget`
+      when that prompt still exceeds the budget (`reason` says why).
     """
 
     related_memories: list[dict[str, Any]] = field(default_factory=list)
@@ -47,5 +53,6 @@ class State(InputState):
     memory_write: dict[str, Any] = field(default_factory=dict)
     cost: dict[str, dict[str, int]] = field(default_factory=dict)
     user_id: str = ""
+    said_recently: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
     compaction: dict[str, Any] = field(default_factory=dict)

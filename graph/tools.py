@@ -1,5 +1,5 @@
 """The chat agent's tools. Add your own here and list them in CHAT_TOOLS; the docstring is what
-the model reads."""
+the model reads (and prompts/persona.py's TOOL_GUIDANCE a sentence of the system prompt)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from typing import Any
 
 from langgraph.runtime import get_runtime
 
-from graph.archiving import run_archive
+from graph.archiving import forget_in_archive, run_archive
 from graph.context import Context
 from graph.lineage import current_lineage
 from graph.prompting import format_memories
 from graph.run_memory import open_run_memory
+from graph.settings import Settings, get_settings
 from memory.archive import Window, parse_day, render
 from memory.language import resolve_language
 
@@ -62,9 +63,10 @@ def memories_about(topic: str) -> str:
 def search_conversations(query: str, since: str = "", until: str = "", thread: str = "") -> str:
     """Search what was said in this user's past conversations (and earlier in this one).
 
-    query: a few words to look for (any language). Leave it empty, with since/until, for a
-    broad question about a period ("what happened today?", "what did we talk about this
-    week?"): the daily digests of that period answer it.
+    query: the question, or a few words to look for (any language); a date in it ("last May",
+    "on May 2nd", "去年五月") limits the search to that period. Leave it empty, with
+    since/until, for a broad question about a period ("what happened today?", "what did we
+    talk about this week?"): the daily digests of that period answer it.
     since / until: optional dates, YYYY-MM-DD (local days, both included) or ISO date-times;
     work out "last Tuesday" or "上周二" from the current time first.
     thread: optional; "current" for this conversation only, or a thread id from an earlier
@@ -78,8 +80,9 @@ def search_conversations(query: str, since: str = "", until: str = "", thread: s
     except Exception as exc:  # the archive's database is unreachable: say so, keep the turn
         logger.exception("the conversation archive of %r cannot be opened", run.user_id)
         return f"Error: the conversation archive cannot be read ({type(exc).__name__})."
-    if archive is None:
+    if archive is None:  # not bound when the archive is off (chat_tools); a stale call
         return "The conversation archive is turned off on this deployment."
+    forget_in_archive(run, archive)
     try:
         window = Window(
             parse_day(since), parse_day(until, end=True),
@@ -119,3 +122,22 @@ CHAT_TOOLS: list[Callable[..., Any]] = [
     search_conversations,
     convert_units,
 ]
+
+# A tool of an optional feature is bound only while its feature is on: a model is never offered
+# (nor told about) a tool that could only answer "turned off".
+FEATURE_OF_TOOL: dict[str, Callable[[Settings], bool]] = {
+    "search_conversations": lambda settings: settings.archive_on,
+    "memories_about": lambda settings: settings.topics,
+}
+
+
+def chat_tools(settings: Settings | None = None) -> list[Callable[..., Any]]:
+    """The tools bound in a run: CHAT_TOOLS without those of features turned off."""
+    settings = settings or get_settings()
+    return [
+        tool for tool in CHAT_TOOLS if FEATURE_OF_TOOL.get(tool.__name__, lambda _: True)(settings)
+    ]
+
+
+def tool_names(tools: list[Callable[..., Any]]) -> list[str]:
+    return [tool.__name__ for tool in tools]

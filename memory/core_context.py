@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from memory.item import now_iso
@@ -13,7 +13,9 @@ if TYPE_CHECKING:
 CORE_CONTEXT_KEYS = ("persona", "human", "goal")
 MAX_CORE_CONTEXT_CHARS = 4000
 HUMAN_SEED_CHARS = 600
-IDENTITY_SECTIONS = ("identity", "身份")  # what `human` lists first
+# What `human` lists first when the caller names no profile sections: the library's default
+# sections (memory/prompts/writer.py); the app passes its own (prompts/persona.py).
+IDENTITY_SECTIONS = ("identity", "身份")
 GOAL_SEED_CHARS = 200
 # Stored flat (every backend keeps a str -> str mapping): a thread's goal under "goal@<thread>",
 # and who wrote `human` last: "auto" (the writer's seeding) or "user" (a hand edit pins it).
@@ -152,8 +154,22 @@ def truncate(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def user_facts(manager: BaseMemoryManager) -> list[str]:
-    """The live user-scope memories, identity sections first (what `human` is made of)."""
+def user_facts(
+    manager: BaseMemoryManager, profile_sections: Sequence[str] = IDENTITY_SECTIONS
+) -> list[str]:
+    """The live user-scope memories, profile sections first (what `human` is made of)."""
     items = [item for item in manager.list_items().values() if item.scope == "user"]
-    items.sort(key=lambda item: item.theme not in IDENTITY_SECTIONS)  # stable: order kept
+    items.sort(key=lambda item: item.theme not in profile_sections)  # stable: order kept
     return [item.description for item in items]
+
+
+def thread_task(manager: BaseMemoryManager, thread_id: str) -> str | None:
+    """The thread's goal as the writer understood it: its oldest live branch memory (a task or
+    plan of this conversation), None when it has none. Never the thread's first message, which
+    is as often "Hi! My name is Ada" as a goal."""
+    if not thread_id:
+        return None
+    for item in manager.list_items().values():  # oldest first
+        if item.scope == "branch" and item.origin.get("thread_id") == thread_id:
+            return item.description
+    return None

@@ -24,6 +24,8 @@ from memory.upkeep import MemoryUpkeep
 from memory.writer.batching import BatchPolicy
 
 if TYPE_CHECKING:
+    from memory.archive.base import ConversationArchive
+    from memory.erasure import ErasureReport
     from memory.snapshot import SnapshotScheduler
     from memory.topics.summaries import SummaryStore
     from memory.usage import UsageLedger
@@ -135,9 +137,13 @@ class LongTermMemory(MemoryUpkeep):
 
     def get_core_context(self, thread_id: str | None = None) -> dict[str, str]:
         """The core context block (persona, human, the goal of `thread_id`, updated_at); `{}`
-        before anything seeded it, or when the store cannot be read (logged)."""
+        before anything seeded it, or when the store cannot be read (logged). What carries a
+        forgotten memory is left out (the stored block keeps it for a restore)."""
+        from memory.forgetting import forgotten_prints, redact_core_context
+
         try:
-            return self.manager.get_core_context(thread_id)
+            block = self.manager.get_core_context(thread_id)
+            return redact_core_context(block, forgotten_prints(self.manager)) if block else block
         except Exception:
             logger.exception("core context read failed for user %r", self.user_id)
             return {}
@@ -252,6 +258,12 @@ class LongTermMemory(MemoryUpkeep):
         turn_id = f"{session_id or 'session'}:{message_id}" if message_id else None
         return await self.send_history(messages, session_id=session_id, turn_id=turn_id)
 
+    def waiting_turns(self) -> list[Turn]:
+        """This user's turns in this process's queue not written yet, oldest first (`[]` before
+        the queue was opened): what the next turn reads before the writer files them."""
+        queue = self._queue
+        return queue.waiting() if queue is not None else []
+
     def flush(self, thread_id: str | None = None) -> int:
         """Write the turns waiting in a batch (of `thread_id`, or every thread) now instead of
         when their batch is due: before a conversation is compacted, or when a session ends.
@@ -289,6 +301,26 @@ class LongTermMemory(MemoryUpkeep):
             return WriteStatus.read(journal, self.user_id)
         finally:
             journal.close()
+
+    # ── erase (irreversible) ────────────────────────────────────────────
+
+    def erase(self, memory_id: str, *, archive: ConversationArchive | None = None) -> ErasureReport:
+        """Remove one memory for good with everything derived from it (versions, history,
+        vector, journal and trace rows, snapshots; with `archive`, the archived messages that
+        carried it and the digests of their days). Unlike `delete`, nothing can restore it.
+        The thread's checkpoints keep what was said (`memory.erasure.CHECKPOINTS_NOTE`)."""
+        from memory.erasure import erase_memory
+
+        return erase_memory(self, memory_id, archive)
+
+    def erase_user(
+        self, *, archive: ConversationArchive | None = None, threads: Any = None
+    ) -> ErasureReport:
+        """Remove everything of this user from every tier (see `memory.erasure.erase_user`);
+        with `threads` (a checkpointer), the user's threads too. Other users are untouched."""
+        from memory.erasure import erase_user
+
+        return erase_user(self, archive, threads)
 
     def self_check(self, recheck: bool = False) -> SelfCheckReport:
         """The store's report merged with the write pipeline's: what the chat and editor show.

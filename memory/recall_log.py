@@ -140,6 +140,15 @@ class RecallLog:
             self.generation += 1
             return len(batch)
 
+    def discard(self) -> int:
+        """Drop the queued recalls unwritten (the user's data is being erased); how many."""
+        with self._queue_lock:
+            dropped, self._queue = len(self._queue), []
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+        return dropped
+
     def _flush_in_background(self) -> None:
         try:
             self.flush()

@@ -97,7 +97,9 @@ class MemoryRegistry:
             manager, data_dir=manager.data_dir or default_data_dir, embeddings=embeddings
         )
         if report.status != "FAIL":
-            memory.snapshots = attach_snapshots(manager, snapshot_delay)
+            memory.snapshots = attach_snapshots(
+                manager, snapshot_delay, on_restore=lambda: _vectors_after_bulk_load(memory)
+            )
         return memory
 
     def _close_idle(self) -> None:
@@ -114,6 +116,17 @@ class MemoryRegistry:
 
     def __len__(self) -> int:
         return len(self._open)
+
+
+def _vectors_after_bulk_load(memory: LongTermMemory) -> None:
+    """After a restore: make the vectors before the first reply when that takes seconds (else
+    they are made in the background and the editor's status says so); a failing embedding
+    provider leaves BM25 alone, never the restore undone."""
+    try:
+        memory.retrievers.catch_up()
+    except Exception:
+        logger.exception("embedding the restored memories of %r failed; BM25 only meanwhile",
+                         memory.user_id)  # fmt: skip
 
 
 registry = MemoryRegistry()

@@ -10,6 +10,7 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -143,6 +144,14 @@ class SnapshotScheduler:
         """Whether a snapshot is scheduled and not yet written."""
         return self._timer is not None
 
+    def cancel(self) -> None:
+        """Drop a snapshot still waiting (the user's data is being erased)."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            _pending.discard(self)
+
     def flush(self) -> None:
         """Write the snapshot now (also called at shutdown)."""
         with self._lock:
@@ -180,10 +189,14 @@ def _line(record: dict[str, Any]) -> bytes:
     return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def attach_snapshots(manager: BaseMemoryManager, delay: float | None) -> SnapshotScheduler | None:
-    """Restore an empty store from its snapshot, then (unless `delay` is None) keep the
-    snapshot current `delay` quiet seconds after writes. Only backends with a folder have a
-    snapshot location."""
+def attach_snapshots(
+    manager: BaseMemoryManager,
+    delay: float | None,
+    on_restore: Callable[[], object] | None = None,
+) -> SnapshotScheduler | None:
+    """Restore an empty store from its snapshot (then call `on_restore`), then (unless `delay`
+    is None) keep the snapshot current `delay` quiet seconds after writes. Only backends with a
+    folder have a snapshot location."""
     path = default_snapshot_path(manager)
     if path is None:
         return None
@@ -195,6 +208,8 @@ def attach_snapshots(manager: BaseMemoryManager, delay: float | None) -> Snapsho
                 len(manager.all_items()),
                 path,
             )
+            if on_restore is not None:
+                on_restore()
     except Exception:  # a bad snapshot must not stop the app; the store is left as it was
         logger.exception("could not restore the memory snapshot %s", path)
     if delay is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import unicodedata
@@ -32,6 +33,7 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower()
 
 
+@functools.lru_cache(maxsize=65_536)  # a pure function called for every word of every text
 def stem(word: str) -> str:
     """A light English stemmer: plurals, -ing, -ed, doubled consonants and a final e.
 

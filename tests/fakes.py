@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -48,3 +49,27 @@ class ScriptedAnswers:
         if isinstance(answer, BaseException):
             raise answer
         return answer if isinstance(answer, AIMessage) else AIMessage(content=answer)
+
+
+class EchoingModel(BaseChatModel):
+    """A summariser as verbose as many real models are on long input, or worse: it answers
+    with its whole prompt, `times` over, and ignores `max_tokens` (kept, with every call's
+    other options, in `calls`; the length of each answer in `answered`)."""
+
+    times: int = 1
+    calls: list[dict[str, Any]] = Field(default_factory=list)
+    answered: list[int] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "echoing"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> EchoingModel:
+        return self
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        self.calls.append(dict(kwargs))
+        text = "\n".join(str(m.content) for m in messages)
+        answer = AIMessage(content="\n".join([text] * self.times))
+        self.answered.append(len(answer.content))
+        return ChatResult(generations=[ChatGeneration(message=answer)])

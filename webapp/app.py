@@ -107,6 +107,8 @@ def editor_routes() -> list[BaseRoute]:
         Route(f"{api}/memories/{{id}}", routes.edit_memory, methods=["PATCH"]),
         Route(f"{api}/memories/{{id}}", routes.delete_memory, methods=["DELETE"]),
         Route(f"{api}/memories/{{id}}/restore", routes.restore_memory, methods=["POST"]),
+        Route(f"{api}/memories/{{id}}/erase", routes.erase_memory, methods=["POST"]),
+        Route(f"{api}/erase-user", routes.erase_user, methods=["POST"]),
         Route(f"{api}/merge", routes.merge_memories, methods=["POST"]),
         Route(f"{api}/deleted", routes.list_deleted, methods=["GET"]),
         Route(f"{api}/status", routes.get_status, methods=["GET"]),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from anyio import to_thread
@@ -11,6 +12,9 @@ from starlette.responses import JSONResponse, Response
 from graph.archiving import archive_spec
 from memory.archive import SearchResult, Window, archive_exists, archives, parse_day
 from memory.archive.render import local_time
+from memory.forgetting import reconcile
+from memory.long_term import LongTermMemory
+from webapp.access import stored_memory
 from webapp.guard import ApiError, check_local_host, check_same_origin, resolve_caller
 
 MAX_QUERY_CHARS = 200
@@ -34,13 +38,17 @@ def _result(result: SearchResult) -> dict[str, Any]:
     return {"query": result.query, "hits": hits, "notes": list(result.notes)}
 
 
-def _search(user_id: str, query: str, window: Window) -> dict[str, Any]:
+def _search(
+    user_id: str, query: str, window: Window, memory: LongTermMemory | None
+) -> dict[str, Any]:
     spec = archive_spec()
     if not archive_exists(spec, user_id):  # a read creates nothing for a user never archived
         return {"query": query, "hits": [], "notes": []}
     archive = archives.open(spec, user_id)
     if archive is None:
         return {"query": query, "hits": [], "notes": ["the conversation archive is off"]}
+    if memory is not None:  # what carries a forgotten memory is left out, as for the agent
+        reconcile(memory.manager, archive)
     return _result(archive.search(query, window, limit=HITS))
 
 
@@ -60,7 +68,9 @@ async def search_conversations(request: Request) -> Response:
             )
         except ValueError as exc:
             raise ApiError(400, str(exc), "since") from exc
-        found = await to_thread.run_sync(_search, caller.user_id, query, window)
+        loop = asyncio.get_running_loop()
+        memory = await to_thread.run_sync(stored_memory, caller, loop)
+        found = await to_thread.run_sync(_search, caller.user_id, query, window, memory)
     except ApiError as exc:
         return exc.response()
     return JSONResponse(found)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
+import sys
 import unicodedata
 import uuid
 from collections.abc import Awaitable, Callable
@@ -327,8 +328,12 @@ async def import_memories(request: Request, memory: LongTermMemory) -> Response:
     items = transfer.parse_import(data)
     source = transfer.import_source(data)
     outcome = await _run(transfer.import_items, manager, items, source)
+    # A small import is searchable by meaning when this answers; a large one is embedded in the
+    # background (the status says so) and found by BM25 meanwhile.
+    vectors_ready = await _run(memory.retrievers.catch_up)
     return JSONResponse(
         {
+            "vectors_ready": vectors_ready,
             "added": outcome.added,
             "superseded": outcome.superseded,
             "skipped": outcome.skipped,
@@ -349,6 +354,48 @@ async def stream_events(request: Request, memory: LongTermMemory) -> Response:
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+
+
+def _archive_of(user_id: str) -> Any:
+    """The user's conversation archive, when the deployment keeps one and it holds anything."""
+    from graph.archiving import archive_spec
+    from memory.archive import archive_exists, archives
+
+    spec = archive_spec()
+    return archives.open(spec, user_id) if archive_exists(spec, user_id) else None
+
+
+def _confirmed(data: dict[str, Any], word: str) -> None:
+    if data.get("confirm") != word:
+        raise ApiError(400, f"erasing cannot be undone: send confirm={word!r} to do it", "confirm")
+
+
+@api
+async def erase_memory(request: Request, memory: LongTermMemory) -> Response:
+    """Erase one memory for good (`LongTermMemory.erase`), tombstone or not; the report says
+    what went where."""
+    memory_id = _memory_id(request)
+    _confirmed(await read_json_object(request, {"confirm"}), memory_id)
+    archive = await _run(_archive_of, memory.user_id)
+    report = await _run(functools.partial(memory.erase, memory_id, archive=archive))
+    return JSONResponse({**report.to_dict(), "revision": await _revision(memory.manager)})
+
+
+@api
+async def erase_user(request: Request, memory: LongTermMemory) -> Response:
+    """Delete everything of the signed-in (or local) user (`LongTermMemory.erase_user`), never
+    another's; under the LangGraph server their threads too (those their archive and journal
+    name). The editor alone has no checkpointer: the report then says the threads stay."""
+    _confirmed(await read_json_object(request, {"confirm"}), memory.user_id)
+    archive = await _run(_archive_of, memory.user_id)
+    threads = None
+    if "langgraph_api" in sys.modules:  # mounted on the server: its threads are its own
+        from webapp.server_store import ServerThreads
+
+        threads = ServerThreads(asyncio.get_running_loop())
+    erase = functools.partial(memory.erase_user, archive=archive, threads=threads)
+    report = await _run(erase)
+    return JSONResponse({**report.to_dict(), "revision": await _revision(memory.manager)})
 
 
 @api

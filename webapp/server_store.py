@@ -75,6 +75,29 @@ class ServerStore(BaseStore):
         return results
 
 
+class ServerThreads:
+    """The LangGraph server's threads as `erase_user(threads=...)` needs them: `delete_thread`
+    through the in-process SDK client, sent to the server's loop from a worker thread. The
+    client skips auth: the ids come from the caller's own archive and journal only."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+
+    def delete_thread(self, thread_id: str) -> None:
+        future = asyncio.run_coroutine_threadsafe(self._delete(thread_id), self.loop)
+        try:
+            future.result(timeout=CALL_TIMEOUT_SECONDS)
+        except TimeoutError:
+            future.cancel()
+            raise
+
+    @staticmethod
+    async def _delete(thread_id: str) -> None:
+        from langgraph_sdk import get_client
+
+        await get_client().threads.delete(thread_id)
+
+
 def _item_fields(raw: Any) -> dict[str, Any]:
     return {
         "namespace": tuple(raw["namespace"]),

@@ -253,7 +253,30 @@ def status(memory: LongTermMemory) -> dict[str, Any]:
         "backend": manager.backend,
         "user_id": manager.user_id,
         "usage": model_usage(memory),
+        "recall": recall_status(memory),
     }
+
+
+def recall_status(memory: LongTermMemory) -> dict[str, Any] | None:
+    """The semantic channel's progress (None when it is off or the store keeps the vectors):
+    while `pending` memories wait for their vector, they are found by BM25 only, and `note`
+    says so in words."""
+    try:
+        status = memory.retrievers.recall_status()
+    except Exception:  # a status that cannot say this must still load
+        logger.exception("reading the semantic channel's status of %r failed", memory.user_id)
+        return None
+    if status is None:
+        return None
+    note = ""
+    if status.pending:
+        note = (f"vectors are still being made ({status.embedded} of {status.live} memories "
+                f"have one, {status.model}): retrieval uses BM25 only for the others "
+                "meanwhile")  # fmt: skip
+    if status.error:
+        note = f"making vectors failed ({status.error}): retrieval uses BM25 only meanwhile"
+    return {"model": status.model, "live": status.live, "embedded": status.embedded,
+            "pending": status.pending, "error": status.error, "note": note}  # fmt: skip
 
 
 def model_usage(memory: LongTermMemory) -> dict[str, dict[str, int]]:

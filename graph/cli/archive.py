@@ -12,6 +12,8 @@ from graph.archiving import archive_messages, archive_spec
 from graph.settings import get_settings, load_dotenv
 from memory.archive import ConversationArchive, Window, archives, render
 from memory.branch import Lineage
+from memory.factory import open_memory_manager
+from memory.forgetting import reconcile
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         spec = archive_spec(get_settings())
         if args.command == "search":
             archive = archives.open(spec, args.user)
+            if archive is not None and get_settings().memory_backend.split(":")[0] != "store":
+                # What carries a forgotten memory is left out, as the agent's search does.
+                reconcile(open_memory_manager(get_settings().memory_backend, args.user), archive)
             print(render(archive.search(args.query, Window())) if archive else "archive is off")
             return 0
         counts = _rebuild_from(args, lambda user: archives.open(spec, user))

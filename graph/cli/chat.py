@@ -18,6 +18,7 @@ from graph.settings import get_settings, load_dotenv
 from memory.archive import Window, archives, render
 from memory.branch import Lineage, Provenance, visible_ids
 from memory.errors import MemoryNotFound
+from memory.forgetting import reconcile
 from memory.item import MemoryItem
 from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
@@ -124,14 +125,16 @@ def cost_report(memory: LongTermMemory, last_turn: dict[str, dict[str, int]]) ->
     return "\n".join(line for line in lines if line)
 
 
-def search_conversations(user_id: str, text: str, lineage: Lineage | None) -> str:
+def search_conversations(manager: BaseMemoryManager, text: str, lineage: Lineage | None) -> str:
     """What `search_conversations` finds for `text`: the user's other threads and this
-    branch of this one, each hit with the messages around it."""
+    branch of this one, each hit with the messages around it (what carries a forgotten
+    memory left out)."""
     if not text.strip():
         return "  usage: /search <text>"
-    archive = archives.open(archive_spec(), user_id)
+    archive = archives.open(archive_spec(), manager.user_id)
     if archive is None:
-        return "  the conversation archive is off (GULFSTREAM_ARCHIVE)"
+        return "  the conversation archive is off (GULFSTREAM_CONVERSATION_ARCHIVE)"
+    reconcile(manager, archive)
     return render(archive.search(text, Window(lineage=lineage)), SEARCH_BUDGET_CHARS)
 
 
@@ -179,7 +182,7 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
             elif line.startswith("/search"):
                 query = line.removeprefix("/search")
                 print(
-                    await asyncio.to_thread(search_conversations, context.user_id, query, lineage)
+                    await asyncio.to_thread(search_conversations, session.manager, query, lineage)
                 )
             elif line.startswith("/restore"):
                 target = line.removeprefix("/restore")

@@ -33,13 +33,14 @@ EXIT_WAIT_SECONDS = 60.0
 
 @dataclasses.dataclass
 class TurnReply:
-    """What one turn produced: the reply, the memories it was given, its memory write, and its
-    model calls by purpose."""
+    """What one turn produced: the reply, the memories it was given (and what it was given of
+    the user's turns not filed yet), its memory write, and its model calls by purpose."""
 
     text: str
     related_memories: list[dict[str, Any]]
     memory_write: dict[str, Any] = dataclasses.field(default_factory=dict)
     cost: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
+    said_recently: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
 
 class LocalSession:
@@ -89,13 +90,8 @@ class LocalSession:
         if self.on_memory_event is not None:
             self.memory.add_listener(self.on_memory_event)
         # Start the queue now: turns an earlier session left in the journal are written first.
-        await asyncio.wrap_future(local_writer.run(self._start(self.memory)))
+        await asyncio.wrap_future(local_writer.start(self.memory))
         return self
-
-    @staticmethod
-    async def _start(memory: LongTermMemory) -> None:
-        if not memory.writing:
-            memory.start()
 
     async def __aexit__(self, *exc_info: object) -> None:
         try:
@@ -131,7 +127,8 @@ class LocalSession:
         reply = last.text if isinstance(last, AIMessage) else str(last.content)
         related = list(state.get("related_memories", []))
         write, cost = dict(state.get("memory_write") or {}), dict(state.get("cost") or {})
-        return TurnReply(reply, related, write, cost)
+        said = list(state.get("said_recently", []))
+        return TurnReply(reply, related, write, cost, said)
 
     async def latest_checkpoint_id(self, thread_id: str) -> str:
         """The checkpoint the thread's last turn ended at (to fork from it later); "" for a

@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from graph.settings import get_settings, load_dotenv
 from memory.errors import CorruptStoreError
@@ -37,10 +38,29 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wrote {write_snapshot(manager, path)} ({len(manager.all_items())} items)")
         else:
             print(f"imported {import_snapshot(manager, path)} items from {path}")
+            print(vectors_after_import(manager))
     except (ValueError, CorruptStoreError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def vectors_after_import(manager: Any) -> str:
+    """Make the imported memories' vectors now when that takes seconds, so the server's first
+    query is fused; a larger import leaves them to the server (BM25 only for them meanwhile)."""
+    from graph.embeddings import deployment_embeddings
+    from memory.long_term import LongTermMemory
+
+    embeddings = deployment_embeddings()
+    if embeddings is None:
+        return "semantic recall is off: no vectors to make"
+    retrievers = LongTermMemory(manager, embeddings=embeddings).retrievers
+    if retrievers.catch_up():
+        return "vectors made: the imported memories are searchable by meaning"
+    status = retrievers.recall_status()
+    missing = status.pending if status is not None else "some"
+    return (f"{missing} vectors are left to make; the server makes them in the background "
+            "and uses BM25 alone for those memories meanwhile")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -8,7 +8,16 @@ from memory.archive.base import ConversationArchive
 from memory.archive.digest import DigestSealer, extractive_digest
 from memory.archive.factory import ArchiveRegistry, archive_exists, archives, open_archive
 from memory.archive.query import Window, parse_day, query_terms
-from memory.archive.records import ArchivedMessage, Digest, Hit, SearchResult, checkpoint_time
+from memory.archive.ranking import Ranking
+from memory.archive.records import (
+    ArchivedMessage,
+    Digest,
+    ForgottenRecord,
+    Hit,
+    MessageKey,
+    SearchResult,
+    checkpoint_time,
+)
 from memory.archive.render import render
 from memory.lazy import lazy_exports
 
@@ -30,8 +39,11 @@ __all__ = [
     "ConversationArchive",
     "Digest",
     "DigestSealer",
+    "ForgottenRecord",
     "Hit",
+    "MessageKey",
     "PostgresArchive",
+    "Ranking",
     "SearchResult",
     "SqliteArchive",
     "Window",

@@ -74,8 +74,9 @@ class DigestSealer:
         newest = max(known, default=None) or local_day(now - LOOKBACK_DAYS * 86400)
         since = day_bounds(newest)[0]
         by_day: dict[str, list[ArchivedMessage]] = {}
+        hidden = archive.hidden_keys()  # what carried a forgotten memory is sealed without it
         for message in archive.messages(since=since):
-            if message.role in ("user", "assistant"):
+            if message.role in ("user", "assistant") and message.ref not in hidden:
                 by_day.setdefault(local_day(message.timestamp), []).append(message)
         today = local_day(now)
         due = []

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from memory.archive.base import ConversationArchive
 from memory.archive.query import Window
-from memory.archive.records import ArchivedMessage, Digest
+from memory.archive.records import (
+    SEARCHED_ROLES,
+    ArchivedMessage,
+    Digest,
+    ForgottenRecord,
+    MessageKey,
+)
 from memory.tokenize import tokenize
 
 # Documents and queries are the tokenizer's terms taken as they are (array_to_tsvector and
@@ -44,10 +50,21 @@ CREATE TABLE IF NOT EXISTS gulfstream_archive_digests (
     terms         TSVECTOR NOT NULL,
     PRIMARY KEY (user_id, day)
 );
+CREATE TABLE IF NOT EXISTS gulfstream_archive_forgotten (
+    user_id       TEXT NOT NULL,
+    memory_id     TEXT NOT NULL,
+    forgotten_at  DOUBLE PRECISION NOT NULL,
+    messages      TEXT NOT NULL,
+    digests       TEXT NOT NULL,
+    PRIMARY KEY (user_id, memory_id)
+);
 """
 _TABLE = "gulfstream_archive_messages"
 RANKED = 2_000  # matches ranked by relevance at most: the newest ones
+# Tool results get no terms; an archive made before that may still hold some with terms.
+_SEARCHED = "role IN ({})".format(", ".join(f"'{role}'" for role in SEARCHED_ROLES))
 _COLUMNS = "thread_id, checkpoint_id, message_id, role, content, ts, position, content_hash"
+_FORGOTTEN = "memory_id, forgotten_at, messages, digests"
 
 
 class SharedConnection:
@@ -101,7 +118,7 @@ class PostgresArchive(ConversationArchive):
                 raise ValueError(f"message of {m.user_id!r} sent to {self.user_id!r}'s archive")
             rows.append((self.user_id, m.thread_id, m.checkpoint_id, m.message_id, m.role,
                          m.content, m.timestamp, m.position, m.content_hash,
-                         tokenize(m.content)))  # fmt: skip
+                         tokenize(m.content) if m.searched else []))  # fmt: skip
         if not rows:
             return 0
         added = 0
@@ -137,8 +154,9 @@ class PostgresArchive(ConversationArchive):
         # primary key backwards instead).
         rows = self._read(
             f"WITH hits AS MATERIALIZED (SELECT id FROM {_TABLE} WHERE user_id = %s AND "
-            f"terms @@ CAST(%s AS tsquery) {where}), recent AS (SELECT id FROM hits ORDER BY id "
-            f"DESC LIMIT %s) SELECT {_COLUMNS}, ts_rank(terms, q) AS score FROM {_TABLE} "
+            f"terms @@ CAST(%s AS tsquery) AND {_SEARCHED} {where}), "
+            "recent AS (SELECT id FROM hits ORDER BY id DESC LIMIT %s)"
+            f" SELECT {_COLUMNS}, ts_rank(terms, q) AS score FROM {_TABLE} "
             "JOIN recent USING (id), CAST(%s AS tsquery) AS q "
             "ORDER BY score DESC, ts DESC LIMIT %s",
             (self.user_id, query, *params, RANKED, query, limit),
@@ -149,7 +167,10 @@ class PostgresArchive(ConversationArchive):
         self, message: ArchivedMessage, before: int, after: int
     ) -> list[ArchivedMessage]:
         key = (message.timestamp, message.checkpoint_id, message.position)
-        base = f"SELECT {_COLUMNS} FROM {_TABLE} WHERE user_id = %s AND thread_id = %s AND "
+        base = (
+            f"SELECT {_COLUMNS} FROM {_TABLE} WHERE user_id = %s AND thread_id = %s AND "
+            f"{_SEARCHED} AND "
+        )
         earlier = self._read(
             base + "(ts, checkpoint_id, position) < (%s, %s, %s) "
             "ORDER BY ts DESC, checkpoint_id DESC, position DESC LIMIT %s",
@@ -198,16 +219,103 @@ class PostgresArchive(ConversationArchive):
         )
         return [Digest(self.user_id, *row) for row in rows]
 
+    def frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        # One count per term, each through the GIN index (terms are few: a question's words).
+        found = {}
+        for term in terms:
+            rows = self._read(
+                f"SELECT COUNT(*) FROM {_TABLE} WHERE user_id = %s AND "
+                "terms @@ CAST(%s AS tsquery)",
+                (self.user_id, tsquery([term], False)),
+            )
+            found[term] = int(rows[0][0])
+        total = self._read(
+            f"SELECT COUNT(*) FROM {_TABLE} WHERE user_id = %s AND {_SEARCHED}", (self.user_id,)
+        )
+        return int(total[0][0]), found
+
     def count(self) -> int:
         rows = self._read(f"SELECT COUNT(*) FROM {_TABLE} WHERE user_id = %s", (self.user_id,))
         return int(rows[0][0])
 
+    def forgotten_signature(self) -> object:
+        # xmin is the transaction that wrote a row: any insert, update or delete changes this.
+        rows = self._read(
+            "SELECT COUNT(*), MAX(xmin::text::bigint) FROM gulfstream_archive_forgotten "
+            "WHERE user_id = %s",
+            (self.user_id,),
+        )
+        return tuple(rows[0])
+
+    def _load_forgotten(self) -> dict[str, ForgottenRecord]:
+        rows = self._read(
+            f"SELECT {_FORGOTTEN} FROM gulfstream_archive_forgotten WHERE user_id = %s",
+            (self.user_id,),
+        )
+        return {row[0]: ForgottenRecord.from_json(self.user_id, *row) for row in rows}
+
+    def put_forgotten(self, record: ForgottenRecord) -> None:
+        with self.pool.connection() as conn:
+            conn.execute(
+                "INSERT INTO gulfstream_archive_forgotten VALUES (%s, %s, %s, %s, %s) ON CONFLICT "
+                "(user_id, memory_id) DO UPDATE SET forgotten_at = EXCLUDED.forgotten_at, "
+                "messages = EXCLUDED.messages, digests = EXCLUDED.digests",
+                (self.user_id, record.memory_id, record.forgotten_at, *record.to_json()),
+            )
+
+    def drop_forgotten(self, memory_id: str) -> ForgottenRecord | None:
+        with self.pool.connection() as conn:
+            row = conn.execute(
+                f"DELETE FROM gulfstream_archive_forgotten WHERE user_id = %s AND memory_id = %s "
+                f"RETURNING {_FORGOTTEN}",
+                (self.user_id, memory_id),
+            ).fetchone()
+        return ForgottenRecord.from_json(self.user_id, *row) if row else None
+
     def clear(self) -> None:
         with self.pool.connection() as conn, conn.transaction():
             conn.execute(f"DELETE FROM {_TABLE} WHERE user_id = %s", (self.user_id,))
-            conn.execute(
-                "DELETE FROM gulfstream_archive_digests WHERE user_id = %s", (self.user_id,)
+            for table in ("gulfstream_archive_digests", "gulfstream_archive_forgotten"):
+                conn.execute(f"DELETE FROM {table} WHERE user_id = %s", (self.user_id,))
+
+    def erase_messages(self, keys: Collection[MessageKey]) -> int:
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return 0
+        erased = 0
+        with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+            for key in wanted:
+                cur.execute(
+                    f"DELETE FROM {_TABLE} WHERE user_id = %s AND thread_id = %s AND "
+                    "checkpoint_id = %s AND message_id = %s AND content_hash = %s",
+                    (self.user_id, *key),
+                )
+                erased += cur.rowcount
+        return erased
+
+    def erase_digests(self, days: Collection[str]) -> int:
+        wanted = list(dict.fromkeys(days))
+        if not wanted:
+            return 0
+        with self.pool.connection() as conn:
+            cursor = conn.execute(
+                "DELETE FROM gulfstream_archive_digests WHERE user_id = %s AND day = ANY(%s)",
+                (self.user_id, wanted),
             )
+            return int(cursor.rowcount)
+
+    def erase_all(self) -> list[str]:
+        messages, digests = self.count(), len(self.digests())
+        self.clear()
+        return [f"{_TABLE}: {messages} rows", f"gulfstream_archive_digests: {digests} rows"]
+
+    def scrub(self) -> bool:
+        # Deleted rows stay in the table's pages until VACUUM reclaims them (autovacuum does it
+        # later; this does it now). The server's own WAL and backups are the operator's.
+        with self.pool.connection() as conn:
+            for table in (_TABLE, "gulfstream_archive_digests", "gulfstream_archive_forgotten"):
+                conn.execute(f"VACUUM {table}")
+        return True
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
         with self.pool.connection() as conn:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -10,9 +11,14 @@ from datetime import UTC, datetime
 from memory.manager import validate_user_id
 
 ROLES = ("user", "assistant", "tool", "digest")
+# What the full-text index holds: what people said. Tool results are stored (the archive shows
+# and rebuilds them) but never searched: a search would find earlier search answers.
+SEARCHED_ROLES = ("user", "assistant")
 TOOL_PREVIEW_CHARS = 600  # a tool result is archived as its start, not whole
 MAX_MESSAGE_CHARS = 20_000  # a message longer than this is archived cut, with a note
 CUT_NOTE = "; archived cut]"
+# An archived message's identity in every backend: (thread, checkpoint, message id, text hash).
+MessageKey = tuple[str, str, str, str]
 # uuid6 (LangGraph's checkpoint ids) count 100 ns from the Gregorian calendar's start.
 _GREGORIAN_OFFSET = 0x01B21DD213814000
 
@@ -73,6 +79,16 @@ class ArchivedMessage:
         return (self.message_id, self.content_hash)
 
     @property
+    def searched(self) -> bool:
+        """Whether the full-text index holds this message (what a person said)."""
+        return self.role in SEARCHED_ROLES
+
+    @property
+    def ref(self) -> MessageKey:
+        """The row's identity in the archive (what a forgotten memory's record lists)."""
+        return (self.thread_id, self.checkpoint_id, self.message_id, self.content_hash)
+
+    @property
     def when(self) -> datetime:
         return datetime.fromtimestamp(self.timestamp, tz=UTC)
 
@@ -87,6 +103,35 @@ class Digest:
     message_count: int
     last_timestamp: float  # the newest message the digest covers
     made_at: float
+
+
+@dataclass(frozen=True)
+class ForgottenRecord:
+    """What forgetting one memory hid in the archive: the messages that carried it (left out of
+    every search and digest until the memory is restored) and the digests of their days as
+    they were before they were sealed again without it (put back by the restore)."""
+
+    memory_id: str
+    forgotten_at: float
+    messages: tuple[MessageKey, ...] = ()
+    digests: tuple[Digest, ...] = ()
+
+    def to_json(self) -> tuple[str, str]:
+        """(messages, digests) as JSON text, the form both backends store."""
+        digests = [[d.day, d.text, d.message_count, d.last_timestamp, d.made_at]
+                   for d in self.digests]  # fmt: skip
+        return json.dumps([list(k) for k in self.messages]), json.dumps(digests, ensure_ascii=False)
+
+    @classmethod
+    def from_json(
+        cls, user_id: str, memory_id: str, forgotten_at: float, messages: str, digests: str
+    ) -> ForgottenRecord:
+        keys = tuple(
+            (str(a), str(b), str(c), str(d)) for a, b, c, d in json.loads(messages or "[]")
+        )
+        days = tuple(Digest(user_id, str(day), str(text), int(count), float(last), float(made))
+                     for day, text, count, last, made in json.loads(digests or "[]"))  # fmt: skip
+        return cls(memory_id, float(forgotten_at), keys, days)
 
 
 @dataclass(frozen=True)

@@ -44,8 +44,8 @@ def _block(hit: Hit, chars: int) -> str:
 def render(result: SearchResult, budget_chars: int = DEFAULT_BUDGET_CHARS) -> str:
     """The hits, best first, each with its thread, times and the messages around it (» marks
     the match), cut so that the whole text stays within `budget_chars`."""
-    if not result.hits:
-        return NOTHING
+    if not result.hits:  # a note (what forgetting hid) is still worth saying
+        return " ".join([NOTHING, *(f"({note})" for note in result.notes)])
     notes = "".join(f"({note})\n" for note in result.notes)
     room = max(200, budget_chars - len(HEAD) - len(notes))
     share = max(80, min(MESSAGE_CHARS, room // max(1, len(result.hits) * 3)))

@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 from memory.archive.base import ConversationArchive
 from memory.archive.query import Window, index_text
-from memory.archive.records import ArchivedMessage, Digest
+from memory.archive.records import (
+    SEARCHED_ROLES,
+    ArchivedMessage,
+    Digest,
+    ForgottenRecord,
+    MessageKey,
+)
 from memory.manager import file_stem
-from memory.writer.sqlite_file import open_wal, write_transaction
+from memory.writer.sqlite_file import open_wal, remove_database, scrub, write_transaction
 
 # The index holds the tokenizer's terms separated by spaces (unicode61 then only splits on
 # them): FTS5's own tokenizers cannot match a two-character Chinese word (trigram needs three
@@ -35,6 +41,7 @@ CREATE INDEX IF NOT EXISTS messages_by_time ON messages (ts);
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
     terms, content='', tokenize='unicode61 remove_diacritics 0'
 );
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_vocab USING fts5vocab(messages_fts, 'row');
 CREATE TABLE IF NOT EXISTS digests (
     id            INTEGER PRIMARY KEY,
     day           TEXT NOT NULL UNIQUE,
@@ -46,8 +53,17 @@ CREATE TABLE IF NOT EXISTS digests (
 CREATE VIRTUAL TABLE IF NOT EXISTS digests_fts USING fts5(
     terms, tokenize='unicode61 remove_diacritics 0'
 );
+-- One row per forgotten memory: the messages it hid and its days' digests as they were.
+CREATE TABLE IF NOT EXISTS forgotten (
+    memory_id     TEXT PRIMARY KEY,
+    forgotten_at  REAL NOT NULL,
+    messages      TEXT NOT NULL,
+    digests       TEXT NOT NULL
+);
 """
 RANKED = 2_000  # matches ranked by relevance at most: the newest ones
+# An archive made before tool results were kept out of the index may still hold some there.
+_SEARCHED = "m.role IN ({})".format(", ".join(f"'{role}'" for role in SEARCHED_ROLES))
 _COLUMNS = "thread_id, checkpoint_id, message_id, role, content, ts, position, content_hash"
 
 
@@ -85,12 +101,12 @@ class SqliteArchive(ConversationArchive):
                     (m.thread_id, m.checkpoint_id, m.message_id, m.role, m.content, m.timestamp,
                      m.position, m.content_hash),
                 )  # fmt: skip
-                if row.rowcount:
+                if row.rowcount and m.searched:
                     db.execute(
                         "INSERT INTO messages_fts (rowid, terms) VALUES (?, ?)",
                         (row.lastrowid, index_text(m.content)),
                     )
-                    added += 1
+                added += row.rowcount
         return added
 
     def known(self, thread_id: str) -> list[tuple[str, str, str]]:
@@ -103,6 +119,7 @@ class SqliteArchive(ConversationArchive):
         if not terms:
             return []
         where, params = window.sql("?", "m.")
+        where = f"AND {_SEARCHED} {where}"
         query = fts_query(terms, any_term)
         join = "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
         # A common word matches a large part of the archive, and ranking every match costs
@@ -126,13 +143,15 @@ class SqliteArchive(ConversationArchive):
     ) -> list[ArchivedMessage]:
         key = (message.timestamp, message.checkpoint_id, message.position)
         earlier = self._read(
-            f"SELECT {_COLUMNS} FROM messages WHERE thread_id = ? AND (ts, checkpoint_id, position)"
-            " < (?, ?, ?) ORDER BY ts DESC, checkpoint_id DESC, position DESC LIMIT ?",
+            f"SELECT {_COLUMNS} FROM messages m WHERE thread_id = ? AND {_SEARCHED} AND "
+            "(ts, checkpoint_id, position) < (?, ?, ?) "
+            "ORDER BY ts DESC, checkpoint_id DESC, position DESC LIMIT ?",
             (message.thread_id, *key, before),
         )
         later = self._read(
-            f"SELECT {_COLUMNS} FROM messages WHERE thread_id = ? AND (ts, checkpoint_id, position)"
-            " > (?, ?, ?) ORDER BY ts, checkpoint_id, position LIMIT ?",
+            f"SELECT {_COLUMNS} FROM messages m WHERE thread_id = ? AND {_SEARCHED} AND "
+            "(ts, checkpoint_id, position) > (?, ?, ?) "
+            "ORDER BY ts, checkpoint_id, position LIMIT ?",
             (message.thread_id, *key, after),
         )
         return [self._message(r) for r in reversed(earlier)] + [self._message(r) for r in later]
@@ -181,8 +200,48 @@ class SqliteArchive(ConversationArchive):
             )
         return [Digest(self.user_id, *row) for row in self._read(sql, params)]
 
+    def frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        # One lookup per term (fts5vocab answers `term = ?` from the index; `IN` scans it), and
+        # the highest row id for the total: counting an FTS5 table reads all of it, and idf
+        # needs the size only roughly.
+        found = {}
+        for term in terms:
+            rows = self._read("SELECT doc FROM messages_vocab WHERE term = ?", (term,))
+            found[term] = int(rows[0][0]) if rows else 0
+        total = self._read("SELECT MAX(id) FROM messages", ())[0][0]
+        return int(total or 0), found
+
     def count(self) -> int:
         return int(self._read("SELECT COUNT(*) FROM messages", ())[0][0])
+
+    def _load_forgotten(self) -> dict[str, ForgottenRecord]:
+        rows = self._read("SELECT memory_id, forgotten_at, messages, digests FROM forgotten", ())
+        return {row[0]: ForgottenRecord.from_json(self.user_id, *row) for row in rows}
+
+    def forgotten_signature(self) -> object:
+        # A row replaced or added gets a new rowid (its times and sizes tell a reused one).
+        sql = (
+            "SELECT COUNT(*), MAX(rowid), TOTAL(forgotten_at), TOTAL(LENGTH(messages)) "
+            "FROM forgotten"
+        )
+        return tuple(self._read(sql, ())[0])
+
+    def put_forgotten(self, record: ForgottenRecord) -> None:
+        with write_transaction(self._lock, self._db) as db:
+            db.execute(
+                "INSERT OR REPLACE INTO forgotten VALUES (?, ?, ?, ?)",
+                (record.memory_id, record.forgotten_at, *record.to_json()),
+            )
+
+    def drop_forgotten(self, memory_id: str) -> ForgottenRecord | None:
+        with write_transaction(self._lock, self._db) as db:
+            row = db.execute(
+                "SELECT memory_id, forgotten_at, messages, digests FROM forgotten "
+                "WHERE memory_id = ?",
+                (memory_id,),
+            ).fetchone()
+            db.execute("DELETE FROM forgotten WHERE memory_id = ?", (memory_id,))
+        return ForgottenRecord.from_json(self.user_id, *row) if row else None
 
     def clear(self) -> None:
         with write_transaction(self._lock, self._db) as db:
@@ -190,6 +249,53 @@ class SqliteArchive(ConversationArchive):
             db.execute("INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')")
             db.execute("DELETE FROM digests")
             db.execute("DELETE FROM digests_fts")
+            db.execute("DELETE FROM forgotten")  # hidden again from the rebuilt rows
+
+    def erase_messages(self, keys: Collection[MessageKey]) -> int:
+        erased = 0
+        with write_transaction(self._lock, self._db) as db:
+            for thread, checkpoint, message_id, digest in dict.fromkeys(keys):
+                row = db.execute(
+                    "SELECT id, content FROM messages WHERE thread_id = ? AND checkpoint_id = ? "
+                    "AND message_id = ? AND content_hash = ?",
+                    (thread, checkpoint, message_id, digest),
+                ).fetchone()
+                if row is None:
+                    continue
+                # A contentless FTS table forgets a row only when told its terms again.
+                db.execute(
+                    "INSERT INTO messages_fts (messages_fts, rowid, terms) VALUES ('delete', ?, ?)",
+                    (row[0], index_text(row[1])),
+                )
+                db.execute("DELETE FROM messages WHERE id = ?", (row[0],))
+                erased += 1
+        return erased
+
+    def erase_digests(self, days: Collection[str]) -> int:
+        erased = 0
+        with write_transaction(self._lock, self._db) as db:
+            for day in dict.fromkeys(days):
+                row = db.execute("SELECT id FROM digests WHERE day = ?", (day,)).fetchone()
+                if row is not None:
+                    db.execute("DELETE FROM digests WHERE id = ?", (row[0],))
+                    db.execute("DELETE FROM digests_fts WHERE rowid = ?", (row[0],))
+                    erased += 1
+        return erased
+
+    def erase_all(self) -> list[str]:
+        # One file per user: removing it (with its WAL) leaves nothing to scrub.
+        with self._lock:
+            self._db.close()
+            removed = remove_database(self.path)
+            self._db = open_wal(self.path, _SCHEMA, synchronous="NORMAL")
+        return removed
+
+    def scrub(self) -> bool:
+        with self._lock:
+            # Deleted FTS entries stay in the index's segments until they are merged.
+            self._db.execute("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
+            self._db.execute("INSERT INTO digests_fts (digests_fts) VALUES ('optimize')")
+            return scrub(self._db)
 
     def close(self) -> None:
         with self._lock:

@@ -106,8 +106,8 @@ def build_plan(
     """Decide the whole pass over the live memories: only user-scope ones are touched (branch
     memories belong to one conversation); a memory in a merge group is neither marked stale nor
     archived in the same pass (the merge changes it: the next pass looks again). With
-    `embeddings` (a `TextEmbeddings`), duplicates are also found by meaning; with `llm`, the
-    model confirms the borderline ones."""
+    `embeddings` (a semantic channel with `vectors_of`, or a `TextEmbeddings`), duplicates are
+    also found by meaning; with `llm`, the model confirms the borderline ones."""
     plan = ConsolidationPlan(secrets.token_hex(6), user_id, now.isoformat(), len(live))
     shared = {i: item for i, item in live.items() if item.scope == "user"}
     # Oldest first, so a group's survivor defaults to the memory that was there first.
@@ -117,7 +117,7 @@ def build_plan(
         texts,
         policy.contained_jaccard,
         policy.swapped_jaccard,
-        vectors=_vectors(embeddings, list(texts.values())),
+        vectors=_vectors(embeddings, texts),
         llm=llm,
     )
     grouped: set[str] = set()
@@ -151,13 +151,17 @@ def build_plan(
     return plan
 
 
-def _vectors(embeddings: Any | None, texts: list[str]) -> Vectors | None:
-    """The texts' vectors, or None (duplicates by words only) without a model or when it fails:
-    a pass that finds fewer duplicates is better than no pass."""
+def _vectors(embeddings: Any | None, texts: dict[str, str]) -> Vectors | None:
+    """The vectors of `texts` (id → description), or None (duplicates by words only) without a
+    model or when it fails: a pass that finds fewer duplicates is better than no pass. A
+    channel of kept vectors (`vectors_of`) embeds only the memories new or changed since the
+    last pass, so a pass at thousands of memories stays off the model."""
     if embeddings is None or not texts:
         return None
     try:
-        return embed(embeddings, texts)
+        if hasattr(embeddings, "vectors_of"):
+            return embeddings.vectors_of(texts, complete=True)
+        return embed(embeddings, list(texts.values()))
     except Exception:
         logger.exception("consolidation: memories not embedded; duplicates found by words only")
         return None

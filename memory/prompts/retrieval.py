@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from memory.prompts.writer import MemorySection, SectionKind, Sections, sections_for
+
 FIND_RELATED_MEMORY = """\
 You select, from a user's long-term memories, the ones related to the current query.
 
@@ -137,8 +141,48 @@ FIND_RELATED_MEMORY_USER_ZH = """\
 </query>"""
 
 
-def find_related_memory_prompts(language: str = "en") -> tuple[str, str]:
-    """The (system prompt, user template) pair for a language: "zh…" gives Chinese, else English."""
-    if language.lower().startswith("zh"):
-        return FIND_RELATED_MEMORY_ZH, FIND_RELATED_MEMORY_USER_ZH
-    return FIND_RELATED_MEMORY, FIND_RELATED_MEMORY_USER
+# The example themes of the few-shot prompts by the kind of section they stand for, and the
+# places they appear; a caller's sections (MemorySection, with a kind) replace them.
+EXAMPLE_THEMES: dict[str, dict[SectionKind, tuple[str, ...]]] = {
+    "en": {
+        "preference": ("(taste, ", "taste themes", "taste memories"),
+        "event": ("(moment, ",),
+        "task": ("(project, ", "project themes"),
+    },
+    "zh": {
+        "preference": ("(品味, ", "“品味”分区", "应看品味分区"),
+        "event": ("(瞬间, ",),
+        "task": ("(项目, ", "“项目”分区"),
+    },
+}
+_EXAMPLE_WORDS = {"en": {"preference": "taste", "event": "moment", "task": "project"},
+                  "zh": {"preference": "品味", "event": "瞬间", "task": "项目"}}  # fmt: skip
+
+
+def with_sections(prompt: str, language: str, sections: Sequence[MemorySection]) -> str:
+    """`prompt` with its example themes renamed to the first of `sections` of the same kind
+    (a kind without a section keeps its example)."""
+    for kind, places in EXAMPLE_THEMES[language].items():
+        name = next((section.name for section in sections if section.kind == kind), None)
+        if name is None:
+            continue
+        word = _EXAMPLE_WORDS[language][kind]
+        for place in places:
+            prompt = prompt.replace(place, place.replace(word, name))
+    return prompt
+
+
+def find_related_memory_prompts(
+    language: str = "en", sections: Sections | None = None
+) -> tuple[str, str]:
+    """The (system prompt, user template) pair for a language: "zh…" gives Chinese, else English.
+    With `sections`, the examples use their names."""
+    key = "zh" if language.lower().startswith("zh") else "en"
+    system, user = (
+        (FIND_RELATED_MEMORY_ZH, FIND_RELATED_MEMORY_USER_ZH)
+        if key == "zh"
+        else (FIND_RELATED_MEMORY, FIND_RELATED_MEMORY_USER)
+    )
+    if sections is not None:
+        system = with_sections(system, key, sections_for(sections, key))
+    return system, user

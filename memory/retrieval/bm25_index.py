@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from memory.hotness import memory_kind
 from memory.item import MemoryItem
+from memory.retrieval.date_cue import month_day
 from memory.retrieval.query import theme_key
 from memory.tokenize import tokenize
 
@@ -82,6 +83,9 @@ class Bm25Index:
     live: int = 0  # how many live memories
     generation: int = 0
     tip: list[int] = field(default_factory=lambda: [0])  # the line's newest generation; shared
+    # The calendar day each position was written (month * 100 + day; 0 unknown), for queries
+    # that name a day ("what did I say on May 2nd").
+    days: npt.NDArray[np.int16] = field(default_factory=lambda: np.zeros(0, dtype=np.int16))
 
     @classmethod
     def build(
@@ -170,6 +174,7 @@ class Bm25Index:
         entries, positions, postings = self.entries, self.positions, self.postings
         alive = np.concatenate([self.alive, np.ones(len(added), dtype=bool)])
         updated_at = self.updated_at.copy()
+        days = self.days.copy()
         total_length, total_chars = self.total_length, self.total_chars
         theme_counts = dict(self.theme_counts)
         live = self.live - len(gone) + len(added)
@@ -186,6 +191,7 @@ class Bm25Index:
         for position, entry in (refreshed or {}).items():
             entries[position] = entry  # the same text: older readers see a fresher hit count
             updated_at[position] = entry.updated_at
+            days[position] = month_day(entry.latest_update_time)
         new_postings: dict[str, list[tuple[int, int]]] = {}
         new_lengths: list[float] = []
         for entry in added:
@@ -221,7 +227,10 @@ class Bm25Index:
             live=live,
             generation=self.generation + 1,
             tip=self.tip,
-        )
+            days=np.concatenate([days, np.fromiter(
+                (month_day(entry.latest_update_time) for entry in added), np.int16, len(added)
+            )]),
+        )  # fmt: skip
 
     @property
     def size(self) -> int:
@@ -280,6 +289,20 @@ class Bm25Index:
             ),
         )
         return [int(candidates[i]) for i in ranked[:limit]]
+
+    def scored(
+        self, tokens: list[str], favour_recent: bool = False
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
+        """Every live match: positions and their BM25 scores (unordered), for a fusion that
+        weighs scores rather than ranks."""
+        return self._score(tokens, favour_recent)
+
+    def written_on(self, days: tuple[int, ...]) -> npt.NDArray[np.intp]:
+        """Live positions written on one of `days` (month * 100 + day), any year."""
+        if not days:
+            return np.zeros(0, dtype=np.intp)
+        count = self.count
+        return np.flatnonzero(np.isin(self.days[:count], days) & self.alive[:count])
 
     def scores(self, tokens: list[str]) -> dict[str, float]:
         """BM25 score of every matching live memory, by id (for tests and debugging)."""

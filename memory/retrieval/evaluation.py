@@ -53,6 +53,42 @@ def load_labelled_set(path: str | Path, now: datetime | None = None) -> Labelled
     return LabelledSet(items, queries)
 
 
+@dataclass(frozen=True)
+class DialogueSet:
+    """One language of a dialogue set pooled in one store: every user's turns as memories
+    (dated the day they were said), every probing question with the turns that answer it.
+    `split` of each query is "tuning" or "held-out"; the other users' turns are distractors."""
+
+    lang: str
+    items: dict[str, MemoryItem]
+    queries: list[LabelledQuery]
+    split_of: dict[str, str]
+
+    def split(self, name: str) -> list[LabelledQuery]:
+        return [q for q in self.queries if self.split_of[q.id] == name]
+
+
+def load_dialogue_sets(path: str | Path) -> dict[str, DialogueSet]:
+    """tests/data/memorybank_set.json by language; a memory's time is noon of its day."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    sets: dict[str, DialogueSet] = {}
+    for number, user in enumerate(data["users"]):
+        lang = user["lang"]
+        pooled = sets.setdefault(lang, DialogueSet(lang, {}, [], {}))
+        prefix = f"u{number:02d}-"
+        for raw in user["memories"]:
+            item = MemoryItem.create(raw["description"], raw["theme"], "dialogue set")
+            stamp = f"{raw['description'][:10]}T12:00:00+00:00"
+            item.latest_update_time = stamp
+            item.history[-1]["time"] = stamp
+            pooled.items[prefix + raw["id"].replace("/", "-")] = item
+        for raw in user["queries"]:
+            relevant = [prefix + r.replace("/", "-") for r in raw["relevant"]]
+            pooled.queries.append(LabelledQuery(raw["id"], raw["query"], relevant, lang))
+            pooled.split_of[raw["id"]] = user["split"]
+    return sets
+
+
 def write_items(manager: BaseMemoryManager, items: dict[str, MemoryItem]) -> None:
     """Store prepared items (times and hit counts kept) in one transaction of any backend."""
     with manager.transaction() as transaction:
@@ -74,4 +110,12 @@ def recall_at(
     return mean, per_query
 
 
-__all__ = ["LabelledQuery", "LabelledSet", "load_labelled_set", "recall_at", "write_items"]
+__all__ = [
+    "DialogueSet",
+    "LabelledQuery",
+    "LabelledSet",
+    "load_dialogue_sets",
+    "load_labelled_set",
+    "recall_at",
+    "write_items",
+]

@@ -1,23 +1,127 @@
-"""Fusing BM25 with the semantic channel: reciprocal rank fusion over both shortlists."""
+"""Fusing BM25 with the semantic channel (and the days a query names): normalised scores, the
+embedding side weighed by how confident it is, dropped when it is not."""
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
 from collections.abc import Sequence
-from typing import Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
 
 from memory.retrieval.bm25_index import Bm25Index, HotnessOf
 from memory.retrieval.query import QueryReading
 
+if TYPE_CHECKING:
+    from memory.retrieval.semantic import ChannelStatus
+
 logger = logging.getLogger(__name__)
 
-# Measured with bench/semantic_recall.py against weighted scores, a BM25 shortlist re-ranked by
-# cosine and weighting by BM25's confidence: RRF with a small k was never below BM25 on the
-# lexical cases and gained most on paraphrases, with 2,000 distractors as without them. A small
-# k lets one channel's clear first place win; a large one (60) blurs it.
+# RRF (ranks only) is kept for comparison in bench/semantic_recall.py: on dialogue questions it
+# fell below BM25 alone on the held-out split, the embedding's noise taking BM25's places.
 RRF_K = 5
 SHORTLIST = 50  # how deep each channel is read before fusing
+
+
+@dataclass(frozen=True)
+class FusionWeights:
+    """How the fused score is made: BM25 / its best + `embedding` × confidence × cosine above
+    `cosine_floor` / the best one's + `date` for a memory written on a day the query names.
+
+    The embedding's confidence is its margin: the best cosine minus the `margin_depth`-th,
+    over `confident_margin` (capped at 1). A flat similarity profile (every memory about as
+    close, chit-chat, a query the model does not understand) weighs nothing; `lexical_gap`
+    also lowers it when BM25's first place stands out from its second. Fitted on the tuning
+    split of tests/data/memorybank_set.json with bench/semantic_recall.py; the held-out split
+    checks them (docs/MEMORY.md has both).
+    """
+
+    embedding: float = 1.0
+    cosine_floor: float = 0.1
+    date: float = 1.0
+    confident_margin: float = 0.1
+    margin_depth: int = 10
+    lexical_gap: float = 0.0
+
+
+DEFAULT_WEIGHTS = FusionWeights()
+
+
+def fuse_scores(
+    lexical: Sequence[tuple[int, float]],
+    semantic: Sequence[tuple[int, float]],
+    limit: int,
+    *,
+    dated: Sequence[int] = (),
+    weights: FusionWeights = DEFAULT_WEIGHTS,
+    hotness: HotnessOf | None = None,
+) -> list[int]:
+    """Items ordered by the fused score of `lexical` (item, BM25 score) and `semantic` (item,
+    cosine, best first) plus the `dated` items (written on a day the query names); equal scores
+    go to the hotter item, then to BM25's order, then to the embedding's."""
+    scores: dict[int, float] = {}
+    first_seen: dict[int, int] = {}
+    best_lexical = max((score for _, score in lexical), default=0.0)
+    if best_lexical > 0:
+        ranked = sorted(lexical, key=lambda pair: -pair[1])
+        for item, score in ranked:
+            scores[item] = score / best_lexical
+            first_seen.setdefault(item, len(first_seen))
+    # Without a word in common the embedding is the only judge: its confidence only matters
+    # against BM25's.
+    weight = embedding_weight(lexical, semantic, weights) if best_lexical > 0 else (
+        weights.embedding if semantic else 0.0)  # fmt: skip
+    if weight > 0:
+        best = semantic[0][1]
+        span = max(best - weights.cosine_floor, 1e-9)
+        for item, cosine in semantic:
+            lift = weight * max(cosine - weights.cosine_floor, 0.0) / span
+            scores[item] = scores.get(item, 0.0) + lift
+            first_seen.setdefault(item, len(first_seen))
+    for item in dated:
+        scores[item] = scores.get(item, 0.0) + weights.date
+        first_seen.setdefault(item, len(first_seen))
+    return _ordered(scores, first_seen, limit, hotness)
+
+
+def embedding_weight(
+    lexical: Sequence[tuple[int, float]],
+    semantic: Sequence[tuple[int, float]],
+    weights: FusionWeights = DEFAULT_WEIGHTS,
+) -> float:
+    """The embedding side's weight for one query: 0 (dropped) without a close memory or with a
+    flat similarity profile, up to `weights.embedding` when its best stands out."""
+    if not semantic or weights.embedding <= 0:
+        return 0.0
+    cosines = [cosine for _, cosine in semantic]
+    depth = min(weights.margin_depth, len(cosines)) - 1
+    # Fewer close memories than the depth: the cut-off itself is the comparison.
+    reference = cosines[depth] if len(cosines) > weights.margin_depth else min(
+        cosines[-1], weights.cosine_floor)  # fmt: skip
+    margin = cosines[0] - reference
+    confidence = min(1.0, max(margin, 0.0) / weights.confident_margin)
+    if weights.lexical_gap > 0 and len(lexical) > 1:
+        first, second = sorted((score for _, score in lexical), reverse=True)[:2]
+        confidence *= 1.0 - weights.lexical_gap * (first - second) / first if first > 0 else 1.0
+    return weights.embedding * confidence
+
+
+def _ordered(
+    scores: dict[int, float], first_seen: dict[int, int], limit: int, hotness: HotnessOf | None
+) -> list[int]:
+    # Rounded: the same sum whatever the order of the additions.
+    rounded = {item: round(score, 9) for item, score in scores.items()}
+    hot: dict[int, float] = {}
+    if hotness is not None:
+        sharing = Counter(rounded.values())
+        tied = [item for item, score in rounded.items() if sharing[score] > 1]
+        hot = dict(zip(tied, hotness(tied), strict=True)) if tied else {}
+    ordered = sorted(
+        rounded, key=lambda item: (-rounded[item], -hot.get(item, 0.0), first_seen[item])
+    )
+    return ordered[:limit]
 
 
 def reciprocal_rank_fusion(
@@ -58,12 +162,23 @@ class RecallChannel(Protocol):
         self, index: Bm25Index, query: str, depth: int, min_similarity: float = ...
     ) -> list[int]: ...
 
+    def similar_scores(
+        self, index: Bm25Index, query: str, depth: int, min_similarity: float = ...
+    ) -> list[tuple[int, float]]: ...
+
+    def catch_up(
+        self, index: Bm25Index, max_missing: int = ..., timeout: float | None = ...
+    ) -> bool: ...
+
+    def status(self) -> ChannelStatus | None: ...
+
 
 class FusedRanking:
     """The ranking `MechanicalRetriever.rank` uses when a semantic channel is on."""
 
-    def __init__(self, channel: RecallChannel) -> None:
+    def __init__(self, channel: RecallChannel, weights: FusionWeights = DEFAULT_WEIGHTS) -> None:
         self.channel = channel
+        self.weights = weights
         self._failing = False
 
     def __call__(
@@ -76,24 +191,52 @@ class FusedRanking:
         hotness: HotnessOf | None = None,
         min_score: float = 0.0,
     ) -> list[int]:
-        """Positions in `index`, best first: BM25's and the channel's shortlists fused; BM25's
-        alone while the channel fails (an embedding provider down never breaks retrieval).
-        `min_score` thins BM25's shortlist (the channel has its own similarity floor); ties go
-        to the hotter memory (`hotness(positions)`)."""
+        """Positions in `index`, best first: BM25's and the channel's shortlists and the
+        memories written on a day the query names, fused by `fuse_scores`; without the channel
+        while it fails (an embedding provider down never breaks retrieval). `min_score` thins
+        BM25's shortlist (the channel has its own similarity floor); ties go to the hotter
+        memory (`hotness(positions)`)."""
         depth = max(limit, SHORTLIST)
-        lexical = index.search(reading.tokens, depth, favour_recent=reading.time_cue,
-                               hotness=hotness, min_score=min_score)  # fmt: skip
+        lexical = lexical_shortlist(index, reading, depth, min_score)
+        dated = dated_shortlist(index, reading, depth)
         try:
-            semantic = self.channel.similar(index, query, depth)
+            semantic = self.channel.similar_scores(index, query, depth)
         except Exception:
             if not self._failing:  # once per outage, not once per query
                 logger.exception("semantic recall with %s failed; using BM25 alone",
                                  self.channel.model)  # fmt: skip
             self._failing = True
-            return lexical[:limit]
-        if self._failing:
-            logger.warning("semantic recall with %s works again", self.channel.model)
-            self._failing = False
-        if not semantic:
-            return lexical[:limit]
-        return reciprocal_rank_fusion([lexical, semantic], limit, hotness=hotness)
+            semantic = []
+        else:
+            if self._failing:
+                logger.warning("semantic recall with %s works again", self.channel.model)
+                self._failing = False
+        if not semantic and not dated:
+            return index.search(reading.tokens, limit, favour_recent=reading.time_cue,
+                                hotness=hotness, min_score=min_score)  # fmt: skip
+        return fuse_scores(lexical, semantic, limit, dated=dated, weights=self.weights,
+                           hotness=hotness)  # fmt: skip
+
+
+def lexical_shortlist(
+    index: Bm25Index, reading: QueryReading, depth: int, min_score: float = 0.0
+) -> list[tuple[int, float]]:
+    """BM25's `depth` best `(position, score)`, without those under `min_score` of the best."""
+    candidates, scores = index.scored(reading.tokens, reading.time_cue)
+    if not len(scores):
+        return []
+    if min_score > 0:
+        strong = scores >= min_score * scores.max()
+        candidates, scores = candidates[strong], scores[strong]
+    if len(scores) > depth:
+        keep = np.argpartition(-scores, depth - 1)[:depth]
+        candidates, scores = candidates[keep], scores[keep]
+    return list(zip(candidates.tolist(), scores.tolist(), strict=True))
+
+
+def dated_shortlist(index: Bm25Index, reading: QueryReading, depth: int) -> list[int]:
+    """The `depth` most recent memories written on a day the query names."""
+    positions = index.written_on(reading.dates)
+    if len(positions) > depth:
+        positions = positions[np.argsort(-index.updated_at[positions], kind="stable")[:depth]]
+    return positions.tolist()

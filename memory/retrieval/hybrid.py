@@ -7,6 +7,7 @@ from typing import Any
 
 from memory.branch import Lineage
 from memory.manager import BaseMemoryManager
+from memory.prompts.writer import Sections
 from memory.retrieval.llm import LLMRetriever
 from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.retrievers import OnFailure
@@ -38,13 +39,15 @@ class HybridRetriever:
         extra_hit: int = 5,
         language: str = "en",
         on_failure: OnFailure = "mechanical",
+        sections: Sections | None = None,
     ) -> None:
         self.manager = manager
         self.llm = llm
         self.mechanical = mechanical or MechanicalRetriever(manager)
         self.llm_retriever = LLMRetriever(
-            manager, llm, fallback=self.mechanical, language=language, on_failure=on_failure
-        )
+            manager, llm, fallback=self.mechanical, language=language, on_failure=on_failure,
+            sections=sections,
+        )  # fmt: skip
         self.max_items = max_items
         self.max_chars = max_chars
         self.candidates = candidates

@@ -17,6 +17,7 @@ from memory.language import resolve_language
 from memory.manager import BaseMemoryManager
 from memory.messages import text_of
 from memory.prompts.retrieval import find_related_memory_prompts
+from memory.prompts.writer import Sections
 from memory.retrieval.bm25_index import IndexedMemory
 from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.parsing import parse_indices
@@ -64,6 +65,7 @@ class LLMRetriever:
         fallback: MechanicalRetriever | None = None,
         language: str = "en",
         on_failure: OnFailure = "mechanical",
+        sections: Sections | None = None,
     ) -> None:
         if on_failure not in ("mechanical", "empty"):
             raise ValueError(f"on_failure must be 'mechanical' or 'empty', not {on_failure!r}")
@@ -72,6 +74,7 @@ class LLMRetriever:
         self.fallback = fallback
         self.language = language
         self.on_failure: OnFailure = on_failure
+        self.sections = sections  # the example themes of the prompt, when given
         self.last_failure: str | None = None  # why the last call fell back, for logs and tests
 
     def retrieve(self, query: str, limit: int = 10, lineage: Lineage | None = None) -> list[dict]:
@@ -127,7 +130,7 @@ class LLMRetriever:
         """System prompt and the user message with the fenced memory list and the query."""
         # The prompt in the language the user writes in, unless one is pinned ("zh-CN" too).
         language = resolve_language("auto", query) if self.language == "auto" else self.language
-        system, template = find_related_memory_prompts(language)
+        system, template = find_related_memory_prompts(language, self.sections)
         user = template.format(
             today=date.today().isoformat(),
             memories=format_memory_lines(entries),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memory.retrieval.date_cue import dates_in
 from memory.tokenize import normalize, tokenize
 
 # What makes a query broad: asking for "anything recent" rather than for a topic.
@@ -39,12 +40,14 @@ _PUNCTUATION = re.compile(r"[\s\W_]+", re.UNICODE)
 
 @dataclass(frozen=True)
 class QueryReading:
-    """What the query asks for: `tokens` for BM25, whether it is broad, time cues, a bare theme."""
+    """What the query asks for: `tokens` for BM25, whether it is broad, time cues, a bare theme,
+    the calendar days it names (`dates`, month * 100 + day)."""
 
     tokens: list[str]
     broad: bool
     time_cue: bool
     theme_key: str | None = None
+    dates: tuple[int, ...] = ()
 
 
 def theme_key(text: str) -> str:
@@ -75,4 +78,4 @@ def read_query(query: str, theme_keys: frozenset[str] = frozenset()) -> QueryRea
     if remainder_key and remainder_key in theme_keys:
         return QueryReading(tokens, broad=True, time_cue=time_cue, theme_key=remainder_key)
     # Nothing left to search for: the broad order (recent, much-used) beats an empty answer.
-    return QueryReading(tokens, broad=not content, time_cue=time_cue)
+    return QueryReading(tokens, broad=not content, time_cue=time_cue, dates=dates_in(text))

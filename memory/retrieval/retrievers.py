@@ -14,10 +14,12 @@ from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.modes import RetrievalMode
 
 if TYPE_CHECKING:
+    from memory.prompts.writer import Sections
     from memory.retrieval.fusion import RecallChannel
     from memory.retrieval.hotness_ranking import HotnessRanking
     from memory.retrieval.hybrid import HybridRetriever
     from memory.retrieval.llm import LLMRetriever
+    from memory.retrieval.semantic import ChannelStatus
     from memory.topics.table import TopicTable
 
 logger = logging.getLogger(__name__)
@@ -58,6 +60,10 @@ class Retrievers:
             self.mechanical.fused = FusedRanking(self.semantic)
         self._llm_modes: dict[tuple[RetrievalMode, int], LLMRetriever | HybridRetriever] = {}
         self._topics: TopicTable | None = None
+        # The memory sections the LLM modes' examples name (the app's); None: the examples' own.
+        self.sections: Sections | None = None
+        # False: a question naming a person or place is ranked like any other (no topic table).
+        self.topic_routing = True
 
     @property
     def topics(self) -> TopicTable:
@@ -73,6 +79,25 @@ class Retrievers:
         ranking = self.mechanical.hotness
         recalls = ranking.recall_stats().get(memory_id, NEVER_RECALLED)
         return hotness(item, recalls, half_life_days=ranking.half_life_days)
+
+    def recall_status(self) -> ChannelStatus | None:
+        """How far the semantic channel's vectors are (None without one, or when the store
+        keeps them): memories without a vector yet are found by BM25 alone."""
+        if self.semantic is None:
+            return None
+        self.semantic.catch_up(self.mechanical.index(), 0, timeout=0)  # in step, never waiting
+        return self.semantic.status()
+
+    def catch_up(self, max_missing: int | None = None, timeout: float | None = None) -> bool:
+        """After a bulk load (import, restore): make the missing vectors before returning when
+        at most `max_missing` are missing (default `semantic.EMBED_BEFORE_RETURN`), else leave
+        them to the background. True when every live memory has its vector."""
+        if self.semantic is None:
+            return True
+        from memory.retrieval.semantic import EMBED_BEFORE_RETURN
+
+        limit = EMBED_BEFORE_RETURN if max_missing is None else max_missing
+        return self.semantic.catch_up(self.mechanical.index(), limit, timeout)
 
     def search(self, query: str, limit: int = 50) -> list[str]:
         """Ids for a search box: memories containing `query`, then those BM25 ranks for it;
@@ -122,11 +147,12 @@ class Retrievers:
             _warn_without_llm(mode)
             mode = RetrievalMode.MECHANICAL
         if mode is RetrievalMode.MECHANICAL:
-            from memory.retrieval.topical import named_topic_answer
+            if self.topic_routing:
+                from memory.retrieval.topical import named_topic_answer
 
-            named = named_topic_answer(self.mechanical, self.topics, query, limit, lineage)
-            if named is not None:
-                return named
+                named = named_topic_answer(self.mechanical, self.topics, query, limit, lineage)
+                if named is not None:
+                    return named
             return self.mechanical.retrieve(query, limit, lineage)
         return self._llm_mode(mode, model).retrieve(query, limit, lineage)
 
@@ -140,12 +166,12 @@ class Retrievers:
             if mode is RetrievalMode.LLM:
                 retriever = LLMRetriever(
                     self.manager, llm, fallback=self.mechanical,
-                    language=self.language, on_failure=self.on_failure,
+                    language=self.language, on_failure=self.on_failure, sections=self.sections,
                 )  # fmt: skip
             else:
                 retriever = HybridRetriever(
                     self.manager, llm, mechanical=self.mechanical,
-                    language=self.language, on_failure=self.on_failure,
+                    language=self.language, on_failure=self.on_failure, sections=self.sections,
                 )  # fmt: skip
             self._llm_modes = {key: retriever}  # one model at a time: switching replaces it
         return retriever

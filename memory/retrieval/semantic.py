@@ -31,6 +31,10 @@ SEARCH_RELATED_LIMIT = 5
 # thread while queries use the vectors already made.
 INLINE_LIMIT = 64
 BATCH = 64
+# An import or a restore embeds before it returns when at most this many vectors are missing
+# (about 1 ms each in batches with the offline model: a few seconds); more are left to the
+# background thread, and the editor's status says retrieval is BM25 only for them meanwhile.
+EMBED_BEFORE_RETURN = 3000
 MAX_DEAD_SHARE = 0.25
 
 
@@ -78,6 +82,7 @@ class SemanticChannel:
         self._pending: dict[str, str] = {}  # memory id → text waiting to be embedded
         self._expected: dict[str, str] = {}  # memory id → hash of the version to embed
         self._worker: threading.Thread | None = None
+        self._in_flight = 0  # taken from `_pending` by the worker, being embedded
         self._error = ""
 
     # ── ranking ─────────────────────────────────────────────────────────
@@ -88,6 +93,13 @@ class SemanticChannel:
         """Positions in `index` of the `depth` live memories closest to `query`, best first, at
         least `min_similarity` close (a query about nothing stored finds nothing). Memories
         whose vector is not made yet are left out (BM25 still sees them)."""
+        return [position for position, _ in self.similar_scores(index, query, depth,
+                                                                 min_similarity)]  # fmt: skip
+
+    def similar_scores(
+        self, index: Bm25Index, query: str, depth: int, min_similarity: float = MIN_SIMILARITY
+    ) -> list[tuple[int, float]]:
+        """`similar` with each memory's cosine to the query: `(position, cosine)`, best first."""
         self.sync(index)
         with self._lock:
             size, matrix, alive, row_ids = self._size, self._matrix, self._alive, self._row_ids
@@ -101,14 +113,14 @@ class SemanticChannel:
         count = min(depth, size)
         top = np.argpartition(-scores, count - 1)[:count]
         top = top[np.argsort(-scores[top], kind="stable")]
-        positions = []
+        found = []
         for row in top.tolist():
             if scores[row] < min_similarity:
                 break
             position = index.positions.get(row_ids[row])
             if position is not None:
-                positions.append(position)
-        return positions
+                found.append((position, float(scores[row])))
+        return found
 
     # ── keeping the vectors in step with the store ──────────────────────
 
@@ -159,6 +171,54 @@ class SemanticChannel:
                 return
             self._start_worker()
 
+    def vectors_of(self, texts: dict[str, str], complete: bool = False) -> npt.NDArray[np.float32]:
+        """Unit vectors of `texts` (memory id → the text of its current version), in order: the
+        kept vector of each version that has one, the rest embedded now and kept (consolidation
+        keeps one such channel of descriptions and embeds only what changed since its last pass).
+        `complete`: `texts` holds every memory to keep a vector of; the others' are dropped."""
+        ids = list(texts)
+        digests = {i: _hash_text(t) for i, t in texts.items()}
+        found: dict[str, npt.NDArray[np.float32]] = {}
+        with self._lock:
+            if self._kept is None:
+                self._kept = {v.memory_id: v for v in self.store.load() if v.model == self.model}
+            for memory_id in ids:
+                row = self._rows.get(memory_id)
+                kept = self._kept.get(memory_id)
+                if row is not None and row[1] == digests[memory_id]:
+                    found[memory_id] = self._matrix[row[0]].copy()
+                elif kept is not None and kept.content_hash == digests[memory_id]:
+                    found[memory_id] = kept.vector
+        missing = [i for i in ids if i not in found]
+        if complete:
+            with self._lock:
+                gone = [i for i in self._kept if i not in texts] if self._kept else []
+                for memory_id in gone:
+                    del self._kept[memory_id]
+            if gone:
+                self.store.drop(gone)  # merged, deleted or branch memories: no vector kept
+        made = []
+        for start in range(0, len(missing), BATCH):
+            part = missing[start : start + BATCH]
+            raw = self.embeddings.embed_documents([texts[i] for i in part])
+            for memory_id, values in zip(part, raw, strict=True):
+                found[memory_id] = _unit(np.asarray(values, dtype=np.float32))
+                made.append(StoredVector(memory_id, self.model, digests[memory_id],
+                                         found[memory_id]))  # fmt: skip
+        with self._lock:
+            self.embedded_count += len(made)
+            for stored in made:  # retrieval uses them too instead of embedding them again
+                if self._expected.get(stored.memory_id) == stored.content_hash:
+                    del self._expected[stored.memory_id]  # was waiting for the background
+                    self._pending.pop(stored.memory_id, None)
+                    self._set_row(stored.memory_id, stored.content_hash, stored.vector)
+                elif self._kept is not None:
+                    self._kept[stored.memory_id] = stored  # the next sync finds it kept
+        self.store.put(made)
+        if not ids:
+            return np.zeros((0, 1), dtype=np.float32)
+        return np.vstack([found[i] for i in ids]).astype(np.float32)
+
     def _embed(self, texts: dict[str, str]) -> None:
         """Embed `texts` (id → text) and keep the vectors, unless the memory changed meanwhile."""
         if not texts:
@@ -197,6 +257,7 @@ class SemanticChannel:
                 batch = dict(list(self._pending.items())[:BATCH])
                 for memory_id in batch:
                     del self._pending[memory_id]
+                self._in_flight = len(batch)
             if not batch:
                 break
             try:
@@ -204,13 +265,27 @@ class SemanticChannel:
             except Exception as exc:  # a failing provider: BM25 goes on, the error is shown
                 self._error = f"{type(exc).__name__}: {exc}"
                 logger.exception("background embedding with %s failed", self.model)
+                with self._lock:  # still missing: counted as pending, made at the next change
+                    self._pending.update((i, t) for i, t in batch.items() if i in self._expected)
                 return
+            finally:
+                self._in_flight = 0
             status = self.status()
             logger.info("embedded %d of %d memories with %s", status.embedded, status.live,
                         self.model)  # fmt: skip
             if self.on_progress is not None:
                 self.on_progress(status)
         self._error = ""
+
+    def catch_up(self, index: Bm25Index, max_missing: int = EMBED_BEFORE_RETURN,
+                 timeout: float | None = None) -> bool:  # fmt: skip
+        """Bring the vectors to `index`'s revision and, when at most `max_missing` are missing,
+        wait until they are made (after a bulk load, so that the next query is fused). True
+        when nothing is pending on return."""
+        self.sync(index)
+        if self.status().pending > max_missing:
+            return False
+        return self.wait(timeout)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the background embedding (tests, benchmarks); True when nothing is pending."""
@@ -221,9 +296,9 @@ class SemanticChannel:
 
     def status(self) -> ChannelStatus:
         with self._lock:
-            live = self._live_rows()
-            return ChannelStatus(self.model, live + len(self._pending), live,
-                                 len(self._pending), self._error)  # fmt: skip
+            live, pending = self._live_rows(), len(self._pending) + self._in_flight
+            return ChannelStatus(self.model, live + pending, live, pending,
+                                 self._error)  # fmt: skip
 
     @property
     def nbytes(self) -> int:

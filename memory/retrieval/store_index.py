@@ -40,6 +40,13 @@ class StoreIndexChannel:
     ) -> list[int]:
         """Positions in `index` of the live memories the store finds closest to `query`, best
         first, at least `min_similarity` close (tombstones are not in `index`: left out)."""
+        return [position for position, _ in self.similar_scores(index, query, depth,
+                                                                 min_similarity)]  # fmt: skip
+
+    def similar_scores(
+        self, index: Bm25Index, query: str, depth: int, min_similarity: float = MIN_SIMILARITY
+    ) -> list[tuple[int, float]]:
+        """`similar` with the store's similarity score of each: `(position, score)`."""
         if depth <= 0:
             return []
         found = self.store.search(self.namespace, query=query, limit=depth + len(index.entries))
@@ -48,10 +55,17 @@ class StoreIndexChannel:
             position = index.positions.get(hit.key)
             if position is None or hit.score is None or hit.score < min_similarity:
                 continue
-            positions.append(position)
+            positions.append((position, float(hit.score)))
             if len(positions) >= depth:
                 break
         return positions
 
     def wait(self, timeout: float | None = None) -> bool:
         return True  # nothing is made in the background
+
+    def catch_up(self, index: Bm25Index, max_missing: int = 0,
+                 timeout: float | None = None) -> bool:  # fmt: skip
+        return True  # the store embeds on put
+
+    def status(self) -> None:
+        return None  # the store's own index: nothing to report from here

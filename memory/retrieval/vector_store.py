@@ -170,18 +170,29 @@ class StoreVectors:
             self.store.batch(ops)
 
 
-def vector_store_for(manager: BaseMemoryManager) -> VectorStore:
+VECTOR_PURPOSES = ("", "descriptions")  # retrieval's vectors, consolidation's
+
+
+def vector_owners(owner: str) -> tuple[str, ...]:
+    """Every key `vector_store_for` files an owner's vectors under, one per purpose: erasing a
+    user must drop them all."""
+    return tuple(owner + (f"#{purpose}" if purpose else "") for purpose in VECTOR_PURPOSES)
+
+
+def vector_store_for(manager: BaseMemoryManager, purpose: str = "") -> VectorStore:
     """Where `manager`'s vectors are kept: its SQLite file, a sidecar beside its YAML file, a
-    sidecar namespace of its LangGraph store, or (any other manager) this process only."""
+    sidecar namespace of its LangGraph store, or (any other manager) this process only. A
+    `purpose` ("descriptions": consolidation's) keeps a second set apart from retrieval's."""
     from memory.sqlite_manager import SqliteMemoryManager
     from memory.yaml_manager import YamlMemoryManager
 
+    suffix = f"#{purpose}" if purpose else ""
     if isinstance(manager, SqliteMemoryManager):
-        return SqliteVectors(manager.path, manager.user_id)
+        return SqliteVectors(manager.path, manager.user_id + suffix)
     if isinstance(manager, YamlMemoryManager):
         sidecar = manager.directory / f".{manager.stem}{SIDECAR_SUFFIX}"
-        return SqliteVectors(sidecar, manager.user_id)
+        return SqliteVectors(sidecar, manager.user_id + suffix)
     store_module = sys.modules.get("memory.store_manager")  # loaded when a store manager exists
     if store_module is not None and isinstance(manager, store_module.StoreMemoryManager):
-        return StoreVectors(manager.store, store_module.namespace_label(manager.user_id))
+        return StoreVectors(manager.store, store_module.namespace_label(manager.user_id) + suffix)
     return MemoryVectors()

@@ -4,17 +4,30 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memory.core_context import GOAL_SEED_CHARS, HUMAN_SEED_CHARS, truncate, user_facts
+from memory.core_context import (
+    GOAL_SEED_CHARS,
+    HUMAN_SEED_CHARS,
+    IDENTITY_SECTIONS,
+    thread_task,
+    truncate,
+    user_facts,
+)
 from memory.errors import MemoryNotFound, StaleWrite
 from memory.fencing import format_messages
 from memory.language import resolve_language
 from memory.manager import BaseMemoryManager, Change
-from memory.prompts.writer import WriterPrompts, default_persona, format_sections, writer_prompts
+from memory.prompts.writer import (
+    Sections,
+    WriterPrompts,
+    format_sections,
+    sections_for,
+    writer_prompts,
+)
 from memory.turn import Turn
 from memory.usage import ByPurpose, UsageMeter, as_dicts, describe
 from memory.writer import budget
@@ -28,6 +41,7 @@ from memory.writer.text_calls import parse_text_tool_calls
 from memory.writer.timeouts import PREFILL_TOKENS_PER_SECOND, prompt_tokens, scaled_timeout
 from memory.writer.tool_calls import REPAIR_NOTE, REPAIR_ROUNDS, unusable_call
 from memory.writer.tools import FULL, MemoryToolkit
+from memory.writer.trace import UNMATCHED_FORGET
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -65,16 +79,25 @@ def _local_now() -> datetime:
     return datetime.now().astimezone()
 
 
+def forget_unmatched(toolkit: MemoryToolkit) -> bool:
+    """Whether the user asked to forget something and the writer removed nothing."""
+    removed = any(s.change.op in ("delete", "merge", "archive") for s in toolkit.staged)
+    return toolkit.forget_requested and not removed
+
+
 class MemoryConsumer:
     """The background memory agent: a ReAct agent over the six memory tools, one turn at a time.
 
-    The model is `llm`, or `model_factory(turn.writer_model)` per turn (loaded lazily: a model
-    that cannot be built fails that turn, never the chat that queued it). `language` applies
-    when the turn's own is "auto" ("auto" here too: the user's language). `sections` replaces the
-    default sections (names, or name → hint). A model that keeps failing is paused by a circuit
-    breaker per model (see `memory.writer.breaker`). With a `capacity` (live memories, 0: no
-    cap), a full store is said so in the system prompt and create_memory refuses; each refused
-    fact is kept in the write trace (op "refused"), never dropped silently.
+    The model is `llm`, or `model_factory(turn.writer_model)` per turn (loaded lazily: a model that
+    cannot be built fails that turn, never the chat that queued it). `language` applies when the
+    turn's own is "auto" ("auto" here too: the user's language). `sections` replaces the default
+    sections (names, name → hint, or per language a sequence of `MemorySection`, whose profile
+    sections lead the core context's `human`). `persona`, when given, is stored in each user's core
+    context once; without it none is (the app keeps its persona in its prompt). A model that keeps
+    failing is paused by a circuit breaker per model (see `memory.writer.breaker`). With a
+    `capacity` (live memories, 0: no cap), a full store is said so in the system prompt and
+    create_memory refuses; each refused fact is kept in the write trace (op "refused"), never
+    dropped silently.
 
     `protocol` is how the model is asked (`memory.writer.protocols`): "tools" (the ReAct agent),
     "json" (one request answered with a JSON list of operations, for models that cannot call
@@ -91,7 +114,7 @@ class MemoryConsumer:
         language: str = "auto",
         step_limit: int = DEFAULT_STEP_LIMIT,
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
-        sections: Mapping[str, str] | Sequence[str] | None = None,
+        sections: Sections | None = None,
         max_deletes: int = 3,
         persona: str | None = None,
         clock: Callable[[], datetime] = _local_now,
@@ -243,9 +266,12 @@ class MemoryConsumer:
             not_taken = [e for e in toolkit.events if not e.ok and FULL in e.result]
             if outcome.applied and not_taken:  # facts the full store could not take: on record
                 await asyncio.to_thread(trace.record_refused, turn, not_taken, len(toolkit.staged))
+            if outcome.applied and forget_unmatched(toolkit):
+                step = len(toolkit.staged) + len(not_taken)
+                await asyncio.to_thread(trace.record_unmatched_forget, turn, step)
+                summary = UNMATCHED_FORGET
         if outcome.applied:
-            language = "zh" if prompts is writer_prompts("zh") else "en"
-            await asyncio.to_thread(self._seed_core_context, manager, turn, language)
+            await asyncio.to_thread(self._seed_core_context, manager, turn, prompts.language)
         changes = toolkit.changes if outcome.applied else []
         return ConsumeResult(
             turn_id, outcome.applied, changes, toolkit.events, outcome.results, summary
@@ -270,7 +296,11 @@ class MemoryConsumer:
         await asyncio.to_thread(budget.warm_index, toolkit.view)  # the tools run in the loop
         prompts = self.prompts_for(turn)
         template = prompts.update_system if toolkit.view.live else prompts.cold_start_system
-        sections = self.sections if self.sections is not None else prompts.default_sections
+        sections = (
+            sections_for(self.sections, prompts.language)
+            if self.sections is not None
+            else prompts.default_sections
+        )
         system_prompt = template.format(sections=format_sections(sections))
         over = ""
         if toolkit.over_capacity():
@@ -333,7 +363,7 @@ class MemoryConsumer:
         turn: Turn,
         toolkit: MemoryToolkit,
         model: BaseChatModel,
-        sections: Mapping[str, str] | Sequence[str],
+        sections: Any,
         over_capacity: str,
         breaker: CircuitBreaker,
     ) -> str:
@@ -391,17 +421,28 @@ class MemoryConsumer:
         except ModelCallFailed as exc:
             raise MemoryWriteFailed(str(exc)) from exc
 
+    def profile_sections(self, language: str) -> tuple[str, ...]:
+        """The sections holding who the user is, in `language` (what `human` lists first)."""
+        if self.sections is None:
+            return IDENTITY_SECTIONS
+        kinds = sections_for(self.sections, language)
+        return tuple(s.name for s in kinds if s.kind == "profile") or IDENTITY_SECTIONS
+
     def _seed_core_context(self, manager: BaseMemoryManager, turn: Turn, language: str) -> None:
-        """After an applied turn: the persona once, `human` refreshed from the user-scope facts
-        (unless edited by hand), this thread's goal from its first applied turn. The manager
-        decides under its write lock, so a concurrent edit in the editor is kept."""
+        """After an applied turn: `human` refreshed from the user-scope facts (unless edited by
+        hand), this thread's goal from its first task memory, and the persona only when this
+        consumer was given one (the app's default persona lives in its prompt, so that a changed
+        default reaches every user). The manager decides under its write lock, so a concurrent
+        edit in the editor is kept."""
         try:
+            task = thread_task(manager, turn.thread_id)
             manager.seed_core_context(
-                persona=self.persona if self.persona is not None else default_persona(language),
-                human=truncate("; ".join(user_facts(manager)), HUMAN_SEED_CHARS),
+                persona=self.persona,
+                human=truncate("; ".join(user_facts(manager, self.profile_sections(language))),
+                               HUMAN_SEED_CHARS),
                 thread_id=turn.thread_id or None,
-                goal=truncate(turn.messages[0]["content"], GOAL_SEED_CHARS),
-            )
+                goal=truncate(task, GOAL_SEED_CHARS) if task else None,
+            )  # fmt: skip
         except Exception:  # the turn is applied; the block is seeded again next turn
             logger.exception("seeding the core context of %s failed", manager.user_id)
 

@@ -239,9 +239,10 @@ def kit_default_section(kit: MemoryToolkit) -> str:
     return "notes"
 
 
-def section_names(sections: Mapping[str, str] | Sequence[str], kit: MemoryToolkit) -> list[str]:
+def section_names(sections: Any, kit: MemoryToolkit) -> list[str]:
     """The sections an answer may use: the configured ones and those already in the store."""
-    names = list(sections.keys()) if isinstance(sections, Mapping) else list(sections)
+    listed = list(sections.keys()) if isinstance(sections, Mapping) else list(sections)
+    names = [str(getattr(section, "name", section)) for section in listed]  # MemorySection too
     for memory in kit.view.live.values():
         if memory.theme not in names:
             names.append(memory.theme)

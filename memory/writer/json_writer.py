@@ -3,7 +3,7 @@ to the staged toolkit."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from memory.prompts import writer_json as text
@@ -25,7 +25,7 @@ class JsonWriteFailed(Exception):
     """The model gave no usable answer twice; nothing of the turn was staged by it."""
 
 
-def json_prompts(language: str, sections: Mapping[str, str] | Sequence[str], kit: MemoryToolkit
+def json_prompts(language: str, sections: Any, kit: MemoryToolkit
                  ) -> tuple[str, str, str]:  # fmt: skip
     """(system, turn template, repair note) in `language` ("en" or "zh"); the sections listed
     by name only: a small model reads a short prompt better."""
@@ -35,7 +35,7 @@ def json_prompts(language: str, sections: Mapping[str, str] | Sequence[str], kit
     return text.JSON_SYSTEM.format(sections=names), text.JSON_TURN, text.JSON_REPAIR
 
 
-def bind_for_json(model: Any, kit: MemoryToolkit, sections: Mapping[str, str] | Sequence[str]
+def bind_for_json(model: Any, kit: MemoryToolkit, sections: Any
                   ) -> Any:  # fmt: skip
     """`model` bound to answer with the operations' schema, deterministically and briefly."""
     schema = operations_schema(sorted(kit.view.live), section_names(sections, kit))

@@ -53,6 +53,16 @@ class LocalWriter:
         loop = self.loop()
         return contextvars.Context().run(asyncio.run_coroutine_threadsafe, work, loop)
 
+    def start(self, memory: LongTermMemory) -> concurrent.futures.Future[None]:
+        """Start `memory`'s queue on the writer's loop (replaying what an earlier process left)
+        and register it, so that `stop` and the drain at exit stop it with the others."""
+        return self.run(self._start(memory))
+
+    async def _start(self, memory: LongTermMemory) -> None:
+        if not memory.writing:
+            memory.start()
+        self._started[id(memory)] = memory
+
     def submit(
         self, memory: LongTermMemory, turn: Turn, consumer: TurnConsumer | None = None
     ) -> concurrent.futures.Future[str]:
@@ -64,9 +74,7 @@ class LocalWriter:
         return self.run(self._send(memory, turn))
 
     async def _send(self, memory: LongTermMemory, turn: Turn) -> str:
-        if not memory.writing:
-            memory.start()
-        self._started[id(memory)] = memory
+        await self._start(memory)
         return await memory.send(turn)
 
     def flush(

@@ -104,7 +104,8 @@ class DurableWriteQueue:
         self.lease_seconds = lease_seconds if lease_seconds is not None else default
         self._queue: asyncio.Queue[list[Turn] | None] | None = None
         self._task: asyncio.Task[None] | None = None
-        self._queued: set[str] = set()
+        # Turns queued or held in a batch, not processed yet, by id: what `waiting` reads.
+        self._queued: dict[str, Turn] = {}
         self._paused: set[str] = set()  # dead-lettered because the writer model was paused
         self._holder = BatchHolder(lambda: memory.batching, self._put)
 
@@ -131,13 +132,18 @@ class DurableWriteQueue:
 
     def _enqueue(self, turn: Turn) -> None:
         if self._queue is not None and turn.turn_id not in self._queued:
-            self._queued.add(turn.turn_id)
+            self._queued[turn.turn_id] = turn
             for batch in self._holder.add(turn):
                 self._put(batch)
 
     def _put(self, batch: list[Turn]) -> None:
         if self._queue is not None and batch:
             self._queue.put_nowait(batch)
+
+    def waiting(self) -> list[Turn]:
+        """The turns journaled and not processed yet (held in a batch, queued, or being
+        written), in arrival order. Safe to call from another thread: a copy is read."""
+        return list(self._queued.copy().values())
 
     def flush(self, thread_id: str | None = None) -> int:
         """Send the waiting batches (of one thread, or all) to the writer now, e.g. before the
@@ -210,7 +216,7 @@ class DurableWriteQueue:
             finally:
                 queue.task_done()
                 for turn in batch or []:
-                    self._queued.discard(turn.turn_id)
+                    self._queued.pop(turn.turn_id, None)
 
     async def _process(self, batch: list[Turn]) -> None:
         journal, user = self.journal, self.user_id

@@ -50,6 +50,41 @@ def write_transaction(
         connection.execute("COMMIT")
 
 
+def scrub(connection: sqlite3.Connection) -> bool:
+    """Leave no deleted text in the file or its WAL: the WAL is checkpointed into the file,
+    VACUUM rebuilds the file without its free pages (where SQLite leaves deleted rows), and the
+    WAL is checkpointed again and truncated to nothing. False when another connection's open
+    read kept the WAL from being emptied (the text then stays in it until the next checkpoint)."""
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    connection.execute("VACUUM")
+    busy, _, _ = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    return not busy
+
+
+def scrub_file(path: str | os.PathLike[str]) -> bool:
+    """`scrub` through a connection of its own (a file other objects hold open); True when there
+    was no file."""
+    if not Path(path).exists():
+        return True
+    connection = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        return scrub(connection)
+    finally:
+        connection.close()
+
+
+def remove_database(path: str | os.PathLike[str]) -> list[str]:
+    """Delete a SQLite file with its WAL and shared-memory files; the paths removed."""
+    removed = []
+    for name in (str(path), f"{path}-wal", f"{path}-shm", f"{path}-journal"):
+        try:
+            os.unlink(name)
+            removed.append(name)
+        except FileNotFoundError:
+            pass
+    return removed
+
+
 def _checksum(data: bytes, sums: tuple[int, int], big_endian: bool) -> tuple[int, int]:
     words = struct.unpack(f"{'>' if big_endian else '<'}{len(data) // 4}I", data)
     s0, s1 = sums

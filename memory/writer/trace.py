@@ -53,6 +53,7 @@ _WITH_FAILED = (
     + _SCHEMA
     + "INSERT INTO write_trace SELECT * FROM write_trace_old; DROP TABLE write_trace_old;"
 )
+UNMATCHED_FORGET = "nothing was forgotten: no memory matched what the user asked to forget"
 FAILED_STEP = -1  # the row of a failed attempt (one per turn: the latest failure)
 
 
@@ -168,6 +169,18 @@ class WriteTrace:
                      e.result, e.time)
                     for n, e in enumerate(events)
                 ],
+            )  # fmt: skip
+
+    def record_unmatched_forget(self, turn: Turn, step: int) -> None:
+        """Record that the user asked to forget something and no memory was deleted (op
+        "unmatched"), so the trace never reads as if the forget had been done."""
+        with self._write() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO write_trace VALUES (?, ?, ?, ?, 'forget', 'unmatched', ?, "
+                "?, ?, 'applied')",
+                (turn.user_id, turn.turn_id, step, turn.thread_id or None,
+                 json.dumps({"request": turn.user_text[:SAID_CHARS]}, ensure_ascii=False),
+                 UNMATCHED_FORGET, now_iso()),
             )  # fmt: skip
 
     def record_failure(self, turn: Turn, error: str) -> None:

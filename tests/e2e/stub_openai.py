@@ -82,11 +82,13 @@ def _archive_search(messages: list[dict[str, Any]], tools: dict[str, Any]) -> di
 
 class StubOpenAI:
     """`with StubOpenAI() as stub:` serves on `stub.base_url` and records every request. Each
-    answer takes `delay_seconds` (a hosted model's latency, for the benchmarks)."""
+    answer takes `delay_seconds` (a hosted model's latency, for the benchmarks), a memory
+    writer's `writer_delay_seconds` when given (a slow writer: turns keep waiting meanwhile)."""
 
-    def __init__(self, delay_seconds: float = 0.0) -> None:
+    def __init__(self, delay_seconds: float = 0.0, writer_delay_seconds: float | None = None):
         self.requests: list[dict[str, Any]] = []
         self.delay_seconds = delay_seconds
+        self.writer_delay_seconds = writer_delay_seconds
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -104,8 +106,12 @@ class StubOpenAI:
                     self.send_error(404)
                     return
                 message = scripted_reply(request)
-                if stub.delay_seconds:
-                    time.sleep(stub.delay_seconds)
+                tools = {t["function"]["name"] for t in request.get("tools") or []}
+                delay = stub.delay_seconds
+                if stub.writer_delay_seconds is not None and "create_memory" in tools:
+                    delay = stub.writer_delay_seconds
+                if delay:
+                    time.sleep(delay)
                 usage = _usage(request, message)
                 if request.get("stream"):
                     include = (request.get("stream_options") or {}).get("include_usage")

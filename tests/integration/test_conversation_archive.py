@@ -171,7 +171,7 @@ def test_the_deployment_path_archives_into_postgres(app: Any) -> None:
     if reason := postgres_unreachable_reason():
         pytest.skip(reason)
     user = f"pg-{uuid.uuid4().hex[:8]}"
-    with use_settings(archive=f"postgres:{POSTGRES_URL}"):
+    with use_settings(conversation_archive=f"postgres:{POSTGRES_URL}"):
         say(app, user, "t1", "我下周要去上海出差")
         say(app, user, "t1", "ok")
         try:

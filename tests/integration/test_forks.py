@@ -226,12 +226,12 @@ async def test_core_context_is_seeded_after_the_first_turn_and_enters_the_prompt
     taught: dict[str, Any],
 ) -> None:
     manager: BaseMemoryManager = taught["manager"]
-    core = manager.get_core_context("t1")  # the goal is the thread's: its first written turn
-    assert USER_FACT in core["human"] and core["goal"] == "My name is Ada."
+    core = manager.get_core_context("t1")  # the goal is the thread's: its task, not "My name is…"
+    assert USER_FACT in core["human"] and core["goal"] == KYOTO
     assert manager.get_core_context("another thread")["goal"] == ""
     state, _ = await taught["chat"].say("Hello again.")
     assert state["core_context"]["human"] == core["human"]
-    assert state["core_context"]["goal"] == "My name is Ada."  # the run reads its thread's goal
+    assert state["core_context"]["goal"] == core["goal"]  # the run reads its thread's goal
 
 
 CHAT = Context(user_id="ada", model="offline/rules")

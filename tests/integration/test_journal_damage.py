@@ -80,7 +80,7 @@ def test_a_turn_that_cannot_be_journaled_is_reported_to_the_caller(
     # The conversation archive (SQLite files with their WAL) would share the 512 KB disk and
     # take the space the journal gets back below; it is not what this test is about.
     archive = f"sqlite:{tmp_path / 'conversations'}"
-    with use_settings(memory_backend=f"yaml:{full_disk}", archive=archive):
+    with use_settings(memory_backend=f"yaml:{full_disk}", conversation_archive=archive):
         app = compile_graph()
         first = app.invoke(*say("My name is Ada."), context=CONTEXT)
         assert first["memory_write"]["status"] == "journaled"
@@ -186,7 +186,7 @@ def test_a_full_disk_under_the_archive_never_fails_the_turn(
     full_disk: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with use_settings(memory_backend=f"yaml:{tmp_path / 'memory'}",
-                      archive=f"sqlite:{full_disk}"):  # fmt: skip
+                      conversation_archive=f"sqlite:{full_disk}"):  # fmt: skip
         app = compile_graph()
         filler = fill(full_disk)
         with caplog.at_level(logging.ERROR):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -114,6 +115,7 @@ def lineage_of(case: Case) -> Lineage:
     return Lineage("t", frozenset(checkpoint(node) for node in chain))
 
 
+@pytest.mark.slow  # many generated cases
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases())
 def test_filtering_a_ranking_by_visible_ids_equals_brute_force(case: Case) -> None:
@@ -124,6 +126,7 @@ def test_filtering_a_ranking_by_visible_ids_equals_brute_force(case: Case) -> No
     assert filter_ranked(case.ranking, visible, case.limit) == expected
 
 
+@pytest.mark.slow  # many generated cases
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(cases())
 def test_a_sibling_branch_never_sees_another_branch_memory(case: Case) -> None:

@@ -10,8 +10,10 @@ from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMes
 from langchain_core.messages.utils import count_tokens_approximately
 
 from graph.compaction import choose_cutoff
-from graph.prompt_budget import fit_to_budget, prompt_tokens
+from graph.prompt_budget import cut_on_sentence, fit_to_budget, prompt_tokens
 from graph.settings import Settings
+from graph.summarizer import RunningSummary, summarize
+from tests.fakes import EchoingModel, ScriptedModel
 
 
 def test_the_budget_a_deployment_sets() -> None:
@@ -77,3 +79,23 @@ def test_what_is_sent_fits_or_is_the_latest_turn(shape: list[tuple[int, int]], b
     within = prompt_tokens("system prompt", sent) <= budget
     assert within or sent == messages[latest:]
     assert count_tokens_approximately(sent) <= count_tokens_approximately(messages)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(st.sampled_from("ab .。!\n上海"), max_size=400), limit=st.integers(10, 300))
+def test_a_cut_summary_fits_and_is_the_start_of_the_text(text: str, limit: int) -> None:
+    cut = cut_on_sentence(text, limit)
+    assert len(cut) <= limit
+    assert text.strip().startswith(cut.removesuffix("…").rstrip())
+
+
+def test_a_verbose_summary_is_asked_again_then_cut_on_a_sentence() -> None:
+    model = EchoingModel(times=3)  # three times as long as its prompt
+    span = [HumanMessage(f"Turn {i}: my dog Rex ran to the river. It rained.") for i in range(40)]
+    made = summarize(model, RunningSummary("An old summary. " * 400), span, 800)
+    assert len(made.text) <= 800 and made.text.endswith(".") and made.cut
+    assert len(model.calls) == 2  # summarised, then asked once to shorten
+    assert {call["max_tokens"] for call in model.calls} == {800 // 4 + 50}
+    for answer in ("", "   "):
+        with pytest.raises(ValueError, match="answered nothing"):
+            summarize(ScriptedModel(messages=iter([answer])), RunningSummary(), span, 800)

@@ -118,6 +118,7 @@ def test_a_stale_mark_holds_until_the_text_changes() -> None:
     assert not is_stale(item)
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_a_pass_needs_no_langchain(tmp_path: Path) -> None:
     script = f"""
 import sys

@@ -4,9 +4,13 @@ but a clear yes keeps them apart)."""
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from memory import LongTermMemory, open_memory_manager
 from memory.consolidation import semantic
 from memory.consolidation.similarity import duplicate_groups
 
@@ -138,5 +142,56 @@ def test_a_model_that_cannot_embed_leaves_the_pass_to_words() -> None:
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
             raise ConnectionError("embedding endpoint down")
 
-    assert _vectors(Broken(), ["User likes jazz"]) is None
-    assert _vectors(None, ["User likes jazz"]) is None
+    assert _vectors(Broken(), {"a": "fact: User likes jazz"}) is None
+    assert _vectors(None, {"a": "fact: User likes jazz"}) is None
+
+
+class CountingEmbeddings:
+    """A deterministic embedding model (hashed words) that records every text it embeds."""
+
+    def __init__(self) -> None:
+        self.embedded: list[str] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.embedded += texts
+        return [self.embed_query(text) for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        row = [0.0] * 64
+        for word in text.lower().replace(":", " ").split():
+            row[sum(map(ord, word)) % 64] += 1.0
+        return row
+
+
+def test_a_pass_embeds_only_memories_whose_vectors_are_not_kept(tmp_path: Path) -> None:
+    """The pass keeps its vectors in the store's file: a memory embedded by an earlier pass (or
+    by another process on the same file) is not embedded again; a new one is, alone."""
+    model = CountingEmbeddings()
+    manager = open_memory_manager(f"sqlite:{tmp_path / 'memory.db'}", "alice")
+    manager.add("User likes jazz", "music")
+    manager.add("User likes jazz music", "music")
+    manager.add("User lives in Lisbon", "home")
+    memory = LongTermMemory(manager, embeddings=model, data_dir=tmp_path)
+    memory.get_related_memory_from("what music do I like", mode="mechanical")
+    retrieval = len(model.embedded)  # retrieval's own vectors (theme and description)
+    report = memory.consolidate()
+    assert report.removed == 1  # the two jazz memories, found by their vectors
+    assert sorted(model.embedded[retrieval:]) == sorted(
+        ["User likes jazz", "User likes jazz music", "User lives in Lisbon"]
+    )
+    memory.consolidate()
+    assert len(model.embedded) == retrieval + 3  # the second pass embedded nothing
+    manager.add("User has a sister called Anna", "family")
+    memory.consolidate()
+    assert model.embedded[retrieval + 3 :] == ["User has a sister called Anna"]  # the new one only
+    # Another process on the same file: the vectors are kept in it, nothing is embedded again.
+    fresh = CountingEmbeddings()
+    again = LongTermMemory(open_memory_manager(f"sqlite:{tmp_path / 'memory.db'}", "alice"),
+                           embeddings=fresh, data_dir=tmp_path)  # fmt: skip
+    again.consolidate()
+    assert fresh.embedded == []
+    # The merged memory's vector is dropped with it: the file keeps a row per live memory.
+    rows = sqlite3.connect(tmp_path / "memory.db").execute(
+        "SELECT COUNT(*) FROM memory_vectors WHERE user_id = 'alice#descriptions'"
+    )
+    assert rows.fetchone()[0] == len(manager.list_items()) == 3

@@ -46,6 +46,7 @@ def test_the_consolidator_graph_runs_a_pass_and_returns_its_report(tmp_path: Pat
     assert _store(tmp_path).get(ids[0], include_deleted=True).deleted
 
 
+@pytest.mark.slow  # fifty writer runs
 async def test_the_local_writer_runs_a_pass_after_n_writes(tmp_path: Path) -> None:
     app = compile_graph(checkpointer=InMemorySaver())
     context = Context(user_id="alice", model="offline/rules")

@@ -1,5 +1,6 @@
-"""The core context block: the goal belongs to one thread, `human` follows the user's facts
-until edited by hand, and seeding never overwrites an edit or refills a cleared part."""
+"""The core context block: the goal belongs to one thread (its task as the writer filed it, never
+its first message), `human` follows the user's facts until edited by hand, no persona is copied
+into the store, and seeding never overwrites an edit or refills a cleared part."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from langchain_core.messages import AIMessage
 
 from memory.branch import Lineage
 from memory.long_term import LongTermMemory
-from memory.prompts.writer import DEFAULT_PERSONA
 from memory.sqlite_manager import SqliteMemoryManager
 from memory.writer import MemoryConsumer
 from memory.yaml_manager import YamlMemoryManager
@@ -43,17 +43,27 @@ async def test_each_thread_has_its_own_goal_and_human_follows_the_facts(manager)
     await say(manager, "t1", "Let's plan a trip to Kyoto.", "turn-1",
               create("We plan a trip to Kyoto.", "task", "branch"))  # fmt: skip
     first = manager.get_core_context("t1")
-    assert first["persona"] == DEFAULT_PERSONA
+    assert first["persona"] == ""  # the default persona lives in the app's prompt, not here
     assert first["human"] == ""  # no fact about the user yet
-    assert first["goal"] == "Let's plan a trip to Kyoto."
+    assert first["goal"] == "We plan a trip to Kyoto."  # the task the writer filed
     await say(manager, "t1", "I like tea.", "turn-2", create("The user likes tea.", "taste"))
     await say(manager, "t1", "My name is Ada.", "turn-3", create("The user is Ada.", "identity"))
     assert manager.get_core_context("t1")["human"] == "The user is Ada.; The user likes tea."
-    await say(manager, "t2", "Let's write a cover letter.", "turn-4")
+    await say(manager, "t2", "Let's write a cover letter.", "turn-4",
+              create("We write a cover letter.", "task", "branch"))  # fmt: skip
     other = manager.get_core_context("t2")
-    assert other["goal"] == "Let's write a cover letter."  # not the Kyoto task of thread t1
+    assert other["goal"] == "We write a cover letter."  # not the Kyoto task of thread t1
     assert other["human"] == "The user is Ada.; The user likes tea."  # the user is the same
-    assert manager.get_core_context("t1")["goal"] == "Let's plan a trip to Kyoto."  # kept
+    assert manager.get_core_context("t1")["goal"] == "We plan a trip to Kyoto."  # kept
+
+
+async def test_a_first_message_that_is_no_goal_does_not_become_one(manager) -> None:
+    await say(manager, "t1", "Hi! My name is Ada and I live in Lisbon.", "turn-1",
+              create("The user is Ada.", "identity"), create("The user lives in Lisbon.",
+                                                              "identity"))  # fmt: skip
+    context = manager.get_core_context("t1")
+    assert context["goal"] == ""  # was "Hi! My name is Ada and I live in Lisbon."
+    assert context["human"] == "The user is Ada.; The user lives in Lisbon."
     assert manager.get_core_context()["goal"] == manager.get_core_context("t3")["goal"] == ""
 
 

@@ -121,7 +121,9 @@ def test_a_cold_walk_reads_the_parent_links_in_one_query(saver: SqliteSaver) -> 
     cold = seen[-2][1]
     assert warm is not None and cold is not None and warm.checkpoint_ids < cold.checkpoint_ids
     assert len(cold.checkpoint_ids) > 30
-    assert parent_cache.reads <= 4  # not one read per checkpoint (waits for a save add a few)
+    # Not one read per checkpoint: a wait for a save in flight adds a read, and how many waits
+    # a loaded machine makes varies, so the bound is a tenth of the walk, not a fixed few.
+    assert parent_cache.reads <= len(cold.checkpoint_ids) // 10
 
 
 def test_other_checkpointers_walk_get_tuple_and_fetch_only_new_checkpoints(

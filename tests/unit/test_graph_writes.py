@@ -32,7 +32,7 @@ from graph.prompting import build_system_prompt
 from graph.run_memory import DEAD_WRITES_NAMESPACE, open_run_memory
 from graph.settings import Settings, get_settings, use_settings
 from memory.factory import open_memory_manager
-from memory.language import has_cjk, resolve_language
+from memory.language import resolve_language
 from memory.long_term import JOURNAL_FILE, TRACE_FILE, LongTermMemory
 from memory.registry import registry
 from memory.turn import Turn
@@ -234,19 +234,24 @@ def test_sync_invoke_hands_the_turn_over(tmp_path: Path, mode: str, status: str)
     assert memories(tmp_path) == ["User works at Acme"]
 
 
-async def test_writes_follow_the_users_language_unless_it_is_pinned(tmp_path: Path) -> None:
+async def test_writes_follow_the_users_language_unless_it_is_pinned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    consumer, languages = run_memory.writer_consumer(), {}
+    prompts_for = consumer.prompts_for
+
+    def recording(turn: Any) -> Any:  # the writer's prompts show the language it writes in
+        prompts = prompts_for(turn)
+        languages[turn.user_id] = prompts.language
+        return prompts
+
+    monkeypatch.setattr(consumer, "prompts_for", recording)
     app = compile_graph(checkpointer=InMemorySaver())
     for user, language in (("auto-user", "auto"), ("en-user", "en")):
         context = Context(user_id=user, model="offline/rules", language=language)
         await app.ainvoke(user_says("我住在北京。"), thread(user), context=context)
     await drained()
-    persona = {
-        user: open_memory_manager(f"yaml:{store_folder(tmp_path)}", user).get_core_context()[
-            "persona"
-        ]
-        for user in ("auto-user", "en-user")
-    }
-    assert has_cjk(persona["auto-user"]) and not has_cjk(persona["en-user"])
+    assert languages == {"auto-user": "zh", "en-user": "en"}
     assert resolve_language(Context().language, "我住在北京") == "zh"
     assert resolve_language(Context().language, "I live in Oslo") == "en"
     assert resolve_language(Context(language="en").language, "我住在北京") == "en"

@@ -8,6 +8,8 @@ import textwrap
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 WITHOUT_LANGCHAIN = textwrap.dedent(
@@ -80,6 +82,7 @@ WITHOUT_LANGCHAIN = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_storage_bm25_snapshots_and_journal_work_without_langchain(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-c", WITHOUT_LANGCHAIN],

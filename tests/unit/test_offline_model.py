@@ -17,6 +17,12 @@ from memory.long_term import LongTermMemory
 from memory.turn import Turn
 from memory.writer import MemoryConsumer
 from memory.yaml_manager import YamlMemoryManager
+from prompts import persona
+from prompts.persona import section_name
+
+# The sections a fact of each kind goes to: prompts/persona.py's, whatever they are called.
+PROFILE, PREFERENCE, TASK = (section_name(k, "en") for k in ("profile", "preference", "task"))
+PROFILE_ZH, PREFERENCE_ZH = section_name("profile", "zh"), section_name("preference", "zh")
 
 
 def create_memory(content: str, section: str) -> str:
@@ -32,9 +38,9 @@ def read_memories() -> str:
 def test_english_facts_and_questions() -> None:
     facts = extract_facts("Hi! My name is Ada and I live in Lisbon. I like green tea. Where am I?")
     assert facts == [
-        ("User's name is Ada", "identity"),
-        ("User lives in Lisbon", "identity"),
-        ("User likes green tea", "taste"),
+        ("User's name is Ada", PROFILE),
+        ("User lives in Lisbon", PROFILE),
+        ("User likes green tea", PREFERENCE),
     ]
     assert extract_facts("What is my name? Do you know where I live?") == []
 
@@ -47,15 +53,15 @@ def test_chinese_facts() -> None:
         "用户喜欢喝茶",
         "用户的猫的名字是咪咪",
     ]
-    assert {theme for _, theme in facts} == {"身份", "品味"}
+    assert {theme for _, theme in facts} == {PROFILE_ZH, PREFERENCE_ZH}
 
 
 def test_scope_rule_task_sentences_are_branch_facts_about_the_user_are_user() -> None:
     said = "I live in Lisbon. Let's plan a trip to Kyoto. For this conversation, my budget is 900."
     assert extract_memories(said) == [
-        ("User lives in Lisbon", "identity", "user"),
-        ("Current task: plan a trip to Kyoto", "moments", "branch"),
-        ("User's budget is 900", "identity", "branch"),  # a fact, but only for this task
+        ("User lives in Lisbon", PROFILE, "user"),
+        ("Current task: plan a trip to Kyoto", TASK, "branch"),
+        ("User's budget is 900", PROFILE, "branch"),  # a fact, but only for this task
     ]
     chinese = extract_memories("我住在上海。我们在做一个网站。这个任务是写一份报告。")
     assert [(text, scope) for text, _, scope in chinese] == [
@@ -78,8 +84,8 @@ def test_writer_passes_the_scope_when_the_tool_takes_one() -> None:
     prompt = [HumanMessage("user:\n```text\nI like tea. We are working on a poem.\n```")]
     scoped = OfflineChatModel().bind_tools([SCOPED_CREATE]).invoke(prompt)
     assert [c["args"] for c in scoped.tool_calls] == [
-        {"content": "User likes tea", "section": "taste", "scope": "user"},
-        {"content": "Current task: a poem", "section": "moments", "scope": "branch"},
+        {"content": "User likes tea", "section": PREFERENCE, "scope": "user"},
+        {"content": "Current task: a poem", "section": TASK, "scope": "branch"},
     ]
     plain = OfflineChatModel().bind_tools([create_memory]).invoke(prompt)
     assert all("scope" not in c["args"] for c in plain.tool_calls)
@@ -97,7 +103,7 @@ def test_writer_reads_first_then_creates_only_new_facts_then_stops() -> None:
     )
     second = model.invoke([*prompt, first, listing])
     assert [c["args"] for c in second.tool_calls] == [
-        {"content": "User lives in Lisbon", "section": "identity"}
+        {"content": "User lives in Lisbon", "section": PROFILE}
     ]
     created = ToolMessage("Created memory 2", tool_call_id="y", name="create_memory")
     third = model.invoke([*prompt, first, listing, second, created])
@@ -161,6 +167,7 @@ def test_base_url_alone_reaches_an_openai_compatible_server(
     assert model.openai_api_base == "http://127.0.0.1:9/v1"
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_importing_the_graph_needs_no_key() -> None:
     env = {
         k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "OPENAI_BASE_URL"
@@ -233,3 +240,20 @@ def test_a_fact_that_holds_many_values_is_added_not_replaced() -> None:
 def update_memory(id: int, content: str, reason: str) -> str:
     """Update a memory."""
     return "ok"
+
+
+def test_the_offline_rules_file_facts_under_the_configured_sections(monkeypatch) -> None:
+    mine = {
+        "en": (persona.MemorySection("about me", "", "profile"),
+               persona.MemorySection("likes", "", "preference"),
+               persona.MemorySection("work items", "", "task")),
+        "zh": (persona.MemorySection("我", "", "profile"),
+               persona.MemorySection("爱好", "", "preference")),
+    }  # fmt: skip
+    monkeypatch.setattr(persona, "SECTIONS", mine)
+    assert extract_memories("I live in Lisbon. I like tea. Let's write a poem.") == [
+        ("User lives in Lisbon", "about me", "user"),
+        ("User likes tea", "likes", "user"),
+        ("Current task: write a poem", "work items", "branch"),
+    ]
+    assert {theme for _, theme in extract_facts("我住在上海。我喜欢喝茶。")} == {"我", "爱好"}

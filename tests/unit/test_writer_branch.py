@@ -12,7 +12,6 @@ from langchain_core.messages import AIMessage
 from memory.branch import Lineage, Provenance, visible_ids
 from memory.document import Change
 from memory.long_term import LongTermMemory
-from memory.prompts.writer import DEFAULT_PERSONA, DEFAULT_PERSONA_ZH
 from memory.turn import Turn
 from memory.writer import MemoryConsumer
 from memory.writer.journal import TurnJournal
@@ -215,9 +214,9 @@ async def test_the_core_context_is_seeded_after_the_first_applied_turn(manager) 
     await consume(manager, script, text="I'm Ana; let's plan a trip to Porto.",
                   at=ROOT, lineage=ROOT_LINEAGE)  # fmt: skip
     context = manager.get_core_context("thread-1")
-    assert context["persona"] == DEFAULT_PERSONA
+    assert context["persona"] == ""  # the app's persona stays in its prompt, not in each store
     assert context["human"] == "The user is Ana."  # user facts only, not the branch plan
-    assert context["goal"] == "I'm Ana; let's plan a trip to Porto."
+    assert context["goal"] == "We plan a trip."  # the branch's task, not its first message
     assert manager.get_core_context()["goal"] == ""  # no thread: no goal
     seeded = dict(context)
     await consume(manager, [AIMessage("no changes")], text="Also I like tea.", turn_id="turn-2")
@@ -225,13 +224,13 @@ async def test_the_core_context_is_seeded_after_the_first_applied_turn(manager) 
 
 
 async def test_the_core_context_is_seeded_in_chinese_with_a_given_persona(manager) -> None:
-    model = ScriptedModel(messages=iter([AIMessage("无变化")]))
-    text = "帮我写一本关于杭州的书" + "。" * 300
-    said = a_turn("alice", "t", text, thread_id="s")
-    await MemoryConsumer(model, language="auto").consume(said, LongTermMemory(manager))
-    context = manager.get_core_context("s")
-    assert context["persona"] == DEFAULT_PERSONA_ZH
-    assert context["goal"].startswith("帮我写一本关于杭州的书") and len(context["goal"]) <= 200
+    book = "用户在写一本关于杭州的书" + "，" * 300
+    create = call("create_memory", content=book, section="任务", scope="branch")
+    await consume(manager, [step(create), AIMessage("已记录")], text="帮我写一本关于杭州的书",
+                  at=ROOT, lineage=ROOT_LINEAGE)  # fmt: skip
+    context = manager.get_core_context("thread-1")
+    assert context["persona"] == ""
+    assert context["goal"].startswith("用户在写一本关于杭州的书") and len(context["goal"]) <= 200
     other = YamlMemoryManager(manager.directory, "bob")
     model = ScriptedModel(messages=iter([AIMessage("done")]))
     said = a_turn("bob", "t", "hi", thread_id="s")

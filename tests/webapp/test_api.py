@@ -485,3 +485,19 @@ def test_the_standalone_editor_explains_that_the_store_lives_in_the_server(tmp_p
     assert response.status_code == 501
     assert response.json()["field"] == "GULFSTREAM_MEMORY_BACKEND"
     assert "langgraph dev" in response.json()["error"]
+
+
+def test_a_small_import_is_searchable_by_meaning_when_it_answers(editor: Editor) -> None:
+    facts = {"m1": ("User plays jazz piano every evening.", "hobby"),
+             "m2": ("用户喜欢喝绿茶。", "品味")}  # fmt: skip
+    document = {
+        "items": {
+            memory_id: {"description": text, "theme": theme, "history": []}
+            for memory_id, (text, theme) in facts.items()
+        }
+    }
+    answer = editor.send("POST", "import", document).json()
+    assert sorted(answer["added"]) == ["m1", "m2"] and answer["vectors_ready"] is True
+    recall = editor.get("status").json()["recall"]
+    assert recall["embedded"] == recall["live"] == 2 and recall["pending"] == 0
+    assert recall["note"] == ""

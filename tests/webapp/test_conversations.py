@@ -59,3 +59,36 @@ def test_the_page_is_served_with_the_editors_policy(base_url: str) -> None:
     assert "script-src 'self'" in page.headers["content-security-policy"]
     script = httpx.get(f"{base_url}/memories/static/conversations.js", timeout=10)
     assert script.status_code == 200 and "innerHTML" not in script.text
+
+
+def test_a_memory_deleted_in_the_editor_leaves_the_search_until_restored(
+    base_url: str, data_dir: Path
+) -> None:
+    user = f"ada-{uuid.uuid4().hex[:6]}"
+    headers = {"X-Gulfstream-User": user, "X-Gulfstream-CSRF": "1"}
+    api = f"{base_url}/memories/api"
+    archived(user, data_dir, "I live in Hangzhou, near the lake", "Noted", "I like green tea")
+    added = httpx.post(
+        f"{api}/memories",
+        headers=headers,
+        timeout=10,
+        json={"description": "User lives in Hangzhou", "theme": "identity"},
+    )
+    assert added.status_code == 201
+    memory_id = added.json()["id"]
+    assert len(search(base_url, user, q="Hangzhou").json()["hits"]) == 1
+    deleted = httpx.request("DELETE", f"{api}/memories/{memory_id}", headers=headers, json={},
+                            timeout=10)  # fmt: skip
+    assert deleted.status_code == 200
+    hidden = search(base_url, user, q="Hangzhou").json()
+    assert hidden["hits"] == [] and any("1 matching message(s) hidden" in n
+                                        for n in hidden["notes"])  # fmt: skip
+    assert len(search(base_url, user, q="green tea").json()["hits"]) == 1
+    restored = httpx.post(f"{api}/memories/{memory_id}/restore", headers=headers, json={},
+                          timeout=10)  # fmt: skip
+    assert restored.status_code == 200
+    back = search(base_url, user, q="Hangzhou").json()
+    assert [m["content"] for m in back["hits"][0]["messages"] if m["match"]] == [
+        "I live in Hangzhou, near the lake"
+    ]
+    assert back["notes"] == []

@@ -43,6 +43,10 @@ const PHRASES = [
   ["statusTitle", "Self-check", "自检"],
   ["rerun", "Run self-check again", "重新自检"],
   ["issues", "Issues", "问题"],
+  ["recallPending", "Vectors are still being made: {e} of {l} memories have one; the others are found by BM25 (words) only meanwhile.",
+    "向量仍在生成：{l} 条记忆中已有 {e} 条；其余的暂时只按 BM25（词语）检索。"],
+  ["recallFailed", "Making vectors failed ({x}): retrieval uses BM25 only meanwhile.", "生成向量失败（{x}）：暂时只用 BM25 检索。"],
+  ["recallShort", "BM25 only", "仅 BM25"],
   ["repaired", "Repaired", "已修复"],
   ["imported", "Imported: {a} added, {s} already present, {r} other versions kept in Recently deleted.",
     "导入完成：新增 {a}，已存在 {s}，{r} 个其他版本放入最近删除。"],
@@ -104,6 +108,18 @@ const PHRASES = [
   ["consolidateRefused", "Nothing was changed:", "没有做任何修改："],
   ["consolidateUndo", "Everything merged or archived is in Recently deleted and can be restored.",
     "合并或归档的记忆都在“最近删除”中，可以恢复。"],
+  ["erase", "Erase for good", "永久抹除"],
+  ["eraseTitle", "Erase this memory for good?", "永久抹除这条记忆？"],
+  ["eraseWarning", "It goes with its history, the archived messages that said it, its digests, snapshots and journal rows. Nothing can bring it back; Delete can be undone instead.",
+    "它的历史、说过它的存档消息、摘要、快照和日志记录都会一起删除，无法恢复；“删除”则可以撤销。"],
+  ["erased", "Erased for good", "已永久抹除"],
+  ["eraseUser", "Delete this user's data", "删除此用户的数据"],
+  ["eraseUserTitle", "Delete every memory and conversation record of {user}?", "删除 {user} 的全部记忆和对话记录？"],
+  ["eraseUserWarning", "Memories, the conversation archive, digests, snapshots, the write journal and usage of this user are erased for good. Other users are not touched.",
+    "此用户的记忆、对话存档、摘要、快照、写入日志和用量记录将被永久删除，其他用户不受影响。"],
+  ["typeToConfirm", "Type {word} to confirm", "输入 {word} 以确认"],
+  ["eraseNothing", "Nothing was stored.", "没有存储任何内容。"],
+  ["threadsDeleted", "Threads deleted", "已删除的对话"],
 ];
 const TEXT = { en: {}, zh: {} };
 for (const [key, en, zh] of PHRASES) {
@@ -223,7 +239,8 @@ function renderCard(card) {
       el("button", { type: "button", class: "edit", onclick: () => editCard(card) }, t("edit")),
       el("button", { type: "button", class: "merge", onclick: () => mergeCard(card) }, t("merge")),
       el("button", { type: "button", class: "history", onclick: () => showHistory(card.id) }, t("history")),
-      el("button", { type: "button", class: "delete danger", onclick: () => deleteCard(card) }, t("delete"))));
+      el("button", { type: "button", class: "delete danger", onclick: () => deleteCard(card) }, t("delete")),
+      el("button", { type: "button", class: "erase danger", onclick: () => eraseCard(card) }, t("erase"))));
 }
 
 // ── the waterfall: one page at a time, patched card by card ───────────
@@ -415,7 +432,10 @@ async function refreshStatus() {
     const status = await api("GET", "status");
     $("user").textContent = t("user") + ": " + status.user_id;
     const badge = $("status");
-    badge.textContent = status.status;
+    const recall = recallNote(status.recall);
+    badge.textContent = recall ? `${status.status} · ${t("recallShort")}` : status.status;
+    badge.title = recall;
+    if (status.recall && status.recall.pending) setTimeout(refreshStatus, 5000);  // until done
     badge.className = "pill status " + status.status.toLowerCase();
     // Read again on click: the model calls move with every turn, not only with memory writes.
     badge.onclick = () => api("GET", "status").then(showStatus, () => showStatus(status));
@@ -595,8 +615,66 @@ async function showDeleted() {
     el("p", { class: "meta" }, `${card.theme} · ${when(card.latest_update_time)}`,
       card.into ? ` · ${t("mergedInto")} ${card.into}` : "", card.deleted_reason ? ` · ${card.deleted_reason}` : ""),
     el("button", { type: "button", class: "restore", onclick: async () => { await restoreCard(card.id); showDeleted(); } },
-      t("restore"))));
+      t("restore")),
+    el("button", { type: "button", class: "erase danger", onclick: () => eraseCard(card) }, t("erase"))));
   showPanel(t("recentlyDeleted"), rows.length ? el("ul", { class: "deleted-list" }, rows) : el("p", {}, t("noDeleted")));
+}
+
+// ── erase for good: a confirmation first, the report after ─────────────
+function confirmDialog(title, lines, word, submitLabel, onConfirm) {
+  const dialog = $("dialog");
+  const error = el("p", { class: "error", role: "alert" });
+  const input = word ? el("input", { name: "confirm", type: "text", autocomplete: "off" }) : null;
+  const form = el("form", { method: "dialog", class: "confirm" }, el("h3", {}, title),
+    lines.map((line) => el("p", { class: line.cls || "" }, line.text)),
+    input ? el("label", { class: "field" }, el("span", {}, fill("typeToConfirm", { word })), input) : null,
+    error,
+    el("div", { class: "buttons" },
+      el("button", { type: "button", class: "cancel", onclick: () => dialog.close() }, t("cancel")),
+      el("button", { type: "submit", class: "primary danger confirm-erase" }, submitLabel)));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (input && input.value.trim() !== word) {
+      error.textContent = fill("typeToConfirm", { word });
+      return input.classList.add("invalid");
+    }
+    try {
+      await onConfirm();
+    } catch (failure) {
+      error.textContent = failure.message;
+    }
+  });
+  dialog.replaceChildren(form);
+  dialog.showModal();
+}
+
+function erasureReport(report) {
+  const rows = Object.entries(report.removed || {}).map(([where, count]) => el("li", {}, `${where}: ${count}`));
+  return el("div", { class: "erase-report" },
+    rows.length ? el("ul", { class: "removed" }, rows) : el("p", {}, t("eraseNothing")),
+    report.threads_deleted && report.threads_deleted.length
+      ? el("p", {}, `${t("threadsDeleted")}: ${report.threads_deleted.join(", ")}`) : null,
+    (report.notes || []).map((note) => el("p", { class: "hint" }, note)));
+}
+
+function eraseCard(card) {
+  confirmDialog(t("eraseTitle"), [{ text: card.description, cls: "description" }, { text: t("eraseWarning"), cls: "hint" }],
+    null, t("erase"), async () => {
+      const report = await api("POST", "memories/" + encodeURIComponent(card.id) + "/erase", { confirm: card.id });
+      removeCard(card.id);
+      updateSummary();
+      showPanel(t("erased"), erasureReport(report));
+    });
+}
+
+async function eraseUser() {
+  const who = await api("GET", "whoami");
+  confirmDialog(fill("eraseUserTitle", { user: who.user_id }), [{ text: t("eraseUserWarning"), cls: "hint" }],
+    who.user_id, t("eraseUser"), async () => {
+      const report = await api("POST", "erase-user", { confirm: who.user_id });
+      showPanel(t("erased"), erasureReport(report));
+      await refresh();
+    });
 }
 
 function usageList(usage) {
@@ -605,10 +683,19 @@ function usageList(usage) {
   return [el("h4", {}, t("modelCalls")), rows.length ? el("ul", { class: "usage-list" }, rows) : el("p", {}, t("noModelCalls"))];
 }
 
+// While vectors are made after a bulk load, retrieval is BM25 only for the memories without one.
+function recallNote(recall) {
+  if (!recall) return "";
+  if (recall.error) return t("recallFailed").replace("{x}", recall.error);
+  if (!recall.pending) return "";
+  return t("recallPending").replace("{e}", recall.embedded).replace("{l}", recall.live);
+}
+
 function showStatus(status) {
   const list = (label, items) => items.length ? [el("h4", {}, label), el("ul", {}, items.map((i) => el("li", {}, i)))] : [];
   showPanel(`${t("statusTitle")}: ${status.status}`, el("div", {},
     el("p", {}, `${status.backend} · ${status.item_count ?? "?"} ${t("items")}`),
+    recallNote(status.recall) ? el("p", { class: "recall-note" }, recallNote(status.recall)) : [],
     list(t("issues"), status.issues), list(t("repaired"), status.repaired), usageList(status.usage),
     el("button", { type: "button", onclick: async () => {
       const fresh = await api("POST", "self-check", {}); await refreshStatus(); showStatus(fresh);
@@ -747,6 +834,7 @@ function start() {
   $("show-deleted").addEventListener("click", () => showDeleted().catch((e) => toast(e.message)));
   $("export").addEventListener("click", () => exportMemories().catch((e) => toast(e.message)));
   $("consolidate").addEventListener("click", () => consolidateMemories().catch((e) => toast(e.message)));
+  $("erase-user").addEventListener("click", () => eraseUser().catch((e) => toast(e.message)));
   $("import-file").addEventListener("change", (e) => {
     if (e.target.files[0]) importMemories(e.target.files[0]);
     e.target.value = "";

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memory.yaml_manager import YamlMemoryManager
-from tests.unit.test_graph_commands import offline_env, run_chat, run_make
+from tests.integration.test_commands import offline_env, run_chat, run_make
 
 JAZZ = [
     "User likes jazz",

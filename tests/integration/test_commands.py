@@ -1,4 +1,5 @@
-"""`make demo` and `make chat` as a user runs them: real processes, real files."""
+"""`make demo`, `make chat` and the snapshot targets as a user runs them: real processes, real
+files (integration: each test starts a process, so they stay out of `make unit`)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from pathlib import Path
 import pytest
 
 import graph.cli.demo as demo
+from prompts.persona import section_name
 
 PROJECT = Path(__file__).resolve().parents[2]
+PROFILE = section_name("profile", "en")  # where the offline model files "I work at …"
 
 
 def offline_env(tmp_path: Path) -> dict[str, str]:
@@ -65,11 +68,21 @@ def test_chat_writes_lists_and_forgets(tmp_path: Path) -> None:
     assert "forgot" in out and "User works at Acme" in out
     after_forget = out.split("forgot", 1)[1]
     assert (
-        "User's name is Bob" in after_forget and "[identity] User works at Acme" not in after_forget
+        "User's name is Bob" in after_forget
+        and f"[{PROFILE}] User works at Acme" not in after_forget
     )
     memory_file = (tmp_path / "memory" / "default.yaml").read_text()
     assert "deleted: true" in memory_file  # forgetting is a tombstone, undoable
     assert (tmp_path / "chat" / "threads.sqlite").exists()
+
+
+def test_chat_ended_at_once_or_after_questions_leaves_no_pending_task(tmp_path: Path) -> None:
+    # The session's queue was started unregistered: /quit logged "Task was destroyed but it is
+    # pending!" at exit.
+    for commands in ("/quit\n", "Where do I live?\n/quit\n"):
+        done = run_chat(tmp_path, commands)
+        assert done.returncode == 0, done.stderr
+        assert "Task was destroyed" not in done.stderr, done.stderr
 
 
 def test_chat_cost_shows_the_model_calls_by_purpose_and_small_talk_costs_no_writer_call(
@@ -86,9 +99,11 @@ def test_chat_cost_shows_the_model_calls_by_purpose_and_small_talk_costs_no_writ
 
 
 def run_make(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    # -o: never reinstall the venv from inside a test.
+    # BIN: this interpreter's folder, so the test works in a checkout without .venv; -o: never
+    # install a venv from inside a test.
+    bin_folder = f"BIN={Path(sys.executable).parent}"
     return subprocess.run(
-        ["make", "-s", "--no-print-directory", "-o", ".venv/.installed", *args],
+        ["make", "-s", "--no-print-directory", "-o", ".venv/.installed", bin_folder, *args],
         cwd=PROJECT,
         env=env,
         capture_output=True,

@@ -1,0 +1,154 @@
+"""Recall@5/@10 on dialogue questions (tests/data/memorybank_set.json), per language, per channel
+and fused, tuning vs held-out split; `--fit` searches the fusion weights on the tuning split.
+
+    .venv/bin/python bench/dialogue_recall.py          # the figures of docs/MEMORY.md
+    .venv/bin/python bench/dialogue_recall.py --fit    # the weight search (tuning split only)
+
+Each language is one store: every user's dialogue turns (about 590 memories, dated the day they
+were said); a user's question must find that user's answering turn among everyone's (the other
+users' turns about the same topics are the distractors). Same code as the retriever: the BM25
+index, the semantic channel with the offline model, `fusion.fuse_scores`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from memory.retrieval.bm25_index import Bm25Index
+from memory.retrieval.embedder import OfflineEncoder
+from memory.retrieval.evaluation import DialogueSet, LabelledQuery, load_dialogue_sets
+from memory.retrieval.fusion import (
+    DEFAULT_WEIGHTS,
+    SHORTLIST,
+    FusionWeights,
+    dated_shortlist,
+    fuse_scores,
+    lexical_shortlist,
+    reciprocal_rank_fusion,
+)
+from memory.retrieval.query import read_query
+from memory.retrieval.semantic import MIN_SIMILARITY, SemanticChannel
+from memory.retrieval.vector_store import MemoryVectors
+
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "memorybank_set.json"
+Signals = tuple[list[tuple[int, float]], list[tuple[int, float]], list[int]]
+Ranker = Callable[[Signals], list[int]]
+
+
+@dataclasses.dataclass
+class Prepared:
+    """One language's store, read once: each query's three signals."""
+
+    data: DialogueSet
+    index: Bm25Index
+    signals: dict[str, Signals]
+
+
+def prepare(data: DialogueSet) -> Prepared:
+    index = Bm25Index.build("bench", data.items)
+    channel = SemanticChannel(OfflineEncoder(), MemoryVectors())
+    channel.catch_up(index, max_missing=len(data.items), timeout=600)
+    signals: dict[str, Signals] = {}
+    for labelled in data.queries:
+        reading = read_query(labelled.query, index.theme_keys)
+        signals[labelled.id] = (
+            lexical_shortlist(index, reading, SHORTLIST),
+            channel.similar_scores(index, labelled.query, SHORTLIST, MIN_SIMILARITY),
+            dated_shortlist(index, reading, SHORTLIST),
+        )
+    return Prepared(data, index, signals)
+
+
+def variants() -> dict[str, Ranker]:
+    def by_score(pairs: list[tuple[int, float]]) -> list[int]:
+        return [item for item, _ in sorted(pairs, key=lambda pair: -pair[1])]
+
+    def fused(weights: FusionWeights, dates: bool = True) -> Ranker:
+        return lambda s: fuse_scores(s[0], s[1], 10, dated=s[2] if dates else (),
+                                     weights=weights)  # fmt: skip
+
+    no_gate = dataclasses.replace(DEFAULT_WEIGHTS, confident_margin=1e-9)
+    return {
+        "BM25 alone": lambda s: by_score(s[0]),
+        "embeddings alone": lambda s: by_score(s[1]),
+        "BM25 + dates": lambda s: fuse_scores(s[0], [], 10, dated=s[2]),
+        "RRF k=5 (before)": lambda s: reciprocal_rank_fusion([by_score(s[0]), by_score(s[1])], 10),
+        "fused, no dates": fused(DEFAULT_WEIGHTS, dates=False),
+        "fused, no gate": fused(no_gate),
+        "fused (default)": fused(DEFAULT_WEIGHTS),
+        **{
+            f"fused, emb {w} floor {f}": fused(
+                dataclasses.replace(DEFAULT_WEIGHTS, embedding=w, cosine_floor=f)
+            )
+            for w, f in ((0.7, 0.2), (1.0, 0.15), (1.5, 0.1))
+        },
+    }
+
+
+def recall(prepared: Prepared, queries: list[LabelledQuery], ranker: Ranker, k: int) -> float:
+    found = []
+    for labelled in queries:
+        order = ranker(prepared.signals[labelled.id])[:k]
+        ids = {prepared.index.entries[p].id for p in order}
+        found.append(len(ids & set(labelled.relevant)) / len(labelled.relevant))
+    return sum(found) / len(found) if found else 0.0
+
+
+def table(languages: dict[str, Prepared], rankers: dict[str, Ranker]) -> None:
+    columns = [(split, lang, k) for split in ("tuning", "held-out") for lang in ("zh", "en")
+               for k in (5, 10)]  # fmt: skip
+    print(f"{'':22s}" + "".join(f"{f'{s[:4]} {lang}@{k}':>12s}" for s, lang, k in columns))
+    for label, ranker in rankers.items():
+        cells = [recall(languages[lang], languages[lang].data.split(split), ranker, k)
+                 for split, lang, k in columns]  # fmt: skip
+        print(f"{label:22s}" + "".join(f"{cell:12.3f}" for cell in cells))
+
+
+def fit(languages: dict[str, Prepared]) -> None:
+    """Grid over the weights on the tuning split: recall@5 of both languages, @10 for ties."""
+    rows = []
+    grid = itertools.product((0.3, 0.5, 0.7, 1.0, 1.5), (0.1, 0.15, 0.2, 0.25, 0.3),
+                             (0.0, 0.5, 1.0), (1e-9, 0.05, 0.1, 0.2), (0.0, 0.5))  # fmt: skip
+    for embedding, floor, date, margin, gap in grid:
+        weights = FusionWeights(embedding, floor, date, margin, 10, gap)
+
+        def ranker(s: Signals, w: FusionWeights = weights) -> list[int]:
+            return fuse_scores(s[0], s[1], 10, dated=s[2], weights=w)
+
+        score = 0.0
+        for lang, k in itertools.product(("zh", "en"), (5, 10)):
+            tuning = languages[lang].data.split("tuning")
+            score += recall(languages[lang], tuning, ranker, k) * (1.0 if k == 5 else 0.5)
+        rows.append((score, weights))
+    rows.sort(key=lambda row: -row[0])
+    for score, weights in rows[:8]:
+        print(f"{score:.3f}  {weights}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--fit", action="store_true")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    languages = {lang: prepare(data) for lang, data in load_dialogue_sets(DATA).items()}
+    for lang, prepared in languages.items():
+        data = prepared.data
+        print(f"{lang}: {len(data.items)} memories; {len(data.split('tuning'))} tuning and "
+              f"{len(data.split('held-out'))} held-out questions")  # fmt: skip
+    print(f"(read and embedded in {time.perf_counter() - started:.0f} s)\n")
+    if args.fit:
+        fit(languages)
+        return
+    table(languages, variants())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,286 @@
+"""erase_memory and erase_user: remove for good, from every tier, one memory with everything
+derived from it, or everything of one user; each returns an ErasureReport."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memory.archive.base import ConversationArchive
+from memory.archive.digest import day_bounds, local_day
+from memory.archive.records import MessageKey
+from memory.erasure.files import erase_plans, erase_snapshots, erase_yaml_copies
+from memory.erasure.report import ErasureReport
+from memory.erasure.rows import (
+    JOURNAL_TABLES,
+    RECALL_TABLES,
+    SUMMARY_TABLES,
+    TRACE_TABLES,
+    Needles,
+    SharedTable,
+    erase_rows,
+)
+from memory.erasure.stores import (
+    erase_everything,
+    purge_items,
+    redact_core_context,
+    scrub_backend,
+)
+from memory.erasure.threads import delete_threads, known_threads
+from memory.errors import MemoryNotFound
+from memory.fingerprint import Fingerprint
+from memory.forgetting import carrying_messages, fingerprint, lineage_of, reseal
+from memory.item import MemoryItem
+from memory.writer.sqlite_file import scrub_file
+
+if TYPE_CHECKING:
+    from memory.long_term import LongTermMemory
+
+logger = logging.getLogger(__name__)
+
+CHECKPOINTS_NOTE = (
+    "the checkpoints of the threads where it was said still hold it: they are the conversation "
+    "itself and belong to the checkpointer (erase_user(threads=checkpointer), or delete the "
+    "threads with the LangGraph SDK on a server)"
+)
+
+NO_ARCHIVE_NOTE = "no conversation archive was given: archived messages were not looked at"
+
+
+def erase_memory(
+    memory: LongTermMemory, memory_id: str, archive: ConversationArchive | None = None
+) -> ErasureReport:
+    """Remove `memory_id` (tombstone or not) and everything derived from it: its versions (the
+    copy-on-write versions that supersede it, or that it supersedes), its history, what other
+    items' histories say of it, its vector, the archived messages carrying it (text and index)
+    and the digests of their days (sealed again without them), its rows in the journal, trace,
+    recall log and topic summaries, and every snapshot of the user (rewritten without it). The
+    files touched are vacuumed and their WAL emptied. MemoryNotFound when no item has that id."""
+    manager = memory.manager
+    manager._check_writable()  # a store that refuses writes refuses before anything is removed
+    items = manager.all_items()
+    if memory_id not in items:
+        raise MemoryNotFound(memory_id)
+    chosen = _versions(items, memory_id)
+    report = ErasureReport(memory.user_id, sorted(chosen))
+    needles = Needles(set(chosen))
+    for item in chosen.values():
+        needles.add_texts(item_texts(item))
+    if archive is not None:
+        _erase_carriers(archive, items, chosen, needles, report)
+    else:
+        report.notes.append(NO_ARCHIVE_NOTE)
+    memory.recall_log.flush()  # queued recalls of the memory would come back after the erase
+    purge_items(manager, needles, report)
+    redact_core_context(manager, needles, report)
+    _drop_vectors(memory, set(chosen), report)
+    _erase_shared_rows(memory, needles.in_row, report)
+    _erase_side_files(memory, needles, report)
+    scrub_backend(manager, report)
+    report.notes.append(CHECKPOINTS_NOTE)
+    logger.info("memory %s of user %r erased: %s", memory_id, memory.user_id, report.removed)
+    return report
+
+
+def erase_user(
+    memory: LongTermMemory, archive: ConversationArchive | None = None, threads: Any = None
+) -> ErasureReport:
+    """Remove everything of the memory's user in every tier: the backend's rows or files, the
+    archive, the journal, trace, usage ledger, recall log, topic summaries, snapshots,
+    consolidation plans and set-aside copies; with `threads` (a checkpointer), the user's
+    threads too. Other users' rows and files are left as they are."""
+    memory.manager._check_writable()
+    report = ErasureReport(memory.user_id)
+    thread_ids = known_threads(memory.user_id, archive, _shared_files(memory)[:2])
+    if memory.snapshots is not None:  # a snapshot due after the erase would write one back
+        memory.snapshots.cancel()
+    memory.recall_log.discard()
+    _drop_vectors(memory, None, report)
+    erase_everything(memory.manager, report)
+    if archive is not None:
+        report.count("archive: messages", archive.count())
+        for removed in archive.erase_all():
+            report.file(removed, "removed")
+    else:
+        report.notes.append(NO_ARCHIVE_NOTE)
+    _erase_shared_rows(memory, None, report)
+    _erase_side_files(memory, None, report)
+    if threads is not None:
+        delete_threads(threads, sorted(thread_ids), report)
+    elif thread_ids:
+        report.notes.append(
+            f"{len(thread_ids)} thread(s) of this user keep the conversation in the "
+            "checkpointer: pass threads=<checkpointer> (or delete them with the SDK) to remove them"
+        )
+    logger.info("every memory of user %r erased: %s", memory.user_id, report.removed)
+    return report
+
+
+# ── the parts ───────────────────────────────────────────────────────────
+
+
+def item_texts(item: MemoryItem) -> set[str]:
+    """Every text the item ever held: each version's description and the ones merged into it."""
+    texts = {item.description}
+    for entry in item.history:
+        for key in ("description", "previous_description", "merged_description"):
+            value = entry.get(key)
+            if isinstance(value, str):
+                texts.add(value)
+    return {text for text in texts if text.strip()}
+
+
+def _versions(items: dict[str, MemoryItem], memory_id: str) -> dict[str, MemoryItem]:
+    """The item and every copy-on-write version linked to it, in either direction."""
+    chosen = {memory_id}
+    while True:
+        linked = {
+            i for i, item in items.items()
+            if item.supersedes in chosen or (i in chosen and item.supersedes in items)
+        } | {items[i].supersedes for i in chosen if items[i].supersedes in items}  # fmt: skip
+        if linked <= chosen:
+            return {i: items[i] for i in sorted(chosen)}
+        chosen |= linked
+
+
+def _erase_carriers(
+    archive: ConversationArchive,
+    items: dict[str, MemoryItem],
+    chosen: dict[str, MemoryItem],
+    needles: Needles,
+    report: ErasureReport,
+) -> None:
+    """The archived messages carrying the memory (`memory.forgetting`: its turns, and any
+    message its fingerprint matches, up to now), every copy of them at other checkpoints,
+    the records of what forgetting it hid, and the digests of their days sealed again."""
+    said = archive.messages()
+    prints = {i: fingerprint(lineage_of(item, items)) for i, item in chosen.items()}
+    keys: set[MessageKey] = set()
+    for item in chosen.values():
+        chain = lineage_of(item, items)
+        keys |= set(carrying_messages(archive, item, ancestors=chain[1:], until=time.time()))
+    carried_ids = {key[2] for key in keys if key[2]}
+    candidates = [m for m in said if m.ref in keys or m.message_id in carried_ids]
+    # Irreversible, so only what names it: a batched writer run records its last turn, whose
+    # messages may be another fact's (forgetting hides those too, restorably).
+    messages = [m for m in candidates if _names(m.content, prints, needles)]
+    if len(messages) < len(candidates):
+        report.notes.append(
+            f"{len(candidates) - len(messages)} archived message(s) of the turns that wrote it "
+            "do not name it and were kept"
+        )
+    needles.add_texts(m.content for m in messages)
+    report.count("archive: messages", archive.erase_messages([m.ref for m in messages]))
+    _erase_forgotten_records(archive, prints, needles, {m.ref for m in messages}, report)
+    days = {local_day(m.timestamp) for m in messages}
+    days |= {d.day for d in archive.digests() if needles.in_text(d.text)}
+    days |= {d.day for d in archive.digests() for p in prints.values() if p.carries(d.text)}
+    sealed = sorted({d.day for d in archive.digests()} & days)
+    emptied = [day for day in sealed if not _said_on(archive, day)]
+    report.count("archive: digests", archive.erase_digests(emptied))
+    resealed = [day for day in sealed if day not in emptied]
+    reseal(archive, resealed, prints)  # from what is left, offline; leaving out what carries it
+    report.count("archive: digests sealed again", len(resealed))
+    if not archive.scrub():
+        report.notes.append("the archive's log could not be emptied at once (another reader)")
+
+
+def _names(text: str, prints: dict[str, Fingerprint], needles: Needles) -> bool:
+    return needles.in_text(text) or any(not p.empty and p.carries(text) for p in prints.values())
+
+
+def _said_on(archive: ConversationArchive, day: str) -> bool:
+    start, end = day_bounds(day)
+    return any(m.role in ("user", "assistant") for m in archive.messages(since=start, until=end))
+
+
+def _erase_forgotten_records(
+    archive: ConversationArchive,
+    prints: dict[str, Fingerprint],
+    needles: Needles,
+    erased: set[MessageKey],
+    report: ErasureReport,
+) -> None:
+    """Forgetting kept the digests of the memory's days as they were, for a restore: the
+    memory's record goes, and other records lose the erased messages and such digests."""
+    for memory_id, record in archive.forgotten().items():
+        if memory_id in needles.ids:
+            archive.drop_forgotten(memory_id)
+            report.count("archive: forgotten records", 1)
+            continue
+        digests = tuple(d for d in record.digests if not _names(d.text, prints, needles))
+        messages = tuple(key for key in record.messages if key not in erased)
+        if digests != record.digests or messages != record.messages:
+            archive.put_forgotten(replace(record, messages=messages, digests=digests))
+            report.count("archive: forgotten records rewritten", 1)
+
+
+def _drop_vectors(memory: LongTermMemory, ids: set[str] | None, report: ErasureReport) -> None:
+    from memory.retrieval.vector_store import VECTOR_PURPOSES, vector_store_for
+
+    for purpose in VECTOR_PURPOSES:  # retrieval's vectors and consolidation's
+        store = vector_store_for(memory.manager, purpose)
+        path = getattr(store, "path", None)
+        if isinstance(path, Path) and not path.exists():
+            continue  # never embedded: opening it would make the file
+        stored = {v.memory_id for v in store.load()}
+        dropped = stored if ids is None else ids & stored
+        if dropped:
+            store.drop(dropped)
+            report.count("vectors", len(dropped))
+        if isinstance(path, Path) and path != getattr(memory.manager, "path", None):
+            scrub_file(path)
+        close = getattr(store, "close", None)
+        if callable(close):
+            close()
+
+
+def _shared_files(memory: LongTermMemory) -> list[tuple[Path, tuple[SharedTable, ...]]]:
+    from memory.recall_log import RECALL_FILE
+    from memory.topics.summaries import SUMMARIES_FILE
+
+    return [
+        (memory.journal_path, JOURNAL_TABLES),
+        (memory.trace_path, TRACE_TABLES),
+        (memory.data_dir / RECALL_FILE, RECALL_TABLES),
+        (memory.data_dir / SUMMARIES_FILE, SUMMARY_TABLES),
+    ]
+
+
+def _erase_shared_rows(memory: LongTermMemory, match: Any, report: ErasureReport) -> None:
+    for path, tables in _shared_files(memory):
+        removed = erase_rows(path, tables, memory.user_id, match)
+        for place, count in removed.items():
+            report.count(place, count)
+        if path.exists():
+            if not scrub_file(path):
+                report.notes.append(
+                    f"{path}-wal is held by a reader: emptied at its next checkpoint"
+                )
+            report.file(path, "vacuumed")
+
+
+def _erase_side_files(
+    memory: LongTermMemory, needles: Needles | None, report: ErasureReport
+) -> None:
+    from memory.yaml_manager import YamlMemoryManager
+
+    manager = memory.manager
+    folders = {memory.data_dir}
+    if manager.data_dir is not None:
+        folders.add(manager.data_dir)
+    for folder in sorted(folders):
+        erase_snapshots(folder, memory.user_id, needles, report)
+        erase_plans(folder, memory.user_id, needles, report)
+    if needles is not None and isinstance(manager, YamlMemoryManager):
+        erase_yaml_copies(manager.directory, manager.user_id, needles, report)
+    journal = memory.journal_path
+    damaged = sorted(journal.parent.glob(f"{journal.name}.damaged-*"))
+    if damaged:  # a damaged file is not edited; it holds every user's turns of its time
+        report.notes.append(
+            f"{len(damaged)} damaged journal file(s) set aside by a recovery ({damaged[0]}...) "
+            "may still hold it: delete them once the recovery is acknowledged"
+        )

@@ -1,0 +1,91 @@
+"""Make it yours: the assistant's persona, its system prompt and the memory sections (en, zh)."""
+
+from __future__ import annotations
+
+from memory.prompts.writer import MemorySection, SectionKind
+
+# Who the assistant is. A user who edits their persona in the memory editor gets theirs instead;
+# nobody's store holds a copy of this one, so a change here reaches every user.
+PERSONA = {
+    "en": "You are a helpful, friendly assistant with long-term memory of this user.",
+    "zh": "你是一位友善、乐于助人的助手，拥有关于这位用户的长期记忆。",
+}
+
+# The chat's system prompt. {persona}, {current_time}, {core_context}, {memories} and {tools}
+# are filled in; {tools} is one sentence per feature that is on (TOOL_GUIDANCE), nothing for
+# one that is off, so the model never hears of a tool it does not have.
+SYSTEM_PROMPTS = {
+    "en": """{persona}
+
+Current time: {current_time}
+
+{core_context}
+
+{memories}
+
+Use what you remember when it helps, and do not pretend to remember what is not listed.{tools}""",
+    "zh": """{persona}
+
+当前时间：{current_time}
+
+{core_context}
+
+{memories}
+
+在有帮助时运用你记得的内容；没有列出的内容不要假装记得。{tools}""",
+}
+
+# A sentence for a chat tool (graph/tools.py) the prompt should point out, said only while the
+# tool is bound; a tool without one is known to the model by its docstring alone.
+TOOL_GUIDANCE = {
+    "en": {
+        "search_memory": "If you need to recall more than what is shown, call the "
+        "`search_memory` tool.",
+        "search_conversations": "To find what was said in earlier conversations (or earlier in "
+        "this one), call `search_conversations`, with dates you work out from the current time "
+        'for "last Tuesday" or "this week".',
+    },
+    "zh": {
+        "search_memory": "如果需要回忆更多内容，请调用 `search_memory` 工具。",
+        "search_conversations": "要查找以前的对话（或本次对话较早部分）中说过的话，请调用 "
+        '`search_conversations`，"上周二""这周"之类的日期请根据当前时间换算后传入。',
+    },
+}
+
+# The memory sections the writer files memories under, per language. `kind` says what a section
+# holds (profile: who the user is; preference: what they like; event: what happened; task: what
+# is to be done), so the offline rules, the core context and the retriever's examples find them
+# by kind, whatever you name them.
+SECTIONS: dict[str, tuple[MemorySection, ...]] = {
+    "en": (
+        MemorySection("identity", "who the user is: education, job, hometown, family, languages",
+                      "profile"),
+        MemorySection("taste", "films, food, creators they follow, brands, other preferences",
+                      "preference"),
+        MemorySection("music", "singers, voicebanks, songs, albums, creators", "preference"),
+        MemorySection("places & paths", "concrete places and file-system paths", "profile"),
+        MemorySection("moments",
+                      "passing observations and feelings: weather, what they are doing, a thought",
+                      "event"),
+        MemorySection("time-bound to-dos", "things with a date: homework, appointments, exams",
+                      "task"),
+    ),
+    "zh": (
+        MemorySection("身份", "用户的基本身份信息：教育、职业、家乡等", "profile"),
+        MemorySection("品味", "电影、美食、UP主、品牌偏好等", "preference"),
+        MemorySection("音乐", "虚拟歌手、声库、歌曲、专辑、创作者", "preference"),
+        MemorySection("地点与路径", "具体地点和文件系统路径", "profile"),
+        MemorySection("瞬间", "即时观察和感受：天气、正在做的事、念头", "event"),
+        MemorySection("时效待办", "有截止日期的事项：作业、预约、考试", "task"),
+    ),
+}  # fmt: skip
+
+
+def section_name(kind: SectionKind, language: str) -> str:
+    """The first section of `kind` in `language` ("en" or "zh"): where a fact of that kind goes
+    when nothing more specific is known (the offline model files its memories so)."""
+    sections = SECTIONS["zh" if language == "zh" else "en"]
+    for section in sections:
+        if section.kind == kind:
+            return section.name
+    return sections[0].name
