@@ -8,7 +8,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 
-from graph.compaction import compact
+from graph.compaction import compact  # feature: compaction
 from graph.context import Context
 from graph.embeddings import load_deployment_embeddings_in_background
 from graph.handoff import ltm_write
@@ -27,12 +27,12 @@ def build(settings: Settings) -> StateGraph[State, Context, InputState, State]:
     builder.add_node("tools", ToolNode(chat_tools(settings)))
     builder.add_node("ltm_write", ltm_write)
     builder.add_edge(START, "retrieve_memory")
-    if settings.compaction_on:
-        builder.add_node("compact", compact)
-        builder.add_edge("retrieve_memory", "compact")
-        builder.add_edge("compact", "agent")
-    else:
-        builder.add_edge("retrieve_memory", "agent")
+    before_agent = "retrieve_memory"
+    if settings.compaction_on:  # feature: compaction
+        builder.add_node("compact", compact)  # feature: compaction
+        builder.add_edge("retrieve_memory", "compact")  # feature: compaction
+        before_agent = "compact"  # feature: compaction
+    builder.add_edge(before_agent, "agent")
     builder.add_conditional_edges("agent", route_after_agent)
     builder.add_edge("tools", "agent")
     builder.add_edge("ltm_write", END)

@@ -1,11 +1,10 @@
 """The conversation archive from the graph's side: which archive a run uses, what of a finished
-turn is archived, and the daily digests sealed in the background."""
+turn is archived; the daily digests are sealed by graph/digests.py."""
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,14 +27,12 @@ from memory.branch import Lineage
 from memory.factory import backend_folder
 from memory.forgetting import reconcile
 from memory.messages import text_of
-from memory.writer.local import local_writer
 
 logger = logging.getLogger(__name__)
 
 ARCHIVE_FOLDER = "conversations"
 # LangGraph Platform gives a deployment its PostgreSQL in these (the store lives there too).
 PLATFORM_DATABASE_VARIABLES = ("DATABASE_URI", "POSTGRES_URI")
-DIGEST_EVERY_SECONDS = 300.0  # a user's digests are looked at no more often than this
 
 
 def archive_spec(settings: Settings | None = None) -> str:
@@ -158,24 +155,8 @@ def archive_turn(run: RunMemory, messages: Sequence[Any], lineage: Lineage | Non
     except Exception:
         logger.exception("archiving the turn of %r in thread %s failed", run.user_id, run.thread_id)
         return 0
-    if run.settings.digests:
-        seal_digests_soon(run, archive)
+    if run.settings.digests:  # feature: digests
+        from graph.digests import seal_digests_soon  # feature: digests
+
+        seal_digests_soon(run, archive)  # feature: digests
     return added
-
-
-_last_sealed: dict[str, float] = {}
-_sealing_lock = threading.Lock()
-
-
-def seal_digests_soon(run: RunMemory, archive: ConversationArchive) -> None:
-    """Seal the user's due daily digests on the background writer's loop, at most every
-    DIGEST_EVERY_SECONDS per user (the digests' own model calls count as "summary")."""
-    key = f"{archive_spec(run.settings)}\n{run.user_id}"  # the archive, as the registry keys it
-    now = time.monotonic()
-    with _sealing_lock:
-        if now - _last_sealed.get(key, -DIGEST_EVERY_SECONDS) < DIGEST_EVERY_SECONDS:
-            return
-        _last_sealed[key] = now
-    from graph.digests import seal_digests
-
-    local_writer.run(seal_digests(run.context.model, archive, run.memory))

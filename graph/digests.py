@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import time
 from collections.abc import Sequence
 from datetime import datetime
 
+from graph.archiving import archive_spec
 from graph.models import is_offline, load_chat_model
+from graph.run_memory import RunMemory
 from graph.settings import get_settings
 from memory.archive import ArchivedMessage, ConversationArchive, DigestSealer
 from memory.language import language_of
@@ -15,11 +19,13 @@ from memory.long_term import LongTermMemory
 from memory.metering import metered
 from memory.prompts.digest import DIGEST_PROMPTS
 from memory.usage import UsageMeter
+from memory.writer.local import local_writer
 
 logger = logging.getLogger(__name__)
 
 DIGEST_WORDS = 120
 DIGEST_INPUT_CHARS = 12_000  # the day's messages given to the model, the latest kept
+DIGEST_EVERY_SECONDS = 300.0  # a user's digests are looked at no more often than this
 
 
 def transcript(messages: Sequence[ArchivedMessage], limit: int = DIGEST_INPUT_CHARS) -> str:
@@ -69,3 +75,19 @@ async def seal_digests(
         except Exception:
             logger.exception("recording the digests' model calls of %r failed", archive.user_id)
     return made
+
+
+_last_sealed: dict[str, float] = {}
+_sealing_lock = threading.Lock()
+
+
+def seal_digests_soon(run: RunMemory, archive: ConversationArchive) -> None:
+    """Seal the user's due daily digests on the background writer's loop, at most every
+    DIGEST_EVERY_SECONDS per user (the digests' own model calls count as "summary")."""
+    key = f"{archive_spec(run.settings)}\n{run.user_id}"  # the archive, as the registry keys it
+    now = time.monotonic()
+    with _sealing_lock:
+        if now - _last_sealed.get(key, -DIGEST_EVERY_SECONDS) < DIGEST_EVERY_SECONDS:
+            return
+        _last_sealed[key] = now
+    local_writer.run(seal_digests(run.context.model, archive, run.memory))

@@ -14,7 +14,7 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-import graph.compaction as compaction
+import graph.compaction as compaction  # feature: compaction
 import graph.nodes as nodes
 from graph.agent import compile_graph
 from graph.archiving import archive_spec
@@ -130,6 +130,7 @@ def test_the_archive_rebuilt_from_the_checkpoints_is_the_live_one(
     assert roles == {"user", "assistant", "tool"}
 
 
+@pytest.mark.uses("compaction")
 def test_a_failed_summary_trims_and_a_later_turn_compacts(
     app: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -153,6 +154,7 @@ def test_a_failed_summary_trims_and_a_later_turn_compacts(
     assert compacted["cost"]["summary"]["calls"] == 1  # counted under "summary"
 
 
+@pytest.mark.uses("compaction")
 def test_the_offline_summary_is_extractive(app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(compaction, "load_chat_model", lambda name, **_: OfflineChatModel())
     with use_settings(context_budget_tokens="800"):
@@ -181,6 +183,7 @@ def test_the_deployment_path_archives_into_postgres(app: Any) -> None:
             PostgresArchive(POSTGRES_URL, user).clear()
 
 
+@pytest.mark.uses("digests")
 def test_a_day_is_sealed_into_a_digest_in_the_background(app: Any) -> None:
     say(app, "ada", "t1", "I adopted a puppy called Biscuit")
     say(app, "ada", "t1", "ok")
@@ -195,6 +198,7 @@ def test_a_day_is_sealed_into_a_digest_in_the_background(app: Any) -> None:
     assert hits and hits[0].digest is not None and "Biscuit" in hits[0].digest.text
 
 
+@pytest.mark.uses("compaction")
 def test_the_summary_is_not_streamed_as_a_reply(app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     summarizer = ScriptedModel(messages=iter(["SECRET-SUMMARY of the rain talk"] * 5))
     monkeypatch.setattr(compaction, "load_chat_model", lambda name, **_: summarizer)

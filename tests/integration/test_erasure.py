@@ -117,7 +117,7 @@ async def test_erase_leaves_the_text_in_no_file_but_the_threads(deployment: Path
     # The rest of what was said stays where it was.
     assert any("Mei" in item.description for item in memory.manager.list_items().values())
     assert any("Mei" in m.content for m in archive.messages())
-    assert "Mei" in " ".join(d.text for d in archive.digests())
+    assert "Mei" in " ".join(d.text for d in archive.digests())  # feature: digests
     assert [p for p in files_holding(deployment, ["Mei"]) if "backup" in p]  # snapshot kept
 
 

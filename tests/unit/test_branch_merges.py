@@ -17,8 +17,8 @@ from memory.turn import Turn
 from memory.writer import MemoryConsumer
 from memory.writer.tools import MemoryToolkit
 from memory.yaml_manager import YamlMemoryManager
+from tests.branch_trees import ancestors, brute_force_visible
 from tests.fakes import ScriptedModel
-from tests.unit.test_branch_visibility import ancestors, brute_force_visible
 from tests.unit.test_writer_tools import MONDAY_MORNING, a_turn, call, step
 
 # A small checkpoint tree: 0 is the root, 1 its child, 2 below 1, 3 a sibling of 1.

@@ -105,8 +105,8 @@ async def test_compaction_off_leaves_the_compact_node_out(monkeypatch: pytest.Mo
     drawn = app.get_graph()
     assert "compact" not in drawn.nodes
     assert ("retrieve_memory", "agent") in {(e.source, e.target) for e in drawn.edges}
-    _, _, default = await one_turn(monkeypatch)
-    assert "compact" in default.get_graph().nodes
+    _, _, default = await one_turn(monkeypatch)  # feature: compaction
+    assert "compact" in default.get_graph().nodes  # feature: compaction
 
 
 def test_the_old_archive_variable_still_works_with_a_deprecation_warning() -> None:
