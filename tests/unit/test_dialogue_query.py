@@ -84,7 +84,8 @@ def test_vector_is_the_weighted_mean_of_unit_vectors() -> None:
     assert mixed == pytest.approx(np.array([1.0, 0.5]) / np.linalg.norm([1.0, 0.5]))
 
 
-def test_concatenation_keeps_the_dialogue_order() -> None:
+def test_concatenation_keeps_the_dialogue_order_and_skips_empty_turns() -> None:
     assert concatenated(EXAM_TALK, turns=2) == (
-        "My maths exam is next week and I am nervous\nthat sounds hard"
+        "I went hiking on Sunday\nMy maths exam is next week and I am nervous\nthat sounds hard"
     )
+    assert concatenated(EXAM_TALK, turns=0) == "that sounds hard"
