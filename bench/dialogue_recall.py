@@ -165,10 +165,12 @@ def context_signals(
     prepared: Prepared, channel: SemanticChannel, query: DialogueQuery, decay: float, mode: str
 ) -> Signals:
     """The three signals of a dialogue query: BM25 summed over the weighted texts; the embedding
-    of the weighted mean vector (`mode` "mean") or of the concatenated texts ("concat")."""
+    of the weighted mean vector (`mode` "mean"; "emb": BM25 on the latest message alone) or of
+    the concatenated texts ("concat")."""
     index = prepared.index
     reading = read_query(query.latest, index.theme_keys)
-    positions, scores = dialogue_bm25(index, query, reading.time_cue, decay)
+    lexical_decay = 0.0 if mode == "emb" else decay  # "emb": context on the embedding side only
+    positions, scores = dialogue_bm25(index, query, reading.time_cue, lexical_decay)
     order = np.argsort(-scores, kind="stable")[:SHORTLIST]
     lexical = list(zip(positions[order].tolist(), scores[order].tolist(), strict=True))
     if mode == "concat" and decay > 0:
@@ -184,7 +186,8 @@ def context_table(languages: dict[str, Prepared]) -> None:
     preceding = preceding_turns(DATA)
     rankers = {k: v for k, v in variants().items()
                if k in ("BM25 alone", "embeddings alone", "fused (default)")}  # fmt: skip
-    settings = [(0.0, "mean"), (0.25, "mean"), (0.5, "mean"), (1.0, "mean"), (0.5, "concat")]
+    settings = [(0.0, "mean"), (0.1, "mean"), (0.25, "mean"), (0.5, "mean"), (1.0, "mean"),
+                (0.1, "emb"), (0.25, "emb"), (0.5, "emb"), (0.5, "concat")]  # fmt: skip
     channels = {lang: prepared.channel for lang, prepared in languages.items()}
     results: dict[tuple[float, str], dict[str, Prepared]] = {}
     for decay, mode in settings:
