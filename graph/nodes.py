@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, SystemMessage
+from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from graph.archiving import forget_in_archive, run_archive
@@ -18,6 +18,16 @@ from graph.said_recently import said_recently
 from graph.settings import get_settings
 from graph.state import State
 from graph.summarizer import without_forgotten
+from graph.tool_loop import (
+    EMPTY_ANSWER_NOTE,
+    LAST_ROUND_NOTE,
+    answers_to_repeats,
+    calls_written_as_text,
+    invoke_once_more_on_error,
+    is_empty_answer,
+    tool_rounds,
+    without_tool_calls,
+)
 from graph.tools import chat_tools, tool_names
 from memory.archive import ConversationArchive
 from memory.forgetting import forgotten_prints
@@ -87,24 +97,45 @@ def _archive_or_none(run: RunMemory) -> ConversationArchive | None:
 
 def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Answer with the chat model; core context and memories in the system prompt, the chat
-    tools bound."""
+    tools bound for at most GULFSTREAM_MAX_TOOL_ROUNDS rounds (graph/tool_loop.py)."""
     context = runtime.context if runtime.context is not None else Context()
-    chat_model = load_chat_model(context.model)
     settings = get_settings()
+    # After the client's own retries (if any), one more here, then an error naming the answer.
+    chat_model = load_chat_model(context.model)
     tools = chat_tools(settings)  # only those of the features that are on
     budget = budget_for(settings, chat_model)
     prompt = system_prompt(state, context, tool_names(tools), budget)
+    rounds = tool_rounds(state.messages)
+    last_round = rounds >= settings.max_tool_rounds
+    if last_round:
+        prompt += LAST_ROUND_NOTE.format(rounds=rounds)
     # Within the budget: compaction keeps the state small; this trims when it could not (a
     # failed summary, a cooldown, one turn larger than the budget).
     sent = fit_to_budget(prompt, state.messages, budget)
     meter = UsageMeter()
+    bound = chat_model.bind_tools(tools, **({"tool_choice": "none"} if last_round else {}))
     with metered(meter, "chat"):
-        response = chat_model.bind_tools(tools).invoke([SystemMessage(content=prompt), *sent])
+        response = invoke_once_more_on_error(
+            bound, [SystemMessage(content=prompt), *sent], context.model
+        )
+        if is_empty_answer(response):  # a small model's bare end-of-text after a tool result
+            note = SystemMessage(content=prompt + EMPTY_ANSWER_NOTE)
+            response = invoke_once_more_on_error(bound, [note, *sent], context.model)
     cost = add_up(from_dicts(state.cost), meter.by_purpose())
-    return {"messages": [response], "cost": as_dicts(cost)}
+    if last_round:
+        return {"messages": [without_tool_calls(response, tools)], "cost": as_dicts(cost)}
+    response = calls_written_as_text(response, tools)
+    repeats = answers_to_repeats(response, state.messages)
+    if repeats:
+        logger.info("the chat model repeated %d tool call(s): answered from the first results",
+                    len(repeats))  # fmt: skip
+    return {"messages": [response, *(repeats or [])], "cost": as_dicts(cost)}
 
 
-def route_after_agent(state: State) -> Literal["tools", "ltm_write"]:
-    """Run the tools the model asked for, else finish the turn."""
+def route_after_agent(state: State) -> Literal["tools", "agent", "ltm_write"]:
+    """Run the tools the model asked for; back to the model when its repeated calls were
+    answered from earlier results; else finish the turn."""
     last = state.messages[-1] if state.messages else None
+    if isinstance(last, ToolMessage):
+        return "agent"
     return "tools" if isinstance(last, AIMessage) and last.tool_calls else "ltm_write"

@@ -26,6 +26,7 @@ from memory.messages import extract_last_turn, preceding_exchange
 from memory.registry import registry
 from memory.turn import Turn
 from memory.writer.consumer import MemoryConsumer
+from memory.writer.timeouts import scaled_timeout
 from prompts import persona
 
 logger = logging.getLogger(__name__)
@@ -146,6 +147,7 @@ def open_run_memory(
 
 
 _consumers: dict[Settings, MemoryConsumer] = {}
+CLIENT_PROMPT_TOKENS = 8_000  # the longest writer prompt the client's time limit allows for
 
 
 def writer_consumer() -> MemoryConsumer:
@@ -155,17 +157,24 @@ def writer_consumer() -> MemoryConsumer:
     consumer = _consumers.get(settings)
     if consumer is None:
         timeout = settings.writer_timeout_seconds
+        rate = settings.writer_prefill_tokens_per_second
 
         def load_writer_model(name: str) -> Any:
             # A turn queued without a writer model (LongTermMemory.send_history) gets the
             # deployment's default one.
             name = name or os.environ.get("GULFSTREAM_WRITER_MODEL") or Context().writer_model
-            return load_chat_model(name, timeout=timeout, max_retries=0)
+            # The client's own limit is that of the longest prompt: the consumer cuts each turn
+            # at a limit that grows with its own prompt, so a slow local model is not cut off.
+            longest = scaled_timeout(timeout, CLIENT_PROMPT_TOKENS, rate=rate)
+            return load_chat_model(name, timeout=longest, max_retries=0)
 
         consumer = MemoryConsumer(
             model_factory=load_writer_model,
             timeout_seconds=4 * timeout,
             capacity=settings.memory_capacity,
+            protocol=settings.writer_protocol,
+            step_limit=2 * settings.max_tool_rounds,
+            prefill_tokens_per_second=rate,
             sections=persona.SECTIONS,  # the fork's sections, with their kinds
         )
         _consumers.clear()  # settings change only in tests and the demo

@@ -16,6 +16,8 @@ from typing import Any
 
 from graph.env_values import ENV_PREFIX, parse_value, read_dotenv
 from memory.writer.batching import MAX_BATCH_SIZE, BatchPolicy
+from memory.writer.protocols import PROTOCOLS
+from memory.writer.timeouts import PREFILL_TOKENS_PER_SECOND
 
 WRITE_MODES = ("auto", "server", "local", "inline")
 MAX_WRITE_DELAY_SECONDS = 3600
@@ -85,6 +87,28 @@ class Settings:
     writer_timeout_seconds: float = field(
         default=30.0,
         metadata={"help": "how long one call to the writer model may take before it fails"},
+    )
+    writer_prefill_tokens_per_second: float = field(
+        default=PREFILL_TOKENS_PER_SECOND,
+        metadata={
+            "help": "the slowest prompt reading speed of a working writer model: its time limit "
+            "grows by the prompt's tokens at this speed (a 1.5B model on 2 CPU cores: 120-170)"
+        },
+    )
+    writer_protocol: str = field(
+        default="auto",
+        metadata={
+            "help": "how the memory writer asks its model: tools (an agent calling the memory "
+            "tools), json (one request answered with a JSON list of operations, for small "
+            "local models), auto (tools, then json for a model that writes tool calls as text)"
+        },
+    )
+    max_tool_rounds: int = field(
+        default=5,
+        metadata={
+            "help": "tool rounds per turn of the chat agent (then it answers without tools); "
+            "the memory writer gets twice as many (a read, then its writes)"
+        },
     )
     allowed_models: tuple[str, ...] = field(
         default=(),
@@ -240,6 +264,15 @@ class Settings:
             )
         if self.writer_timeout_seconds <= 0:
             raise ValueError("GULFSTREAM_WRITER_TIMEOUT_SECONDS must be positive")
+        if self.writer_prefill_tokens_per_second <= 0:
+            raise ValueError("GULFSTREAM_WRITER_PREFILL_TOKENS_PER_SECOND must be positive")
+        if self.writer_protocol not in PROTOCOLS:
+            raise ValueError(
+                f"GULFSTREAM_WRITER_PROTOCOL must be one of {', '.join(PROTOCOLS)}; "
+                f"got {self.writer_protocol!r}"
+            )
+        if not 1 <= self.max_tool_rounds <= 50:
+            raise ValueError("GULFSTREAM_MAX_TOOL_ROUNDS must be 1 to 50")
         if not self.memory_backend.strip():
             raise ValueError("GULFSTREAM_MEMORY_BACKEND must name a backend")
         self.context_budget(None)  # a bad budget stops the start

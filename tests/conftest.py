@@ -12,10 +12,22 @@ import graph.run_memory as run_memory
 import graph.settings as settings_module
 from graph.settings import Settings, use_settings
 from memory.registry import registry
-from memory.writer import breaker
+from memory.writer import breaker, protocols
 from memory.writer.local import local_writer
 
 SHELL_VARIABLES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LANGSMITH_LANGGRAPH_API_VARIANT")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Load the offline embedding model before collection. Importing `graph.agent` starts that
+    load in a thread, where numpy reads the weights' headers with `ast.literal_eval`; on
+    CPython 3.11.7 that racing pytest's assertion rewriting in the main thread can raise
+    "SystemError: AST constructor recursion depth mismatch" (cpython gh-106905, fixed in
+    later releases). Loaded first, the thread has nothing left to do."""
+    from memory.retrieval.embedder import OfflineEncoder
+
+    if OfflineEncoder.available():
+        OfflineEncoder().encode(["warm up"])
 
 
 def settings_in(folder: Path, **changes: object) -> Settings:
@@ -44,4 +56,5 @@ def clean_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[S
     local_writer.stop(timeout=30)
     registry.clear()
     breaker._breakers.clear()
+    protocols.forget_protocol_choices()
     run_memory._consumers.clear()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -32,7 +32,13 @@ from memory.turn import Turn
 from memory.usage import ByPurpose, UsageMeter, as_dicts, describe
 from memory.writer import budget
 from memory.writer.breaker import CircuitBreaker, breaker_for
+from memory.writer.json_protocol import MAX_ANSWER_TOKENS
+from memory.writer.json_writer import JsonWriteFailed, bind_for_json, json_prompts, write_with_json
+from memory.writer.model_call import ModelCallFailed, RoundLimitReached, guarded_call
+from memory.writer.protocols import check_protocol, move_to_json, protocol_for
 from memory.writer.staging import ToolEvent
+from memory.writer.text_calls import parse_text_tool_calls
+from memory.writer.timeouts import PREFILL_TOKENS_PER_SECOND, prompt_tokens, scaled_timeout
 from memory.writer.tool_calls import REPAIR_NOTE, REPAIR_ROUNDS, unusable_call
 from memory.writer.tools import FULL, MemoryToolkit
 from memory.writer.trace import UNMATCHED_FORGET
@@ -46,6 +52,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_STEP_LIMIT = 12  # tool rounds; a turn rarely needs more than read + a few writes
 DEFAULT_TIMEOUT_SECONDS = 120.0  # the whole turn; each model call has its own timeout
+TOOL_SCHEMA_TOKENS = 1_500  # about what the six tools' schemas add to the agent's prompt
 SLOW_CALL_SECONDS = 15.0  # log while the agent waits this long, and again each period
 STALE_RERUNS = 1  # runs of a turn again after a stale write (a user edit raced the agent)
 
@@ -91,6 +98,12 @@ class MemoryConsumer:
     `capacity` (live memories, 0: no cap), a full store is said so in the system prompt and
     create_memory refuses; each refused fact is kept in the write trace (op "refused"), never
     dropped silently.
+
+    `protocol` is how the model is asked (`memory.writer.protocols`): "tools" (the ReAct agent),
+    "json" (one request answered with a JSON list of operations, for models that cannot call
+    tools reliably), or "auto" (tools until the model writes a tool call as text). The turn's
+    timeout grows with its prompt at `prefill_tokens_per_second`, the slowest reading speed
+    expected of a working model (`memory.writer.timeouts`), so a slow healthy model finishes.
     """
 
     def __init__(
@@ -107,6 +120,8 @@ class MemoryConsumer:
         clock: Callable[[], datetime] = _local_now,
         slow_call_seconds: float = SLOW_CALL_SECONDS,
         capacity: int = 0,
+        protocol: str = "auto",
+        prefill_tokens_per_second: float = PREFILL_TOKENS_PER_SECOND,
     ) -> None:
         if llm is None and model_factory is None:
             raise ValueError("MemoryConsumer needs a chat model (llm) or a model_factory")
@@ -124,6 +139,8 @@ class MemoryConsumer:
         self.clock = clock
         self.slow_call_seconds = slow_call_seconds
         self.capacity = capacity
+        self.protocol = check_protocol(protocol)
+        self.prefill_tokens_per_second = prefill_tokens_per_second
 
     # ── per turn ────────────────────────────────────────────────────────
 
@@ -131,25 +148,34 @@ class MemoryConsumer:
         policy = turn.language if turn.language != "auto" else self.language
         return writer_prompts(resolve_language(policy, turn.user_text))
 
-    def build_user_prompt(self, turn: Turn, prompts: WriterPrompts) -> str:
-        """The turn as fenced data, then the current time with its weekday."""
+    def now_line(self, prompts: WriterPrompts) -> str:
+        """The current time with its weekday, as the prompts say it."""
         now = self.clock()
-        now_line = prompts.now_line.format(
+        return prompts.now_line.format(
             date=now.strftime("%Y-%m-%d"),
             time=now.strftime("%H:%M"),
             weekday=prompts.weekdays[now.weekday()],
             tz=now.tzname() or "local",
         )
+
+    def build_user_prompt(self, turn: Turn, prompts: WriterPrompts) -> str:
+        """The turn as fenced data, then the current time with its weekday."""
         conversation = format_messages(turn.messages, prompts.role_labels)
-        prompt = prompts.turn_prompt.format(conversation=conversation, now_line=now_line)
+        prompt = prompts.turn_prompt.format(
+            conversation=conversation, now_line=self.now_line(prompts)
+        )
         if not turn.context:
             return prompt
         earlier = format_messages(turn.context, prompts.context_labels)
         return prompts.context_block.format(context=earlier) + prompt
 
+    def model_key(self, turn: Turn) -> str:
+        """The name the model's breaker and protocol choice are kept under."""
+        return turn.writer_model if self.llm is None else f"llm:{id(self.llm)}"
+
     def breaker(self, turn: Turn) -> CircuitBreaker:
         """The breaker of the model this turn is written with."""
-        return breaker_for(turn.writer_model if self.llm is None else f"llm:{id(self.llm)}")
+        return breaker_for(self.model_key(turn))
 
     def model_for(self, turn: Turn) -> BaseChatModel:
         if self.llm is not None:
@@ -276,72 +302,124 @@ class MemoryConsumer:
             else prompts.default_sections
         )
         system_prompt = template.format(sections=format_sections(sections))
+        over = ""
         if toolkit.over_capacity():
             count = toolkit.live_count()
-            system_prompt += prompts.over_capacity.format(count=count, capacity=self.capacity)
+            over = prompts.over_capacity.format(count=count, capacity=self.capacity)
+        if protocol_for(self.protocol, self.model_key(turn)) == "json":
+            summary = await self._run_json(turn, toolkit, model, sections, over, breaker)
+            return toolkit, prompts, summary
         agent = create_agent(
             model,
             toolkit.tools,
-            system_prompt=system_prompt,
+            system_prompt=system_prompt + over,
             name="memory_writer_agent",
         )
         messages: list[Any] = [HumanMessage(self.build_user_prompt(turn, prompts))]
+        timeout = scaled_timeout(
+            self.timeout_seconds,
+            prompt_tokens([system_prompt, *messages]) + TOOL_SCHEMA_TOKENS,
+            rate=self.prefill_tokens_per_second,
+        )
         for repair in range(REPAIR_ROUNDS + 1):
-            messages = await self._run_agent(agent, messages, turn.turn_id, breaker)
+            messages = await self._run_agent(agent, messages, turn.turn_id, breaker, timeout)
             problem = unusable_call(messages[-1])
             if problem is None:
+                if repair and not toolkit.staged:
+                    # The model failed, then said "no changes": that is not a written turn.
+                    raise MemoryWriteFailed(
+                        f"memory agent for turn {turn.turn_id} stored nothing after an unusable "
+                        "tool call"
+                    )
                 return toolkit, prompts, getattr(messages[-1], "text", "") or ""
             toolkit.record_refused_call("(unusable tool call)", f"Error: {problem}")
             logger.warning("memory turn %s: the model's tool call is unusable: %s", turn.turn_id,
                            problem)  # fmt: skip
+            written = getattr(messages[-1], "text", "") or ""
+            if self.protocol == "auto" and "as text" in problem:
+                move_to_json(self.model_key(turn), "wrote a tool call as text")
+                try:
+                    summary = await self._run_json(turn, toolkit, model, sections, over, breaker)
+                except MemoryWriteFailed as exc:
+                    raise MemoryWriteFailed(
+                        f"memory agent for turn {turn.turn_id} made an unusable tool call "
+                        f"({problem}), then on the json protocol: {exc}"
+                    ) from exc
+                return toolkit, prompts, summary
+            calls = parse_text_tool_calls(written) if "as text" in problem else None
+            if calls and any(call.name != "read_memories" for call in calls):
+                # Unambiguous calls ({"name": <tool>, "arguments": {...}}) run as if called.
+                results = [getattr(toolkit, c.name)(**c.arguments) for c in calls]
+                if any(not r.startswith("Error:") for r in results):
+                    return toolkit, prompts, "; ".join(results)
             if repair < REPAIR_ROUNDS:
                 messages.append(HumanMessage(REPAIR_NOTE.format(problem=problem)))
         raise MemoryWriteFailed(
             f"memory agent for turn {turn.turn_id} made an unusable tool call twice: {problem}"
         )
 
-    async def _run_agent(
-        self, agent: Any, messages: list[Any], turn_id: str, breaker: CircuitBreaker
-    ) -> list[Any]:
-        from langgraph.errors import GraphRecursionError
+    async def _run_json(
+        self,
+        turn: Turn,
+        toolkit: MemoryToolkit,
+        model: BaseChatModel,
+        sections: Any,
+        over_capacity: str,
+        breaker: CircuitBreaker,
+    ) -> str:
+        """The turn written with the json protocol: one constrained request (and one repair)."""
+        prompts = self.prompts_for(turn)
+        language = "zh" if prompts is writer_prompts("zh") else "en"
+        system, turn_template, repair_note = json_prompts(language, sections, toolkit)
+        conversation = format_messages(turn.messages, prompts.role_labels)
+        if turn.context:  # earlier turns, as context only: the operations are about this one
+            earlier = format_messages(turn.context, prompts.context_labels)
+            conversation = prompts.context_block.format(context=earlier) + conversation
+        turn_prompt = turn_template.format(
+            memories=toolkit.view.render(), conversation=conversation,
+            now_line=self.now_line(prompts),
+        )  # fmt: skip
+        bound = bind_for_json(model, toolkit, sections)
+        timeout = scaled_timeout(
+            self.timeout_seconds / 4, prompt_tokens([system + over_capacity, turn_prompt]),
+            MAX_ANSWER_TOKENS, rate=self.prefill_tokens_per_second,
+        )  # fmt: skip
 
-        config = {"recursion_limit": 2 * self.step_limit + 1}
-        watchdog = asyncio.create_task(self._tell_while_slow(turn_id))
+        async def invoke(messages: list[Any]) -> Any:
+            return await self._guarded(bound.ainvoke(messages), turn.turn_id, breaker, timeout)
+
         try:
-            async with asyncio.timeout(self.timeout_seconds):
-                state = await agent.ainvoke({"messages": messages}, config=config)
-        except TimeoutError as exc:
-            breaker.record(ok=False)
-            raise MemoryWriteFailed(
-                f"memory agent for turn {turn_id} timed out after {self.timeout_seconds:g} s"
-            ) from exc
-        except GraphRecursionError as exc:
+            return await write_with_json(
+                invoke, toolkit, system + over_capacity, turn_prompt, repair_note
+            )
+        except JsonWriteFailed as exc:
+            raise MemoryWriteFailed(f"memory writer for turn {turn.turn_id}: {exc}") from exc
+
+    async def _run_agent(
+        self,
+        agent: Any,
+        messages: list[Any],
+        turn_id: str,
+        breaker: CircuitBreaker,
+        timeout: float | None = None,
+    ) -> list[Any]:
+        config = {"recursion_limit": 2 * self.step_limit + 1}
+        work = agent.ainvoke({"messages": messages}, config=config)
+        state = await self._guarded(work, turn_id, breaker, timeout or self.timeout_seconds)
+        return list(state.get("messages") or messages)
+
+    async def _guarded(
+        self, work: Coroutine[Any, Any, Any], turn_id: str, breaker: CircuitBreaker, timeout: float
+    ) -> Any:
+        """Await the model's work within `timeout` (memory.writer.model_call)."""
+        try:
+            return await guarded_call(work, turn_id, breaker, timeout, self.slow_call_seconds)
+        except RoundLimitReached as exc:
             raise MemoryWriteFailed(
                 f"memory agent for turn {turn_id} did not finish within {self.step_limit} steps"
             ) from exc
-        except Exception as exc:
-            breaker.record(ok=False)
-            raise MemoryWriteFailed(
-                f"memory agent for turn {turn_id} failed: {type(exc).__name__}: {exc}"
-            ) from exc
-        finally:
-            watchdog.cancel()
-        if breaker.record(ok=True):
-            logger.info("the memory writer model answers again; writes resume")
-        return list(state.get("messages") or messages)
-
-    async def _tell_while_slow(self, turn_id: str) -> None:
-        waited = 0.0
-        while True:
-            await asyncio.sleep(self.slow_call_seconds)
-            waited += self.slow_call_seconds
-            logger.warning(
-                "memory turn %s: still waiting for the writer model after %.0f s (gives up at "
-                "%.0f s)",
-                turn_id,
-                waited,
-                self.timeout_seconds,
-            )
+        except ModelCallFailed as exc:
+            raise MemoryWriteFailed(str(exc)) from exc
 
     def profile_sections(self, language: str) -> tuple[str, ...]:
         """The sections holding who the user is, in `language` (what `human` lists first)."""

@@ -304,7 +304,9 @@ async def test_a_failed_agent_writes_nothing_and_says_why(manager):
         await MemoryConsumer(failing).consume(hi, memory)
     slow = SlowModel(messages=iter([create]))
     with pytest.raises(MemoryWriteFailed, match="timed out"):
-        await MemoryConsumer(slow, timeout_seconds=0.2).consume(hi, memory)
+        # No allowance for reading the prompt: the 0.2 s are the whole limit.
+        fast_reader = {"prefill_tokens_per_second": 1e9}
+        await MemoryConsumer(slow, timeout_seconds=0.2, **fast_reader).consume(hi, memory)
     looping = ScriptedModel(messages=(step(call("read_memories")) for _ in itertools.count()))
     with pytest.raises(MemoryWriteFailed, match="within 3 steps"):
         await MemoryConsumer(looping, step_limit=3).consume(hi, memory)

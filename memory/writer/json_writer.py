@@ -1,0 +1,76 @@
+"""One turn written with the json protocol: the request, one repair round, the operations applied
+to the staged toolkit."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from memory.prompts import writer_json as text
+from memory.writer.json_protocol import (
+    MAX_ANSWER_TOKENS,
+    UnusableAnswer,
+    apply_operations,
+    operations_schema,
+    parse_operations,
+    response_format,
+    section_names,
+)
+from memory.writer.tools import MemoryToolkit
+
+ANSWER_ROUNDS = 2  # the answer, and one more after telling the model what was wrong
+
+
+class JsonWriteFailed(Exception):
+    """The model gave no usable answer twice; nothing of the turn was staged by it."""
+
+
+def json_prompts(language: str, sections: Any, kit: MemoryToolkit
+                 ) -> tuple[str, str, str]:  # fmt: skip
+    """(system, turn template, repair note) in `language` ("en" or "zh"); the sections listed
+    by name only: a small model reads a short prompt better."""
+    names = ", ".join(section_names(sections, kit))
+    if language == "zh":
+        return text.JSON_SYSTEM_ZH.format(sections=names), text.JSON_TURN_ZH, text.JSON_REPAIR_ZH
+    return text.JSON_SYSTEM.format(sections=names), text.JSON_TURN, text.JSON_REPAIR
+
+
+def bind_for_json(model: Any, kit: MemoryToolkit, sections: Any
+                  ) -> Any:  # fmt: skip
+    """`model` bound to answer with the operations' schema, deterministically and briefly."""
+    schema = operations_schema(sorted(kit.view.live), section_names(sections, kit))
+    return model.bind(
+        response_format=response_format(schema), temperature=0, max_tokens=MAX_ANSWER_TOKENS
+    )
+
+
+async def write_with_json(
+    invoke: Callable[[list[Any]], Awaitable[Any]],
+    kit: MemoryToolkit,
+    system: str,
+    turn_prompt: str,
+    repair_note: str,
+) -> str:
+    """Ask, apply, and ask once more when the answer was unusable or every operation in it was a
+    mistake (an unknown id, a missing field); returns a one-line summary. `invoke` sends the
+    messages to the bound model (with the caller's timeout and breaker)."""
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+    messages: list[Any] = [SystemMessage(system), HumanMessage(turn_prompt)]
+    problem = ""
+    for _ in range(ANSWER_ROUNDS):
+        reply = await invoke(messages)
+        answer = reply.text if isinstance(reply.text, str) else str(reply.content)
+        try:
+            operations = parse_operations(answer)
+        except UnusableAnswer as exc:
+            problem = str(exc)
+            kit.record_refused_call("(json answer)", f"Error: {problem}")
+        else:
+            outcome = apply_operations(kit, operations)
+            if outcome.applied or not outcome.mistakes:
+                parts = outcome.results + outcome.refused
+                return "; ".join(parts) if parts else "no changes"
+            problem = "; ".join(outcome.mistakes)
+        messages += [AIMessage(answer), HumanMessage(repair_note.format(problem=problem))]
+    raise JsonWriteFailed(f"an unusable answer in each of {ANSWER_ROUNDS} tries: {problem}")

@@ -1,0 +1,293 @@
+"""The writer's json protocol and the reading of tool calls written as text, on scripted models
+that misbehave the way small local models do, over a real YAML store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.outputs import ChatResult
+from pydantic import Field
+
+from memory.long_term import LongTermMemory
+from memory.turn import Turn
+from memory.writer import MemoryConsumer, MemoryWriteFailed
+from memory.writer.json_protocol import operations_schema
+from memory.writer.protocols import protocol_for
+from memory.writer.text_calls import parse_text_tool_calls
+from memory.writer.timeouts import scaled_timeout
+from memory.yaml_manager import YamlMemoryManager
+from tests.fakes import ScriptedModel
+
+
+class RecordingModel(ScriptedModel):
+    """A ScriptedModel that also keeps the options of each call (response_format, ...)."""
+
+    options: list[dict[str, Any]] = Field(default_factory=list)
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        self.options.append(dict(kwargs))
+        return super()._generate(messages, *args, **kwargs)
+
+
+class HungModel(ScriptedModel):
+    """Accepts the request and never answers."""
+
+    async def _agenerate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(3600)
+
+
+def ops(*operations: dict[str, Any]) -> str:
+    return json.dumps({"operations": list(operations)}, ensure_ascii=False)
+
+
+def said(user: str, text: str, turn_id: str = "t1") -> Turn:
+    messages = [{"role": "user", "content": text}, {"role": "assistant", "content": "OK."}]
+    return Turn(user, turn_id, tuple(messages), thread_id="s1")
+
+
+@pytest.fixture
+def alice(tmp_path: Path) -> YamlMemoryManager:
+    return YamlMemoryManager(tmp_path / "memory", "alice")
+
+
+async def write(
+    manager: YamlMemoryManager, answers: list[Any], text: str, turn_id: str = "t1", **options: Any
+) -> tuple[Any, RecordingModel]:
+    model = RecordingModel(messages=iter(answers))
+    options.setdefault("protocol", "json")
+    consumer = MemoryConsumer(model, **options)
+    turn = said(manager.user_id, text, turn_id)
+    result = await consumer.consume(turn, LongTermMemory(manager))
+    return result, model
+
+
+def texts(manager: YamlMemoryManager) -> list[str]:
+    fresh = YamlMemoryManager(manager.directory, manager.user_id)
+    return sorted(item.description for item in fresh.list_items().values())
+
+
+async def test_facts_are_stored_from_one_constrained_request(alice):
+    answer = ops(
+        {"op": "create", "content": "The user is called Li Wei.", "section": "identity"},
+        {"op": "create", "content": "The user lives in Hangzhou.", "section": "places & paths"},
+    )
+    result, model = await write(alice, [answer], "My name is Li Wei and I live in Hangzhou.")
+    assert result.applied
+    assert texts(alice) == ["The user is called Li Wei.", "The user lives in Hangzhou."]
+    assert len(model.seen) == 1  # one request, no agent loop
+    sent = model.options[0]
+    assert sent["temperature"] == 0
+    schema = sent["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["operations"]["maxItems"] >= 2
+    assert isinstance(model.seen[0][0], SystemMessage) and "JSON" in model.seen[0][0].text
+
+
+async def test_the_schema_allows_only_the_ids_shown(alice):
+    alice.add("The user likes oolong tea.", "taste")
+    alice.add("The user lives in Hangzhou.", "places & paths")
+    _, model = await write(alice, [ops()], "Hello!")
+    schema = model.options[0]["response_format"]["json_schema"]["schema"]
+    variants = schema["properties"]["operations"]["items"]["anyOf"]
+    ids = {tuple(v["properties"]["id"]["enum"]) for v in variants if "id" in v["properties"]}
+    assert ids == {(1, 2)}
+    assert "[1]" in model.seen[0][1].text and "oolong" in model.seen[0][1].text
+    assert operations_schema([], ["identity"])["properties"]["operations"]["items"]["anyOf"][0][
+        "properties"
+    ]["op"]["enum"] == ["create"]  # an empty store: nothing to update or delete
+
+
+async def test_a_changed_fact_is_updated_not_duplicated(alice):
+    alice.add("The user lives in Hangzhou.", "places & paths")
+    answer = ops({"op": "update", "id": 1, "content": "The user lives in Shanghai."})
+    result, _ = await write(alice, [answer], "I moved to Shanghai last month.")
+    assert result.applied and texts(alice) == ["The user lives in Shanghai."]
+
+
+async def test_malformed_json_gets_one_repair_round(alice):
+    good = ops({"op": "create", "content": "The user likes oolong tea.", "section": "taste"})
+    broken = '{"operations": [{"op": "create", "content": '
+    result, model = await write(alice, [broken, good], "I like oolong tea.")
+    assert texts(alice) == ["The user likes oolong tea."]
+    repair = model.seen[1][-1].text
+    assert "not valid JSON" in repair and "operations" in repair
+    assert any(not e.ok and "not valid JSON" in e.result for e in result.events)
+
+
+async def test_json_in_a_code_fence_after_words_is_read(alice):
+    answer = "Sure! Here it is:\n```json\n" + ops(
+        {"op": "create", "content": "The user has a cat.", "section": "identity"}
+    ) + "\n```"  # fmt: skip
+    await write(alice, [answer], "I have a cat.")
+    assert texts(alice) == ["The user has a cat."]
+
+
+async def test_malformed_twice_fails_the_turn_and_stores_nothing(alice):
+    with pytest.raises(MemoryWriteFailed, match="unusable answer in each"):
+        await write(alice, ["I will remember that!", "<tool_call>oops"], "I like oolong tea.")
+    assert texts(alice) == []
+    assert not alice.has_applied("t1")  # the queue retries it: never "done"
+
+
+async def test_unknown_ids_are_sent_back_and_an_id_from_another_user_changes_nothing(tmp_path):
+    bob = YamlMemoryManager(tmp_path / "memory", "bob")
+    bob.add("Bob likes coffee.", "taste")
+    bob.add("Bob lives in Oslo.", "places & paths")
+    alice = YamlMemoryManager(tmp_path / "memory", "alice")
+    alice.add("The user likes oolong tea.", "taste")
+    # Memory 2 exists only in Bob's store: for Alice's turn it is unknown, twice.
+    wrong = ops({"op": "update", "id": 2, "content": "The user lives in Paris."})
+    with pytest.raises(MemoryWriteFailed, match="no memory with id 2"):
+        await write(alice, [wrong, wrong], "I live in Paris now.")
+    assert texts(alice) == ["The user likes oolong tea."]
+    assert texts(bob) == ["Bob likes coffee.", "Bob lives in Oslo."]
+    # The repair round fixes it: the create lands, the mistake stays on record.
+    fixed = ops({"op": "create", "content": "The user lives in Paris.", "section": "places"})
+    result, model = await write(alice, [wrong, fixed], "I live in Paris now.", turn_id="t2")
+    assert "Valid ids: 1" in model.seen[1][-1].text
+    assert texts(alice) == ["The user likes oolong tea.", "The user lives in Paris."]
+    assert any(not e.ok and "no memory with id 2" in e.result for e in result.events)
+
+
+async def test_a_delete_without_a_forget_request_is_refused(alice):
+    alice.add("The user likes oolong tea.", "taste")
+    result, _ = await write(alice, [ops({"op": "delete", "id": 1})], "It is sunny today.")
+    assert result.applied and texts(alice) == ["The user likes oolong tea."]
+    assert any(not e.ok and "asked to forget nothing" in e.result for e in result.events)
+    forget = "Please forget that I like oolong tea."
+    await write(alice, [ops({"op": "delete", "id": 1})], forget, turn_id="t2")
+    assert texts(alice) == []
+
+
+async def test_a_turn_in_mixed_languages_is_asked_and_stored_in_the_users_language(alice):
+    answer = ops({"op": "create", "content": "用户在 Google 工作。", "section": "身份"})
+    _, model = await write(alice, [answer], "我在 Google 工作，做 machine learning。")
+    assert "你负责维护" in model.seen[0][0].text and "身份" in model.seen[0][0].text
+    assert texts(alice) == ["用户在 Google 工作。"]
+
+
+async def test_small_talk_stores_nothing_and_is_a_written_turn(alice):
+    result, _ = await write(alice, [ops()], "Hi! How are you?")
+    assert result.applied and result.summary == "no changes" and texts(alice) == []
+    assert alice.has_applied("t1")
+
+
+async def test_a_secret_is_refused_by_the_same_guards(alice):
+    answer = ops({"op": "create", "content": "The user's password is hunter22.", "section": "x"})
+    result, _ = await write(alice, [answer], "My password is hunter22.")
+    assert texts(alice) == [] and any("secret" in e.result for e in result.events)
+
+
+async def test_a_hung_model_is_cut_off_and_the_turn_fails(alice):
+    consumer = MemoryConsumer(HungModel(messages=iter([])), protocol="json",
+                              timeout_seconds=0.4, prefill_tokens_per_second=1e9)  # fmt: skip
+    with pytest.raises(MemoryWriteFailed, match="timed out"):
+        await consumer.consume(said("alice", "I like tea."), LongTermMemory(alice))
+    assert texts(alice) == []
+
+
+async def test_a_provider_error_fails_the_turn(alice):
+    with pytest.raises(MemoryWriteFailed, match="HTTP 500"):
+        await write(alice, [RuntimeError("HTTP 500: peg-native format")], "I like tea.")
+
+
+def test_the_timeout_leaves_a_slow_healthy_model_time_to_read_a_long_prompt():
+    # 3,000 prompt tokens at 120 tokens/s (the slowest reading measured on 2 cores): 25 s.
+    assert scaled_timeout(30.0, 3_000) > 30.0 + 3_000 / 120
+    assert scaled_timeout(30.0, 0) == 30.0  # a tiny prompt: the base limit
+
+
+# ── auto: tools first, json once the model writes calls as text ──────────────────────────
+
+
+async def test_auto_moves_a_model_that_writes_calls_as_text_to_json_once(alice, caplog):
+    model = RecordingModel(
+        messages=iter([
+            AIMessage("<tool_response>hit_memory(4)</tool_response>"),
+            ops({"op": "create", "content": "The user likes oolong tea.", "section": "taste"}),
+            ops({"op": "create", "content": "The user lives in Shanghai.", "section": "places"}),
+        ])
+    )  # fmt: skip
+    consumer = MemoryConsumer(model)  # protocol auto
+    memory = LongTermMemory(alice)
+    with caplog.at_level(logging.WARNING):
+        await consumer.consume(said("alice", "I like oolong tea.", "t1"), memory)
+        await consumer.consume(said("alice", "I moved to Shanghai.", "t2"), memory)
+    assert texts(alice) == ["The user likes oolong tea.", "The user lives in Shanghai."]
+    assert "response_format" not in model.options[0]  # the first request had the tools
+    assert all("response_format" in o for o in model.options[1:]) and len(model.seen) == 3
+    moved = [r for r in caplog.records if "json protocol from now on" in r.getMessage()]
+    assert len(moved) == 1 and protocol_for("auto", consumer.model_key(said("a", "x"))) == "json"
+
+
+async def test_tools_protocol_runs_an_unambiguous_call_written_as_text(alice):
+    written = '<tool_call>\n{"name": "create_memory", "arguments": {"content": "The user ' \
+        'likes oolong tea.", "section": "taste"}}\n</tool_call>'  # fmt: skip
+    result, _ = await write(alice, [AIMessage(written)], "I like oolong tea.", protocol="tools")
+    assert result.applied and texts(alice) == ["The user likes oolong tea."]
+
+
+async def test_tools_protocol_a_failed_call_then_no_changes_is_not_a_written_turn(alice):
+    answers = [AIMessage('create_memory(content="tea")'), AIMessage("no changes")]
+    with pytest.raises(MemoryWriteFailed, match="stored nothing"):
+        await write(alice, answers, "I like oolong tea.", protocol="tools")
+    assert not alice.has_applied("t1")
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ('{"name": "hit_memory", "arguments": {"id": "4"}}', [("hit_memory", {"id": 4})]),
+        ('[{"name": "delete_memory", "arguments": {"id": 2, "reason": "asked"}}]',
+         [("delete_memory", {"id": 2, "reason": "asked"})]),
+        ('```json\n{"type": "function", "function": {"name": "read_memories", "arguments": '
+         '"{}"}}\n```', [("read_memories", {})]),
+        ('I will save it. {"name": "create_memory", "parameters": {"content": "用户喜欢乌龙茶",'
+         ' "section": "品味"}}',
+         [("create_memory", {"content": "用户喜欢乌龙茶", "section": "品味"})]),
+    ],
+)  # fmt: skip
+def test_unambiguous_calls_written_as_text_are_read(written, expected):
+    calls = parse_text_tool_calls(written)
+    assert calls is not None and [(c.name, c.arguments) for c in calls] == expected
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "<tool_response>hit_memory(4)</tool_response>",  # not JSON: which argument is 4?
+        '{"name": "remember_everything", "arguments": {}}',  # not a known tool
+        '{"name": "hit_memory", "arguments": {"id": 1}} and also hit_memory(2)',
+        '{"name": "hit_memory", "arguments": {"id": 1}} {"result": "ok"}',
+        '{"name": "create_memory", "arguments": "{not json"}',
+        "No changes.",
+    ],
+)
+def test_ambiguous_text_is_not_taken_for_a_call(written):
+    assert parse_text_tool_calls(written) is None
+
+
+async def test_a_fact_holding_nothing_the_user_said_is_refused(alice):
+    # What the 1.5B model did on "Hi there!": it stored the prompt's example.
+    copied = ops({"op": "create", "content": "The user's name is Tom.", "section": "identity"})
+    result, _ = await write(alice, [copied], "Hi there! How are you today?")
+    assert result.applied and texts(alice) == []
+    assert any(not e.ok and "nothing the user said" in e.result for e in result.events)
+
+
+async def test_a_new_value_of_a_one_valued_fact_replaces_the_old_one(alice):
+    # The 1.5B model created the new city beside the old one instead of updating it.
+    alice.add("The user lives in Hangzhou.", "places & paths")
+    alice.add("The user likes oolong tea.", "taste")
+    created = ops(
+        {"op": "create", "content": "The user moved to Shanghai.", "section": "places"},
+        {"op": "create", "content": "The user likes green tea.", "section": "taste"},
+    )
+    await write(alice, [created], "I moved to Shanghai, and I like green tea too.")
+    assert texts(alice) == ["The user likes green tea.", "The user likes oolong tea.",
+                            "The user moved to Shanghai."]  # fmt: skip
