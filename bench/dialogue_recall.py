@@ -3,6 +3,12 @@ and fused, tuning vs held-out split; `--fit` searches the fusion weights on the 
 
     .venv/bin/python bench/dialogue_recall.py          # the figures of docs/MEMORY.md
     .venv/bin/python bench/dialogue_recall.py --fit    # the weight search (tuning split only)
+    .venv/bin/python bench/dialogue_recall.py --context  # preceding turns as query context
+
+`--context`: the probing questions have no preceding turns of their own, so each is preceded by
+its user's real last conversation in the source (the turns of the user's last day, oldest
+first): the dialogue the user had just before the question. Decays and channels are compared on
+the tuning split; the held-out split is read once, for the decay chosen on tuning.
 
 Each language is one store: every user's dialogue turns (about 590 memories, dated the day they
 were said); a user's question must find that user's answering turn among everyone's (the other
@@ -15,6 +21,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import itertools
+import json
 import sys
 import time
 from collections.abc import Callable
@@ -22,7 +29,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import numpy as np
+
 from memory.retrieval.bm25_index import Bm25Index
+from memory.retrieval.dialogue_query import (
+    DialogueQuery,
+    concatenated,
+    dialogue_bm25,
+    dialogue_vector,
+)
 from memory.retrieval.embedder import OfflineEncoder
 from memory.retrieval.evaluation import DialogueSet, LabelledQuery, load_dialogue_sets
 from memory.retrieval.fusion import (
@@ -50,6 +65,7 @@ class Prepared:
     data: DialogueSet
     index: Bm25Index
     signals: dict[str, Signals]
+    channel: SemanticChannel
 
 
 def prepare(data: DialogueSet) -> Prepared:
@@ -64,7 +80,7 @@ def prepare(data: DialogueSet) -> Prepared:
             channel.similar_scores(index, labelled.query, SHORTLIST, MIN_SIMILARITY),
             dated_shortlist(index, reading, SHORTLIST),
         )
-    return Prepared(data, index, signals)
+    return Prepared(data, index, signals, channel)
 
 
 def variants() -> dict[str, Ranker]:
@@ -133,9 +149,84 @@ def fit(languages: dict[str, Prepared]) -> None:
         print(f"{score:.3f}  {weights}")
 
 
+def preceding_turns(path: Path) -> dict[str, tuple[str, ...]]:
+    """Query id → the turns of its user's last day in the source, oldest first, undated."""
+    preceding = {}
+    for user in json.loads(path.read_text(encoding="utf-8"))["users"]:
+        last_day = max(raw["id"].split("/")[0] for raw in user["memories"])
+        turns = tuple(raw["description"][11:] for raw in user["memories"]
+                      if raw["id"].startswith(last_day + "/"))  # fmt: skip
+        for raw in user["queries"]:
+            preceding[raw["id"]] = turns
+    return preceding
+
+
+def context_signals(
+    prepared: Prepared, channel: SemanticChannel, query: DialogueQuery, decay: float, mode: str
+) -> Signals:
+    """The three signals of a dialogue query: BM25 summed over the weighted texts; the embedding
+    of the weighted mean vector (`mode` "mean"; "emb": BM25 on the latest message alone) or of
+    the concatenated texts ("concat")."""
+    index = prepared.index
+    reading = read_query(query.latest, index.theme_keys)
+    lexical_decay = 0.0 if mode == "emb" else decay  # "emb": context on the embedding side only
+    positions, scores = dialogue_bm25(index, query, reading.time_cue, lexical_decay)
+    order = np.argsort(-scores, kind="stable")[:SHORTLIST]
+    lexical = list(zip(positions[order].tolist(), scores[order].tolist(), strict=True))
+    if mode == "concat" and decay > 0:
+        semantic = channel.similar_scores(index, concatenated(query), SHORTLIST, MIN_SIMILARITY)
+    else:
+        vector = dialogue_vector(channel.embeddings.embed_documents, query, decay)
+        semantic = channel.similar_to_vector(index, vector, SHORTLIST, MIN_SIMILARITY)
+    return lexical, semantic, dated_shortlist(index, reading, SHORTLIST)
+
+
+def context_table(languages: dict[str, Prepared]) -> None:
+    """Recall@5/@10 per channel for each decay on tuning; held-out once, for tuning's best."""
+    preceding = preceding_turns(DATA)
+    rankers = {k: v for k, v in variants().items()
+               if k in ("BM25 alone", "embeddings alone", "fused (default)")}  # fmt: skip
+    settings = [(0.0, "mean"), (0.1, "mean"), (0.25, "mean"), (0.5, "mean"), (1.0, "mean"),
+                (0.1, "emb"), (0.25, "emb"), (0.5, "emb"), (0.5, "concat")]  # fmt: skip
+    channels = {lang: prepared.channel for lang, prepared in languages.items()}
+    results: dict[tuple[float, str], dict[str, Prepared]] = {}
+    for decay, mode in settings:
+        results[decay, mode] = {
+            lang: dataclasses.replace(prepared, signals={
+                q.id: context_signals(prepared, channels[lang],
+                                      DialogueQuery(q.query, preceding[q.id]), decay, mode)
+                for q in prepared.data.queries})
+            for lang, prepared in languages.items()
+        }  # fmt: skip
+    print("tuning split: recall@5 zh / en  (@10 zh / en)")
+    best, best_score = (0.0, "mean"), -1.0
+    for (decay, mode), prepared in results.items():
+        cells, score = [], 0.0
+        for label, ranker in rankers.items():
+            r = {(lang, k): recall(prepared[lang], prepared[lang].data.split("tuning"), ranker, k)
+                 for lang in ("zh", "en") for k in (5, 10)}  # fmt: skip
+            cells.append(f"{label} {r['zh', 5]:.3f}/{r['en', 5]:.3f} "
+                         f"({r['zh', 10]:.3f}/{r['en', 10]:.3f})")  # fmt: skip
+            if label == "fused (default)":
+                score = r["zh", 5] + r["en", 5] + 0.5 * (r["zh", 10] + r["en", 10])
+        print(f"decay {decay:<4} {mode:6s} " + " | ".join(cells))
+        if score > best_score + 1e-9:
+            best, best_score = (decay, mode), score
+    for setting in dict.fromkeys([(0.0, "mean"), best]):
+        prepared = results[setting]
+        cells = []
+        for label, ranker in rankers.items():
+            r = {(lang, k): recall(prepared[lang], prepared[lang].data.split("held-out"), ranker,
+                                   k) for lang in ("zh", "en") for k in (5, 10)}  # fmt: skip
+            cells.append(f"{label} {r['zh', 5]:.3f}/{r['en', 5]:.3f} "
+                         f"({r['zh', 10]:.3f}/{r['en', 10]:.3f})")  # fmt: skip
+        print(f"held-out, decay {setting[0]} {setting[1]}: " + " | ".join(cells))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fit", action="store_true")
+    parser.add_argument("--context", action="store_true")
     args = parser.parse_args()
     started = time.perf_counter()
     languages = {lang: prepare(data) for lang, data in load_dialogue_sets(DATA).items()}
@@ -146,6 +237,9 @@ def main() -> None:
     print(f"(read and embedded in {time.perf_counter() - started:.0f} s)\n")
     if args.fit:
         fit(languages)
+        return
+    if args.context:
+        context_table(languages)
         return
     table(languages, variants())
 

@@ -1,7 +1,10 @@
 """Semantic channel benchmark: fused query latency against BM25 alone, the cost of one new memory,
 and the memory the vectors take, at 1k, 10k and 100k memories with the offline model.
 
-Run: `.venv/bin/python bench/semantic_latency.py` (offline; about two minutes on two cores).
+Run: `.venv/bin/python bench/semantic_latency.py` (offline; about two minutes on two cores);
+`--sizes 10000` for one size. "with 3 preceding turns" is the dialogue query of
+memory/retrieval/dialogue_query.py (BM25 per text, one batch embedding, the weighted mean vector)
+against the same path on the latest message alone.
 
 The offline model embeds 5,000 distinct synthetic memories for real; larger stores reuse those
 vectors (a query's cost depends on how many rows it scores, not on what they hold), handed to the
@@ -10,6 +13,7 @@ channel as kept vectors, the path a restart takes.
 
 from __future__ import annotations
 
+import argparse
 import random
 import sys
 import time
@@ -24,9 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from retrieval import InMemoryManager, percentile, synthetic_items, synthetic_queries
 
+from memory.retrieval.bm25_index import Bm25Index
+from memory.retrieval.dialogue_query import DialogueQuery, dialogue_bm25, dialogue_vector
 from memory.retrieval.embedder import OfflineEncoder
-from memory.retrieval.fusion import FusedRanking
+from memory.retrieval.fusion import SHORTLIST, FusedRanking, dated_shortlist, fuse_scores
 from memory.retrieval.mechanical import MechanicalRetriever
+from memory.retrieval.query import read_query
 from memory.retrieval.semantic import SemanticChannel, _hash_text, embedded_text
 from memory.retrieval.vector_store import MemoryVectors, StoredVector
 
@@ -36,12 +43,15 @@ QUERIES = 200
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", type=int, nargs="*", default=list(SIZES))
+    sizes = parser.parse_args().sizes
     rng = random.Random(13)
     encoder = OfflineEncoder()
     started = time.perf_counter()
     encoder.encode(["warm up"])
     print(f"offline model {encoder.name}: loaded in {time.perf_counter() - started:.2f} s")
-    largest = synthetic_items(max(SIZES), rng)
+    largest = synthetic_items(max(sizes), rng)
     texts: list[str] = []
     started = time.perf_counter()
     from memory.retrieval.bm25_index import IndexedMemory
@@ -52,7 +62,7 @@ def main() -> None:
     per_memory = (time.perf_counter() - started) * 1000 / DISTINCT
     print(f"embedded {DISTINCT} memories in batches: {per_memory:.2f} ms per memory")
 
-    for size in SIZES:
+    for size in sizes:
         items = dict(list(largest.items())[:size])
         manager = InMemoryManager(items)
         kept = MemoryVectors()
@@ -88,12 +98,32 @@ def main() -> None:
         row("BM25 alone (baseline)", lexical)
         row("fused (embed + score + fuse)", total)
         print(f"    = {p(total, 0.95) / p(lexical, 0.95):.1f}x BM25 at p95")
+        dialogues = [DialogueQuery(query, tuple(rng.sample(queries, 3))) for query in queries]
+        alone = [timed(partial(dialogue_fused, index, channel, d, 0.0)) for d in dialogues]
+        context = [timed(partial(dialogue_fused, index, channel, d, 0.25)) for d in dialogues]
+        row("dialogue query, latest alone", alone)
+        row("  with 3 preceding turns", context)
+        print(f"    = {p(context, 0.5) / p(alone, 0.5):.2f}x at p50, "
+              f"{p(context, 0.95) / p(alone, 0.95):.2f}x at p95")  # fmt: skip
         row("  query embedding", embed)
         row("  cosine over the matrix", score)
         print(f"  vectors: {live / 2**20:.1f} MiB for {channel.status().embedded:,} rows "
               f"(matrix with spare rows {channel.nbytes / 2**20:.1f} MiB; peak while loading "
               f"{peak / 2**20:.1f} MiB); loading kept vectors {load_ms:.0f} ms")  # fmt: skip
         one_new(manager, fused, channel, rng)
+
+
+def dialogue_fused(
+    index: Bm25Index, channel: SemanticChannel, query: DialogueQuery, decay: float
+) -> list[int]:
+    """The fused ranking of a dialogue query (what FusedRanking does for one message)."""
+    reading = read_query(query.latest, index.theme_keys)
+    positions, scores = dialogue_bm25(index, query, reading.time_cue, decay)
+    top = np.argsort(-scores)[:SHORTLIST]
+    lexical = list(zip(positions[top].tolist(), scores[top].tolist(), strict=True))
+    vector = dialogue_vector(channel.embeddings.embed_documents, query, decay)
+    semantic = channel.similar_to_vector(index, vector, SHORTLIST)
+    return fuse_scores(lexical, semantic, 10, dated=dated_shortlist(index, reading, SHORTLIST))
 
 
 def one_new(manager: InMemoryManager, fused: MechanicalRetriever, channel: SemanticChannel,

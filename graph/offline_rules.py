@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 from memory.language import has_cjk
 from memory.prompts.writer import SectionKind
+from memory.statement_kinds import topics_of
 from prompts.persona import section_name
 
 # Each rule names the kind of fact it finds; the section is the first of that kind in
@@ -155,9 +156,13 @@ def _topic_terms(text: str) -> set[str]:
 
 
 def best_matches(topic: str, listed: dict[int, str]) -> list[int]:
-    """The listed memories sharing the most terms with `topic` (none when nothing is shared)."""
-    wanted = _topic_terms(topic)
-    scores = {mid: len(wanted & _topic_terms(text)) for mid, text in listed.items()}
+    """The listed memories sharing the most terms and kinds of statement (`topics_of`: "where I
+    live" names "User's address is …") with `topic` (none when nothing is shared)."""
+    wanted, kinds = _topic_terms(topic), topics_of(topic)
+    scores = {
+        mid: len(wanted & _topic_terms(text)) + len(kinds & topics_of(text))
+        for mid, text in listed.items()
+    }
     top = max(scores.values(), default=0)
     return [mid for mid, score in scores.items() if score == top] if top else []
 

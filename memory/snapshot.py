@@ -10,7 +10,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -50,12 +50,19 @@ def write_snapshot(manager: BaseMemoryManager, path: str | os.PathLike[str]) -> 
         "applied_turns": document.applied_turns,
         "core_context": document.core_context,
     }
+    rows = ({"id": memory_id, **item.to_dict()} for memory_id, item in document.items.items())
+    write_snapshot_lines(target, [header, *rows])
+    return target
+
+
+def write_snapshot_lines(target: Path, records: Iterable[dict[str, Any]]) -> None:
+    """Write a snapshot's records (the header first) as gzipped JSON lines, atomically: a crash
+    leaves the old file or the new one, never half of either."""
     fd, tmp_name = tempfile.mkstemp(prefix=".snapshot.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb") as gz:
-            gz.write(_line(header))
-            for memory_id, item in document.items.items():
-                gz.write(_line({"id": memory_id, **item.to_dict()}))
+            for record in records:
+                gz.write(_line(record))
             gz.close()
             raw.flush()
             os.fsync(raw.fileno())
@@ -63,7 +70,6 @@ def write_snapshot(manager: BaseMemoryManager, path: str | os.PathLike[str]) -> 
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
         raise
-    return target
 
 
 def read_snapshot(path: str | os.PathLike[str]) -> MemoryDocument:

@@ -18,6 +18,18 @@ from memory.writer.local import local_writer
 SHELL_VARIABLES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LANGSMITH_LANGGRAPH_API_VARIANT")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Load the offline embedding model before collection. Importing `graph.agent` starts that
+    load in a thread, where numpy reads the weights' headers with `ast.literal_eval`; on
+    CPython 3.11.7 that racing pytest's assertion rewriting in the main thread can raise
+    "SystemError: AST constructor recursion depth mismatch" (cpython gh-106905, fixed in
+    later releases). Loaded first, the thread has nothing left to do."""
+    from memory.retrieval.embedder import OfflineEncoder
+
+    if OfflineEncoder.available():
+        OfflineEncoder().encode(["warm up"])
+
+
 def settings_in(folder: Path, **changes: object) -> Settings:
     """The settings of a fresh deployment whose data lives in `folder`: YAML memories, no
     snapshots unless asked for, everything else as on a new machine."""

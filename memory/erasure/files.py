@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from memory.erasure.report import ErasureReport
 from memory.erasure.rows import Needles, strings_in
 from memory.manager import file_stem
+from memory.snapshot import write_snapshot_lines
 
 BACKUP_FOLDER = "memory_backup"
 PLAN_FOLDER = "consolidation"
@@ -63,18 +62,7 @@ def rewrite_snapshot(path: Path, needles: Needles) -> tuple[int, bool | None]:
     if not kept:
         path.unlink()
         return dropped, True
-    fd, tmp_name = tempfile.mkstemp(prefix=".snapshot.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb") as gz:
-            for record in (header, *kept):
-                gz.write((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
-            gz.close()
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    write_snapshot_lines(path, [header, *kept])
     return dropped, False
 
 

@@ -109,10 +109,14 @@ def embedding_weight(
 
 
 def _ordered(
-    scores: dict[int, float], first_seen: dict[int, int], limit: int, hotness: HotnessOf | None
+    scores: dict[int, float],
+    first_seen: dict[int, int],
+    limit: int,
+    hotness: HotnessOf | None,
+    digits: int = 9,
 ) -> list[int]:
-    # Rounded: the same sum whatever the order of the additions.
-    rounded = {item: round(score, 9) for item, score in scores.items()}
+    # Rounded: the same sum whatever the order of the additions (1/6 + 1/8 and 1/8 + 1/6).
+    rounded = {item: round(score, digits) for item, score in scores.items()}
     hot: dict[int, float] = {}
     if hotness is not None:
         sharing = Counter(rounded.values())
@@ -139,17 +143,7 @@ def reciprocal_rank_fusion(
         for rank, item in enumerate(ranking):
             scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank + 1)
             first_seen.setdefault(item, len(first_seen))
-    # Rounded: 1/6 + 1/8 and 1/8 + 1/6 are one score whatever the order of the additions.
-    rounded = {item: round(score, 12) for item, score in scores.items()}
-    hot: dict[int, float] = {}
-    if hotness is not None:
-        sharing = Counter(rounded.values())
-        tied = [item for item, score in rounded.items() if sharing[score] > 1]
-        hot = dict(zip(tied, hotness(tied), strict=True)) if tied else {}
-    ordered = sorted(
-        rounded, key=lambda item: (-rounded[item], -hot.get(item, 0.0), first_seen[item])
-    )
-    return ordered[:limit]
+    return _ordered(scores, first_seen, limit, hotness, digits=12)
 
 
 class RecallChannel(Protocol):

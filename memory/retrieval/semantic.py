@@ -101,11 +101,25 @@ class SemanticChannel:
     ) -> list[tuple[int, float]]:
         """`similar` with each memory's cosine to the query: `(position, cosine)`, best first."""
         self.sync(index)
+        if depth <= 0 or self._size == 0:
+            return []
+        query_vector = np.asarray(self.embeddings.embed_query(query), dtype=np.float32)
+        return self.similar_to_vector(index, query_vector, depth, min_similarity)
+
+    def similar_to_vector(
+        self,
+        index: Bm25Index,
+        vector: npt.NDArray[np.float32],
+        depth: int,
+        min_similarity: float = MIN_SIMILARITY,
+    ) -> list[tuple[int, float]]:
+        """`similar_scores` for a query already embedded (a dialogue's weighted mean vector)."""
+        self.sync(index)
         with self._lock:
             size, matrix, alive, row_ids = self._size, self._matrix, self._alive, self._row_ids
         if size == 0 or depth <= 0:
             return []
-        query_vector = _unit(np.asarray(self.embeddings.embed_query(query), dtype=np.float32))
+        query_vector = _unit(np.asarray(vector, dtype=np.float32))
         if query_vector.shape[0] != matrix.shape[1]:
             return []  # a model answering with another dimension than its stored vectors
         scores = matrix[:size] @ query_vector

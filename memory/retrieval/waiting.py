@@ -14,6 +14,7 @@ from memory.branch import Lineage, overfetch_k
 from memory.item import MemoryItem
 from memory.retrieval.bm25_index import Bm25Index
 from memory.retrieval.query import read_query
+from memory.statement_kinds import topics_of
 from memory.tokenize import tokenize
 from memory.turn import Turn
 
@@ -35,23 +36,33 @@ _TOPIC_FILLER = frozenset({"forget", "pleas", "what", "said", "told", "just", "n
 
 @dataclass(frozen=True)
 class Forget:
-    """A forget request: what it names (no tokens: everything said before it in its thread;
-    `everything`: all said before it), and where and when it was said."""
+    """A forget request: what it names (its words, and the kinds of statement those cover, see
+    `memory.statement_kinds`; neither: everything said before it in its thread; `everything`:
+    all said before it), and where and when it was said."""
 
     tokens: frozenset[str]
     everything: bool
     thread_id: str
     said_at: str
+    topics: frozenset[str] = frozenset()
 
-    def hides(self, said_at: str, thread_id: str, tokens: frozenset[str]) -> bool:
-        """Whether it hides a turn said at `said_at` (UTC ISO) in `thread_id` with `tokens`."""
+    def hides(
+        self,
+        said_at: str,
+        thread_id: str,
+        tokens: frozenset[str],
+        topics: frozenset[str] = frozenset(),
+    ) -> bool:
+        """Whether it hides a turn said at `said_at` (UTC ISO) in `thread_id` with `tokens`
+        and `topics`: a shared word, or a statement of a kind it names ("forget where I live"
+        hides "I moved to Porto", which shares no word with it)."""
         if said_at > self.said_at:
             return False
         if self.everything:
             return True
-        if not self.tokens:
+        if not self.tokens and not self.topics:
             return thread_id == self.thread_id
-        return bool(self.tokens & tokens)
+        return bool(self.tokens & tokens or self.topics & topics)
 
 
 def forget_of(text: str, thread_id: str = "", said_at: str = "") -> Forget | None:
@@ -62,7 +73,8 @@ def forget_of(text: str, thread_id: str = "", said_at: str = "") -> Forget | Non
     topic = match.group(1) if match.group(1) is not None else match.group(2) or ""
     tokens = frozenset(tokenize(topic)) - _TOPIC_FILLER
     said_at = _stamp(said_at) if said_at else datetime.now(UTC).isoformat()
-    return Forget(tokens - _EVERYTHING, bool(tokens & _EVERYTHING), thread_id, said_at)
+    everything = bool(tokens & _EVERYTHING)
+    return Forget(tokens - _EVERYTHING, everything, thread_id, said_at, topics_of(topic))
 
 
 def user_text(turn: Turn) -> str:
@@ -121,13 +133,15 @@ class _Entry:
     said_at: str  # UTC ISO: sorts and compares as text
     branch_bound: bool
     forget: Forget | None
+    topics: frozenset[str]  # the kinds of statement it makes, for forget requests to match
 
     @classmethod
     def of(cls, turn: Turn) -> _Entry:
         text = user_text(turn)
         said_at = _stamp(turn.enqueued_at)
         forget = forget_of(text, turn.thread_id, said_at or "0")
-        return cls(turn, frozenset(tokenize(text)), said_at, is_branch_bound(turn), forget)
+        tokens, topics = frozenset(tokenize(text)), topics_of(text)
+        return cls(turn, tokens, said_at, is_branch_bound(turn), forget, topics)
 
 
 class WaitingIndex:
@@ -220,7 +234,9 @@ class WaitingIndex:
                 turn, thread_id, lineage, entry.branch_bound
             ):
                 return False
-            if any(f.hides(entry.said_at, turn.thread_id, entry.tokens) for f in forgets):
+            if any(
+                f.hides(entry.said_at, turn.thread_id, entry.tokens, entry.topics) for f in forgets
+            ):
                 return False
             return applied is None or not applied(turn.turn_id)
 

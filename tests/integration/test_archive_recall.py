@@ -4,33 +4,19 @@ and a date in the question limits the search to that period."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 
 from memory.archive import ArchivedMessage, ConversationArchive, Ranking
-from memory.archive.postgres_archive import PostgresArchive
-from memory.archive.sqlite_archive import SqliteArchive
-from tests.integration.conftest import POSTGRES_URL, postgres_unreachable_reason
 
 pytestmark = pytest.mark.slow
 ASKED = datetime(2026, 12, 1, 12, 0).astimezone()
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def archive(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ConversationArchive]:
-    user = f"recall-{uuid.uuid4().hex[:8]}"
-    if request.param == "sqlite":
-        yield SqliteArchive(tmp_path / "conversations", user)
-        return
-    if reason := postgres_unreachable_reason():
-        pytest.skip(reason)
-    opened = PostgresArchive(POSTGRES_URL, user)
-    yield opened
-    opened.clear()
+@pytest.fixture
+def archive(each_archive: ConversationArchive) -> ConversationArchive:
+    return each_archive
 
 
 def conversation(archive: ConversationArchive, lines: list[tuple[str, str]]) -> None:

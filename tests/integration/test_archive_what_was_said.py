@@ -18,28 +18,17 @@ from graph.archiving import archive_spec
 from graph.context import Context
 from graph.settings import use_settings
 from memory.archive import ArchivedMessage, ConversationArchive, Window, archives
-from memory.archive.postgres_archive import PostgresArchive
-from memory.archive.sqlite_archive import SqliteArchive
 from memory.branch import Lineage
 from tests.fakes import ScriptedModel
-from tests.integration.conftest import POSTGRES_URL, postgres_unreachable_reason
 
 pytestmark = pytest.mark.slow
 
 FACT = "My locker code at the gym is 4711, on the second floor by the pool."
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def archive(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ConversationArchive]:
-    user = f"said-{uuid.uuid4().hex[:8]}"
-    if request.param == "sqlite":
-        yield SqliteArchive(tmp_path / "conversations", user)
-        return
-    if reason := postgres_unreachable_reason():
-        pytest.skip(reason)
-    opened = PostgresArchive(POSTGRES_URL, user)
-    yield opened
-    opened.clear()
+@pytest.fixture
+def archive(each_archive: ConversationArchive) -> ConversationArchive:
+    return each_archive
 
 
 def message(archive: ConversationArchive, text: str, role: str = "user", thread: str = "t1",

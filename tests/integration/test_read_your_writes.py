@@ -122,3 +122,34 @@ async def test_a_forget_said_just_now_hides_the_waiting_fact(
     for reply in (forget, after, written):
         assert not any("Porto" in text for text in recent(reply) + remembered(reply))
         assert "Porto" not in reply.text
+
+
+@pytest.mark.parametrize(
+    ("fact", "forget", "question", "place", "unrelated"),
+    [
+        ("I moved to Porto last week.", "Please forget where I live.", "Where do I live now?",
+         "Porto", "My sister is called Mei."),
+        ("我上周搬到了杭州。", "忘掉我住在哪里", "我现在住在哪里？", "杭州", "我妹妹叫小美。"),
+    ],
+)  # fmt: skip
+async def test_a_forget_hides_a_waiting_fact_of_its_topic_with_no_word_shared(
+    data_dir: Path,
+    gate: threading.Event,
+    fact: str,
+    forget: str,
+    question: str,
+    place: str,
+    unrelated: str,
+) -> None:
+    async with LocalSession(ADA, data_dir) as ada:
+        await ada.say("t1", fact)
+        await ada.say("t1", unrelated)
+        before = await ada.say("t2", question)
+        await ada.say("t3", forget)
+        after = await ada.say("t4", question)
+        assert ada.memory is not None and ada.memory.write_status().pending >= 3  # all wait
+        gate.set()
+    assert fact in recent(before)  # what the forget request then hides
+    assert not any(place in text for text in recent(after))
+    assert place not in after.text  # nor is it in the model's prompt
+    assert unrelated in recent(after)  # another topic stays visible

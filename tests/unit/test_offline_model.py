@@ -12,7 +12,7 @@ from langchain_core.tools import StructuredTool
 
 from graph.models import load_chat_model
 from graph.offline_model import LABEL, OfflineChatModel
-from graph.offline_rules import extract_facts, extract_memories
+from graph.offline_rules import best_matches, extract_facts, extract_memories
 from memory.long_term import LongTermMemory
 from memory.turn import Turn
 from memory.writer import MemoryConsumer
@@ -257,3 +257,11 @@ def test_the_offline_rules_file_facts_under_the_configured_sections(monkeypatch)
         ("Current task: write a poem", "work items", "branch"),
     ]
     assert {theme for _, theme in extract_facts("我住在上海。我喜欢喝茶。")} == {"我", "爱好"}
+
+
+def test_a_forget_request_matches_memories_of_its_kind_when_no_word_is_shared() -> None:
+    listed = {1: "User's address is 5 Rua Nova", 2: "User likes tea", 3: "用户在医院工作"}
+    assert best_matches("where I live", listed) == [1]
+    assert best_matches("我住在哪里", listed) == [1]
+    assert best_matches("my job", listed) == [3]
+    assert best_matches("the weather", listed) == []  # nothing shared: nothing deleted

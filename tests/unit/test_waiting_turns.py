@@ -83,6 +83,24 @@ def test_a_forget_request_in_the_query_or_waiting_hides_what_it_names_said_befor
     assert forget_of("Don't forget my keys.") is None
 
 
+def test_a_forget_request_hides_by_meaning_not_only_by_a_shared_word() -> None:
+    moved = said("By the way, I moved to Porto last week.", minutes_ago=5)
+    sister = said("My sister is called Mei.", minutes_ago=4)
+    forget = said("Please forget where I live.", thread="t2", minutes_ago=2)
+    seen = read(index_of(moved, sister, forget), "Where do I live now?")
+    assert not any("Porto" in text for text in seen)  # no word shared, the same topic
+    assert seen == ["My sister is called Mei."]  # another topic: still a recent line
+    assert read(index_of(moved, sister), "Please forget where I live.") == []  # as the query
+    hangzhou = said("我上周搬到了杭州。", minutes_ago=5)
+    job = said("我在一家医院工作。", minutes_ago=4)
+    zh_forget = said("忘掉我住在哪里", thread="t2", minutes_ago=2)
+    assert read(index_of(hangzhou, job, zh_forget), "我现在住在哪里？") == ["我在一家医院工作。"]
+    name = said("Call me Ada.", minutes_ago=5)
+    job_en = said("I work as a nurse.", minutes_ago=4)
+    index = index_of(name, job_en, said("忘记我的名字", thread="t2", minutes_ago=2))
+    assert read(index, "What do you know about me?") == ["I work as a nurse."]
+
+
 def test_a_turn_the_writer_applied_is_read_as_a_memory_only() -> None:
     porto = said("I live in Porto now.")
     index = index_of(porto)
