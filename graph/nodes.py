@@ -26,6 +26,7 @@ from graph.tool_loop import (
     invoke_once_more_on_error,
     is_empty_answer,
     tool_rounds,
+    without_echoed_tags,
     without_tool_calls,
 )
 from graph.tools import chat_tools, tool_names
@@ -124,8 +125,9 @@ def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             response = invoke_once_more_on_error(bound, [note, *sent], context.model)
     cost = add_up(from_dicts(state.cost), meter.by_purpose())
     if last_round:
-        return {"messages": [without_tool_calls(response, tools)], "cost": as_dicts(cost)}
-    response = calls_written_as_text(response, tools)
+        final = without_echoed_tags(without_tool_calls(response, tools))
+        return {"messages": [final], "cost": as_dicts(cost)}
+    response = without_echoed_tags(calls_written_as_text(response, tools))
     repeats = answers_to_repeats(response, state.messages)
     if repeats:
         logger.info("the chat model repeated %d tool call(s): answered from the first results",

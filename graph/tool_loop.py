@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -98,6 +99,19 @@ def calls_written_as_text(response: AIMessage, tools: Sequence[Any]) -> AIMessag
         ],
         usage_metadata=response.usage_metadata,
     )
+
+
+_ECHOED_TAGS = re.compile(r"^\s*<tool_response>\s*(.*?)\s*(?:</tool_response>)?\s*$", re.S)
+
+
+def without_echoed_tags(response: AIMessage) -> AIMessage:
+    """`response` with the `<tool_response>` wrapper a small model copies from its chat template
+    taken off its answer (the user would see the tags); unchanged otherwise."""
+    text = response.text if isinstance(response.text, str) else ""
+    match = _ECHOED_TAGS.match(text)
+    if response.tool_calls or match is None or not match.group(1):
+        return response
+    return response.model_copy(update={"content": match.group(1)})
 
 
 def is_empty_answer(response: AIMessage) -> bool:

@@ -117,3 +117,13 @@ async def test_an_empty_answer_after_a_tool_result_is_asked_once_more(inline, mo
     state = await say(compile_graph(checkpointer=InMemorySaver()), "What is my dog called?")
     assert state["messages"][-1].content == "It is Rex."
     assert "in words" in model.seen[-1][0].content
+
+
+async def test_an_answer_wrapped_in_the_templates_tool_response_tags_reaches_the_user_bare(
+    inline, monkeypatch
+):
+    # The 1.5B model copies its chat template's tool-result wrapper around its answer.
+    wrapped = "<tool_response>\nI'm doing well, thank you! How about you?\n</tool_response>"
+    chat_with(monkeypatch, iter([AIMessage(wrapped)]))
+    state = await say(compile_graph(checkpointer=InMemorySaver()), "Hi there! How are you?")
+    assert state["messages"][-1].content == "I'm doing well, thank you! How about you?"
