@@ -23,6 +23,7 @@ from graph.tool_loop import (
     LAST_ROUND_NOTE,
     answers_to_repeats,
     calls_written_as_text,
+    folded_tool_rounds,
     invoke_once_more_on_error,
     is_empty_answer,
     tool_rounds,
@@ -123,6 +124,10 @@ def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if is_empty_answer(response):  # a small model's bare end-of-text after a tool result
             note = SystemMessage(content=prompt + EMPTY_ANSWER_NOTE)
             response = invoke_once_more_on_error(bound, [note, *sent], context.model)
+        if is_empty_answer(response):  # still nothing: no tools, this turn's results in the prompt
+            plain, results = folded_tool_rounds(sent)
+            note = SystemMessage(content=prompt + results + EMPTY_ANSWER_NOTE)
+            response = invoke_once_more_on_error(chat_model, [note, *plain], context.model)
     cost = add_up(from_dicts(state.cost), meter.by_purpose())
     if last_round:
         final = without_echoed_tags(without_tool_calls(response, tools))

@@ -52,9 +52,14 @@ def memories_about(topic: str) -> str:
     Use it when the user asks how someone or something is doing, or what is new with them.
     """
     run = open_run_memory(get_runtime(Context))
+    lineage = current_lineage(run.config)
     found = run.memory.get_related_memory_from(
-        "", "mechanical", limit=SEARCH_LIMIT, lineage=current_lineage(run.config), topic=topic
+        "", "mechanical", limit=SEARCH_LIMIT, lineage=lineage, topic=topic
     )
+    if not found:  # "my dog" names no topic, and "The user's dog is called Biscuit" is about it
+        found = run.memory.get_related_memory_from(
+            topic, "mechanical", limit=SEARCH_LIMIT, lineage=lineage
+        )
     if not found:
         return "No memory is about that topic."
     return format_memories(found, resolve_language(run.context.language, topic))

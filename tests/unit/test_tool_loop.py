@@ -127,3 +127,18 @@ async def test_an_answer_wrapped_in_the_templates_tool_response_tags_reaches_the
     chat_with(monkeypatch, iter([AIMessage(wrapped)]))
     state = await say(compile_graph(checkpointer=InMemorySaver()), "Hi there! How are you?")
     assert state["messages"][-1].content == "I'm doing well, thank you! How about you?"
+
+
+async def test_an_answer_still_empty_is_asked_without_tools_with_the_results_in_the_prompt(
+    inline, monkeypatch
+):
+    # The 1.5B model at its tool limit: three identical calls, then end-of-text twice.
+    calls = [asks("search_memory", query="dog") for _ in range(3)]
+    answers = iter([*calls, AIMessage(""), AIMessage(""), AIMessage("It is Rex.")])
+    model = chat_with(monkeypatch, answers)
+    with use_settings(max_tool_rounds=3):
+        state = await say(compile_graph(checkpointer=InMemorySaver()), "What is my dog called?")
+    assert state["messages"][-1].content == "It is Rex."
+    last = model.seen[-1]
+    assert "Found with tools in this turn" in last[0].content
+    assert last[-1].content == "What is my dog called?"  # no tool exchange after the question
