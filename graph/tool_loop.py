@@ -28,6 +28,7 @@ LAST_ROUND_NOTE = (
 )
 EMPTY_ANSWER_NOTE = "\n\nAnswer the user's last message now, in words."
 NO_ANSWER = "I could not finish that within the tool limit of this turn; please ask again."
+NO_WORDS = "I could not put an answer into words this time; please ask again."
 
 
 class ChatModelError(RuntimeError):
