@@ -91,13 +91,16 @@ def kind(request: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tokenizer", help="a llama.cpp server's base URL, e.g. http://127.0.0.1:8080")
+    parser.add_argument(
+        "--tokenizer", help="a llama.cpp server's base URL, e.g. http://127.0.0.1:8080"
+    )
     args = parser.parse_args()
     logging.disable(logging.ERROR)  # the stub's chat answer is no JSON: the json writer fails
     count = counter(args.tokenizer)
     how = f"tokenized by {args.tokenizer}" if args.tokenizer else "estimated, 4 characters a token"
     print(f"prompt tokens of one turn ({how}); 'schemas' = the tool schemas\n")
-    print(f"{'protocol':<8} {'memories':>8}  {'request':<15} {'messages':>8} {'schemas':>8} {'total':>7}")
+    header = ("protocol", "memories", "request", "messages", "schemas", "total")
+    print("{:<8} {:>8}  {:<15} {:>8} {:>8} {:>7}".format(*header))
     seen: set[tuple[str, int, str]] = set()
     for protocol in ("tools", "json"):
         for stored in (0, STORED):
