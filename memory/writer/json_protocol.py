@@ -201,10 +201,11 @@ def apply_operations(
     """Run each operation through the toolkit's tools, so that every guard of the tool protocol
     holds (ids from the list only, secrets, removal limits, copy-on-write). A delete the user
     did not ask for is refused here: a small model cannot be trusted to judge what is obsolete,
-    and an update keeps a changed fact anyway. A create or update whose text holds no word of
-    what was said (`said`, by default the turn's text) is refused as not grounded."""
+    and an update keeps a changed fact anyway. A create or update whose text holds no word the
+    user said (`said`, by default the user's words and the questions they answered) is refused
+    as not grounded."""
     outcome = JsonOutcome()
-    said = kit.turn_text if said is None else said
+    said = (kit.heard_from_user or kit.turn_text) if said is None else said
     for number, operation in enumerate(operations, 1):
         where = f"operation {number}"
         if not isinstance(operation, Mapping) or operation.get("op") not in OPS:

@@ -300,6 +300,26 @@ async def test_a_chinese_fact_is_grounded_whatever_the_pairing_of_its_characters
     assert any(not e.ok and "小明" in e.result for e in result.events)
 
 
+async def test_facts_from_the_assistants_reply_are_refused_and_an_answered_question_counts(alice):
+    # The 1.5B chat model answered "Hi there!" with a family of its own; its writer filed it.
+    invented = ops({"op": "create", "content": "The user has two sisters.", "section": "family"})
+    messages = ({"role": "user", "content": "Hi there! How are you today?"},
+                {"role": "assistant", "content": "Great! My two sisters visited me."})  # fmt: skip
+    model = RecordingModel(messages=iter([invented]))
+    turn = Turn("alice", "t1", messages, thread_id="s1")
+    await MemoryConsumer(model, protocol="json").consume(turn, LongTermMemory(alice))
+    assert texts(alice) == []
+    # "Yes." says what the assistant's question asked: that question is the user's evidence.
+    liked = ops({"op": "create", "content": "The user likes jazz.", "section": "taste"})
+    context = ({"role": "assistant", "content": "Nice. Do you like jazz?"},)
+    turn = Turn("alice", "t2", ({"role": "user", "content": "Yes."},), thread_id="s1",
+                context=context)  # fmt: skip
+    await MemoryConsumer(RecordingModel(messages=iter([liked])), protocol="json").consume(
+        turn, LongTermMemory(alice)
+    )
+    assert texts(alice) == ["The user likes jazz."]
+
+
 async def test_a_new_value_of_a_one_valued_fact_replaces_the_old_one(alice):
     # The 1.5B model created the new city beside the old one instead of updating it.
     alice.add("The user lives in Hangzhou.", "places & paths")
