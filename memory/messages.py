@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -11,6 +12,7 @@ _ROLE_OF_TYPE = {"human": "user", "user": "user", "ai": "assistant", "assistant"
 MAX_TURN_CHARS = 200_000  # a turn larger than this is a mistake, not a conversation
 CONTEXT_MESSAGES = 4  # the writer's view of the exchange before a turn: at most these...
 CONTEXT_CHARS = 1_200  # ... within this many characters (each message cut to half of it)
+_QUESTION = re.compile(r"[^.!?。！？\n]*[?？]")
 
 
 def text_of(content: Any) -> str:
@@ -102,3 +104,21 @@ def preceding_exchange(
     while earlier and sum(len(m["content"]) for m in earlier) > max_chars:
         earlier.pop(0)
     return earlier
+
+
+def user_side(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
+    """What the user said, each reply after the assistant's questions it answers ("Yes." to
+    "Do you like jazz?" says the user likes jazz); the assistant's other words left out: a
+    small model's chat reply ("I don't know Li Wei") is no fact about the user, and a small
+    writer shown it stores nothing or the reply's inventions."""
+    kept: list[dict[str, str]] = []
+    for before, message in zip([None, *messages], messages, strict=False):
+        if message["role"] != "user":
+            continue
+        asked = (
+            _QUESTION.findall(before["content"]) if before and before["role"] == "assistant" else []
+        )
+        if asked:
+            kept.append({"role": "assistant", "content": " ".join(q.strip() for q in asked)})
+        kept.append(dict(message))
+    return kept

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -15,9 +14,7 @@ from memory.branch import Lineage, Provenance, check_scope_policy
 from memory.item import now_iso
 from memory.language import LANGUAGE_POLICIES
 from memory.manager import validate_user_id
-from memory.messages import CONTEXT_CHARS, check_turn_messages
-
-_QUESTION = re.compile(r"[^.!?。！？\n]*[?？]")
+from memory.messages import CONTEXT_CHARS, check_turn_messages, user_side
 
 
 @dataclass(frozen=True)
@@ -135,20 +132,16 @@ class Turn:
         return "\n".join(m["content"] for m in self.messages if m["role"] == "user")
 
     @property
+    def users_side(self) -> list[dict[str, str]]:
+        """This turn's user messages with the assistant's questions they answer, the one just
+        before the turn included (`memory.messages.user_side`): what a memory may come from."""
+        asked_before = [m for m in self.context[-1:] if m["role"] == "assistant"]
+        return user_side([*asked_before, *self.messages])
+
+    @property
     def heard_from_user(self) -> str:
-        """What the user said, after the assistant's questions they were answering ("Yes." to
-        "Do you like jazz?" says the user likes jazz): what a memory may be drawn from. The
-        assistant's other words are not the user's (a small model's chat reply that invents a
-        family is no fact about the user)."""
-        said: list[str] = []
-        messages = [*self.context, *self.messages]
-        for before, message in zip([None, *messages], messages, strict=False):
-            if message["role"] != "user":
-                continue
-            if before is not None and before["role"] == "assistant":
-                said.extend(_QUESTION.findall(before["content"]))
-            said.append(message["content"])
-        return "\n".join(said)
+        """`users_side` as text: what a written memory must hold a word of (json protocol)."""
+        return "\n".join(m["content"] for m in self.users_side)
 
     @property
     def text(self) -> str:

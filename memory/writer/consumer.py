@@ -371,10 +371,9 @@ class MemoryConsumer:
         prompts = self.prompts_for(turn)
         language = "zh" if prompts is writer_prompts("zh") else "en"
         system, turn_template, repair_note = json_prompts(language, sections, toolkit)
-        conversation = format_messages(turn.messages, prompts.role_labels)
-        if turn.context:  # earlier turns, as context only: the operations are about this one
-            earlier = format_messages(turn.context, prompts.context_labels)
-            conversation = prompts.context_block.format(context=earlier) + conversation
+        # The user's side only (Turn.users_side): a small model shown the assistant's reply
+        # ("I have no information about Li Wei") stored nothing, or stored the reply's inventions.
+        conversation = format_messages(turn.users_side, prompts.role_labels)
         turn_prompt = turn_template.format(
             memories=toolkit.view.render(), conversation=conversation,
             now_line=self.now_line(prompts),

@@ -320,6 +320,19 @@ async def test_facts_from_the_assistants_reply_are_refused_and_an_answered_quest
     assert texts(alice) == ["The user likes jazz."]
 
 
+async def test_the_json_writer_is_shown_the_users_side_of_the_turn(alice):
+    # Shown the 1.5B chat model's "I don't have any information about Li Wei", the 1.5B writer
+    # answered {"operations": []} to "My name is Li Wei and I live in Hangzhou."
+    messages = ({"role": "user", "content": "My name is Li Wei and I live in Hangzhou."},
+                {"role": "assistant", "content": "I don't have any information about Li Wei. "
+                 "Where is that?"})  # fmt: skip
+    model = RecordingModel(messages=iter([ops()]))
+    turn = Turn("alice", "t1", messages, thread_id="s1")
+    await MemoryConsumer(model, protocol="json").consume(turn, LongTermMemory(alice))
+    shown = model.seen[0][1].text
+    assert "My name is Li Wei" in shown and "any information" not in shown
+
+
 async def test_a_new_value_of_a_one_valued_fact_replaces_the_old_one(alice):
     # The 1.5B model created the new city beside the old one instead of updating it.
     alice.add("The user lives in Hangzhou.", "places & paths")
