@@ -3,7 +3,8 @@
 Run: `.venv/bin/python tests/data/build_public_consolidation.py [DATA_DIR]` (default
 /work/coord/data). Sources, licences and the rules: tests/data/README.md. Every label is the
 source's own annotation (SICK's entailment in both directions, Chinese STS-B's similarity score),
-and XPersona's Chinese persona sentences are distinct memories. The split is fixed by a hash of the pair, so the held-out store never moves.
+and XPersona's Chinese persona sentences are distinct memories. The split is fixed by a hash of
+the pair, so the held-out store never moves.
 """
 
 from __future__ import annotations
