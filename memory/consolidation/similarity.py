@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from memory.consolidation.chinese import content_units, markers_agree, same_by_meaning_zh
 from memory.consolidation.lexicon import LEARNED_CONTRASTS, LEARNED_SYNONYMS
 from memory.consolidation.semantic import (
     MAX_MODEL_CHECKS,
@@ -75,6 +76,7 @@ class Fingerprint:
     markers: frozenset[str]  # numbers, dates, names and negation: must be equal to merge
     # Chinese characters in order: "湛江到广州" and "广州到湛江" hold the same characters.
     sequence: tuple[str, ...] = ()
+    content: frozenset[str] = frozenset()  # Chinese content characters (chinese.content_units)
 
 
 def canonical_text(text: str) -> str:
@@ -111,7 +113,8 @@ def fingerprint(text: str) -> Fingerprint:
             tokens.add(token)
     words = {t for t in tokens if not (len(t) == 1 and _CJK.match(t))}
     sequence = tuple(_CJK.findall(canonical))
-    return Fingerprint(frozenset(tokens), frozenset(words), markers(text), sequence)
+    content = content_units(canonical) if sequence else frozenset()
+    return Fingerprint(frozenset(tokens), frozenset(words), markers(text), sequence, content)
 
 
 def same_order(a: Fingerprint, b: Fingerprint) -> bool:
@@ -175,7 +178,12 @@ def same_fact(
 def same_by_meaning(a: Fingerprint, b: Fingerprint, cosine: float, language: str) -> bool:
     """Whether a near pair by meaning (cosine of the embedding model) is one fact without a
     model: close enough for its language, the guards, and a word in common (the lexical check:
-    the model alone never merges two texts that share nothing)."""
+    the model alone never merges two texts that share nothing). Chinese has its own reading
+    (chinese.same_by_meaning_zh): which content characters each side lacks decides."""
+    if language == "zh":
+        return swap(a, b) not in LEARNED_CONTRASTS and same_by_meaning_zh(
+            a.content, b.content, a.markers, b.markers, cosine, same_order(a, b)
+        )
     return (
         cosine >= SEMANTIC_SAME.get(language, max(SEMANTIC_SAME.values()))
         and compatible(a, b)
@@ -218,8 +226,12 @@ def candidate_pairs(
     return pairs
 
 
-def _worth_asking(a: Fingerprint, b: Fingerprint) -> bool:
-    """A borderline pair the model is asked about: one the guards and the lexical check let by."""
+def _worth_asking(a: Fingerprint, b: Fingerprint, language: str) -> bool:
+    """A borderline pair the model is asked about: one the guards and the lexical check let by
+    (Chinese: its own reading of the markers, chinese.markers_agree)."""
+    if language == "zh":
+        agree = markers_agree(a.markers, b.markers) and swap(a, b) not in LEARNED_CONTRASTS
+        return agree and bool(a.content & b.content)
     return compatible(a, b) and bool(a.tokens & b.tokens)
 
 
@@ -255,14 +267,10 @@ def duplicate_groups(
             a, b = prints[first], prints[second]
             if root(first) == root(second):
                 continue
-            if same_by_meaning(a, b, cosine, language_of(texts[first])):
+            language = language_of(texts[first])
+            if same_by_meaning(a, b, cosine, language):
                 parent[root(second)] = root(first)
-            elif (
-                llm is not None
-                and checks < MAX_MODEL_CHECKS
-                and compatible(a, b)
-                and a.tokens & b.tokens
-            ):
+            elif llm is not None and checks < MAX_MODEL_CHECKS and _worth_asking(a, b, language):
                 checks += 1
                 if model_says_same(llm, texts[first], texts[second]):
                     parent[root(second)] = root(first)
