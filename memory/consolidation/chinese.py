@@ -26,6 +26,7 @@ _FUNCTION = frozenset("的了在是着正个位名只辆条张些吗呢吧啊呀
 _CONTENT = re.compile(rf"[{CJK_CLASS}]|[a-z0-9]+")
 # Numbers keep only a date or time unit ("4月" is not "4日"); "10人" and "十" are one count.
 _DATE_UNIT = re.compile(r"^\d+[年月日号时点分]$")
+_HARD_TAGS = frozenset({"<not>", "<past>", "<plan>"})  # negation, and when (similarity.markers)
 _NUMERALS = {"二": "2", "两": "2", "三": "3", "四": "4", "五": "5", "六": "6", "七": "7",
              "八": "8", "九": "9", "十": "10"}  # fmt: skip
 
@@ -40,13 +41,13 @@ def _is_soft(marker: str) -> bool:
     / "…他们的要求") and glosses a name once ("魏瑟伯格(CharlesWeisselberg)"), so one side may
     lack them; two sides that both have them must agree."""
     if marker.startswith("<"):
-        return marker != "<not>"
+        return marker not in _HARD_TAGS
     return marker.isascii() and marker[:1].isalpha()
 
 
 def _hard(markers: frozenset[str]) -> frozenset[str]:
-    """Numbers, dates and negation: must be equal. "一" is left out (an article: the other
-    side's numeral, if any, still differs)."""
+    """Numbers, dates, negation and when ("以前", "打算"): must be equal. "一" is left out (an
+    article: the other side's numeral, if any, still differs)."""
     found = set()
     for marker in markers:
         if marker == "一" or _is_soft(marker):
@@ -58,7 +59,7 @@ def _hard(markers: frozenset[str]) -> frozenset[str]:
 
 
 def markers_agree(first: frozenset[str], second: frozenset[str]) -> bool:
-    """Equal numbers, dates and negation; pronouns and Latin names equal or missing on a side."""
+    """Equal numbers, dates, negation and when; pronouns and Latin names equal or missing."""
     soft_first = frozenset(m for m in first if _is_soft(m))
     soft_second = frozenset(m for m in second if _is_soft(m))
     return _hard(first) == _hard(second) and (

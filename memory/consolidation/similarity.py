@@ -62,6 +62,10 @@ _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+")
 _NOT_NAMES = frozenset({"user", "the", "i"})
 _NEGATION_EN = re.compile(r"\b(not|no|never|none|nothing|dislikes?|hates?|cannot|\w+n't)\b")
 _NEGATION_ZH = re.compile(r"不|没|别|讨厌|从未")
+# Chinese says when with words, not tense: "以前住在北京" is no longer true, "打算明年结婚" has not
+# happened yet; either is another fact than the plain statement.
+_WHEN_ZH = (("<past>", re.compile(r"以前|曾经|过去|原来|从前|当年")),
+            ("<plan>", re.compile(r"打算|计划|准备|将要|想要|希望|以后|将来")))  # fmt: skip
 _CJK = re.compile(rf"[{CJK_CLASS}]")
 
 
@@ -73,7 +77,7 @@ class Fingerprint:
     # The same without Chinese single characters: who holds whose words. Bigrams, not
     # characters, so that "爱吃鱼肉" does not hold "爱吃肉鱼" (same characters, other words).
     words: frozenset[str]
-    markers: frozenset[str]  # numbers, dates, names and negation: must be equal to merge
+    markers: frozenset[str]  # numbers, dates, names, negation, when: must be equal to merge
     # Chinese characters in order: "湛江到广州" and "广州到湛江" hold the same characters.
     sequence: tuple[str, ...] = ()
     content: frozenset[str] = frozenset()  # Chinese content characters (chinese.content_units)
@@ -99,8 +103,11 @@ def markers(text: str) -> frozenset[str]:
     found.update(char for char in _ONE_AS_ARTICLE.sub("", text) if char in _CJK_NUMERALS)
     found.update(f"<{p}>" for p in _PRONOUN_EN.findall(lowered))
     found.update(f"<{p}>" for p in _PRONOUN_ZH.findall(canonical))
+    if "用户" in text:  # "the user" is "I" in the user's own words, and not "he" or "you"
+        found.add("<我>")
     if _NEGATION_EN.search(lowered) or _NEGATION_ZH.search(canonical):
         found.add("<not>")
+    found.update(tag for tag, words in _WHEN_ZH if words.search(canonical))
     return frozenset(found)
 
 
