@@ -33,7 +33,7 @@ SWAPPED_JACCARD = 0.9
 # quadratic ("user", "喜欢"), and a pair sharing nothing rarer is not a near-duplicate.
 MAX_POSTINGS = 32
 # Share of the shared Chinese characters that must come in the same order (measured on the tuning
-# split of tests/data/public_consolidation_set.json: the PAWS-X swaps fall below it).
+# split of the first public consolidation set: its PAWS-X swaps fell below it).
 CJK_ORDER_AGREEMENT = 0.9
 
 # Words that say the same thing for memory purposes (stems, see memory.tokenize.stem).
