@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from memory.consolidation.chinese import content_units, markers_agree, same_by_meaning_zh
 from memory.consolidation.lexicon import LEARNED_CONTRASTS, LEARNED_SYNONYMS
 from memory.consolidation.semantic import (
     MAX_MODEL_CHECKS,
@@ -32,7 +33,7 @@ SWAPPED_JACCARD = 0.9
 # quadratic ("user", "喜欢"), and a pair sharing nothing rarer is not a near-duplicate.
 MAX_POSTINGS = 32
 # Share of the shared Chinese characters that must come in the same order (measured on the tuning
-# split of tests/data/public_consolidation_set.json: the PAWS-X swaps fall below it).
+# split of the first public consolidation set: its PAWS-X swaps fell below it).
 CJK_ORDER_AGREEMENT = 0.9
 
 # Words that say the same thing for memory purposes (stems, see memory.tokenize.stem).
@@ -61,6 +62,10 @@ _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z]+")
 _NOT_NAMES = frozenset({"user", "the", "i"})
 _NEGATION_EN = re.compile(r"\b(not|no|never|none|nothing|dislikes?|hates?|cannot|\w+n't)\b")
 _NEGATION_ZH = re.compile(r"不|没|别|讨厌|从未")
+# Chinese says when with words, not tense: "以前住在北京" is no longer true, "打算明年结婚" has not
+# happened yet; either is another fact than the plain statement.
+_WHEN_ZH = (("<past>", re.compile(r"以前|曾经|过去|原来|从前|当年")),
+            ("<plan>", re.compile(r"打算|计划|准备|将要|想要|希望|以后|将来")))  # fmt: skip
 _CJK = re.compile(rf"[{CJK_CLASS}]")
 
 
@@ -72,9 +77,10 @@ class Fingerprint:
     # The same without Chinese single characters: who holds whose words. Bigrams, not
     # characters, so that "爱吃鱼肉" does not hold "爱吃肉鱼" (same characters, other words).
     words: frozenset[str]
-    markers: frozenset[str]  # numbers, dates, names and negation: must be equal to merge
+    markers: frozenset[str]  # numbers, dates, names, negation, when: must be equal to merge
     # Chinese characters in order: "湛江到广州" and "广州到湛江" hold the same characters.
     sequence: tuple[str, ...] = ()
+    content: frozenset[str] = frozenset()  # Chinese content characters (chinese.content_units)
 
 
 def canonical_text(text: str) -> str:
@@ -97,8 +103,11 @@ def markers(text: str) -> frozenset[str]:
     found.update(char for char in _ONE_AS_ARTICLE.sub("", text) if char in _CJK_NUMERALS)
     found.update(f"<{p}>" for p in _PRONOUN_EN.findall(lowered))
     found.update(f"<{p}>" for p in _PRONOUN_ZH.findall(canonical))
+    if "用户" in text:  # "the user" is "I" in the user's own words, and not "he" or "you"
+        found.add("<我>")
     if _NEGATION_EN.search(lowered) or _NEGATION_ZH.search(canonical):
         found.add("<not>")
+    found.update(tag for tag, words in _WHEN_ZH if words.search(canonical))
     return frozenset(found)
 
 
@@ -111,7 +120,8 @@ def fingerprint(text: str) -> Fingerprint:
             tokens.add(token)
     words = {t for t in tokens if not (len(t) == 1 and _CJK.match(t))}
     sequence = tuple(_CJK.findall(canonical))
-    return Fingerprint(frozenset(tokens), frozenset(words), markers(text), sequence)
+    content = content_units(canonical) if sequence else frozenset()
+    return Fingerprint(frozenset(tokens), frozenset(words), markers(text), sequence, content)
 
 
 def same_order(a: Fingerprint, b: Fingerprint) -> bool:
@@ -175,7 +185,12 @@ def same_fact(
 def same_by_meaning(a: Fingerprint, b: Fingerprint, cosine: float, language: str) -> bool:
     """Whether a near pair by meaning (cosine of the embedding model) is one fact without a
     model: close enough for its language, the guards, and a word in common (the lexical check:
-    the model alone never merges two texts that share nothing)."""
+    the model alone never merges two texts that share nothing). Chinese has its own reading
+    (chinese.same_by_meaning_zh): which content characters each side lacks decides."""
+    if language == "zh":
+        return swap(a, b) not in LEARNED_CONTRASTS and same_by_meaning_zh(
+            a.content, b.content, a.markers, b.markers, cosine, same_order(a, b)
+        )
     return (
         cosine >= SEMANTIC_SAME.get(language, max(SEMANTIC_SAME.values()))
         and compatible(a, b)
@@ -218,8 +233,12 @@ def candidate_pairs(
     return pairs
 
 
-def _worth_asking(a: Fingerprint, b: Fingerprint) -> bool:
-    """A borderline pair the model is asked about: one the guards and the lexical check let by."""
+def _worth_asking(a: Fingerprint, b: Fingerprint, language: str) -> bool:
+    """A borderline pair the model is asked about: one the guards and the lexical check let by
+    (Chinese: its own reading of the markers, chinese.markers_agree)."""
+    if language == "zh":
+        agree = markers_agree(a.markers, b.markers) and swap(a, b) not in LEARNED_CONTRASTS
+        return agree and bool(a.content & b.content)
     return compatible(a, b) and bool(a.tokens & b.tokens)
 
 
@@ -255,14 +274,10 @@ def duplicate_groups(
             a, b = prints[first], prints[second]
             if root(first) == root(second):
                 continue
-            if same_by_meaning(a, b, cosine, language_of(texts[first])):
+            language = language_of(texts[first])
+            if same_by_meaning(a, b, cosine, language):
                 parent[root(second)] = root(first)
-            elif (
-                llm is not None
-                and checks < MAX_MODEL_CHECKS
-                and compatible(a, b)
-                and a.tokens & b.tokens
-            ):
+            elif llm is not None and checks < MAX_MODEL_CHECKS and _worth_asking(a, b, language):
                 checks += 1
                 if model_says_same(llm, texts[first], texts[second]):
                     parent[root(second)] = root(first)

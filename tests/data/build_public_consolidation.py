@@ -2,8 +2,9 @@
 
 Run: `.venv/bin/python tests/data/build_public_consolidation.py [DATA_DIR]` (default
 /work/coord/data). Sources, licences and the rules: tests/data/README.md. Every label is the
-source's own annotation: SICK's entailment in both directions, LCQMC's and PAWS-X's same-meaning
-label. The split is fixed by a hash of the pair, so the held-out store never moves.
+source's own annotation (SICK's entailment in both directions, Chinese STS-B's similarity score),
+and XPersona's Chinese persona sentences are distinct memories. The split is fixed by a hash of
+the pair, so the held-out store never moves.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ HELD_OUT_SHARE = 3  # one pair in three goes to held-out
 # Pairs per kind and language in the tuning store; the held-out store gets half as many.
 WANTED = {"group": 160, "trap": 60, "distinct": 200}
 UNRELATED = 2.0  # SICK relatedness (1-5) at or under which a pair's sentences are unrelated
-LCQMC_TRAP_OVERLAP = 0.5  # a "different meaning" LCQMC pair this alike in characters is a trap
-LCQMC_UNRELATED_OVERLAP = 0.2
+STS_SAME = 5  # Chinese STS-B similarity (0-5) of two sentences that say the same thing
+STS_DIFFERENT = 2  # at or under it, two sentences do not say the same thing
+CJK_TRAP_OVERLAP = 0.5  # character Jaccard from which a pair of different meaning is a trap
 
 
 def digest(key: str) -> int:
@@ -65,34 +67,37 @@ def sick(path: Path) -> list[dict]:
     return items
 
 
-def chinese(folder: Path) -> list[dict]:
-    """LCQMC question pairs (same intent: a group; different intent but alike: a trap; unrelated:
-    one distinct question) and PAWS-X Chinese pairs of different meaning (traps)."""
+def chinese_sts(folder: Path) -> list[dict]:
+    """Chinese STS-B pairs (CNSD): similarity 5 (the two say the same thing) is a group, 2 or
+    less with CJK_TRAP_OVERLAP of their characters in common a trap (alike, not the same)."""
     items = []
-    for name in ("lcqmc_dev.tsv", "lcqmc_test.tsv"):
+    for name in ("cnsd-sts-train.txt", "cnsd-sts-dev.txt", "cnsd-sts-test.txt"):
         for number, line in enumerate((folder / name).read_text("utf-8").splitlines()):
-            parts = line.split("\t")
-            if len(parts) != 3 or parts[2] not in ("0", "1"):
+            parts = line.split("||")
+            if len(parts) != 4 or not parts[3].isdigit():
                 continue
-            a, b, label = parts
-            overlap = char_jaccard(a, b)
-            if label == "1":
-                kind, texts = "group", [a, b]
-            elif overlap >= LCQMC_TRAP_OVERLAP:
-                kind, texts = "trap", [a, b]
-            elif overlap <= LCQMC_UNRELATED_OVERLAP:
-                kind, texts = "distinct", [a]
+            _, a, b, score = parts
+            if int(score) == STS_SAME:
+                kind = "group"
+            elif int(score) <= STS_DIFFERENT and char_jaccard(a, b) >= CJK_TRAP_OVERLAP:
+                kind = "trap"
             else:
                 continue
-            items.append({"key": f"lcqmc:{name}:{number}", "lang": "zh", "kind": kind,
-                          "texts": texts, "origins": set(texts)})  # fmt: skip
-    for name in ("pawsx_zh_dev.tsv", "pawsx_zh_test.tsv"):
-        for number, line in enumerate((folder / name).read_text("utf-8").splitlines()):
-            parts = line.split("\t")
-            if len(parts) == 3 and parts[2] == "0":
-                items.append({"key": f"pawsx-zh:{name}:{number}", "lang": "zh", "kind": "trap",
-                              "texts": parts[:2], "origins": set(parts[:2])})  # fmt: skip
+            items.append({"key": f"cnsd-sts:{name}:{number}", "lang": "zh", "kind": kind,
+                          "texts": [a, b], "origins": {a, b}})  # fmt: skip
     return items
+
+
+def chinese_personas(folder: Path) -> list[dict]:
+    """XPersona's human-corrected Chinese persona sentences ("我有两只狗。"), each one distinct
+    memory: what a user says about themselves, the kind of text a memory store holds."""
+    sentences: set[str] = set()
+    for name in ("Zh_persona_split_valid_human_annotated.json",
+                 "Zh_persona_split_test_human_annotated.json"):  # fmt: skip
+        for dialogue in json.loads((folder / name).read_text("utf-8")):
+            sentences.update(s.strip() for s in dialogue["persona"] if s.strip())
+    return [{"key": f"xpersona-zh:{s}", "lang": "zh", "kind": "distinct", "texts": [s],
+             "origins": {s}} for s in sorted(sentences)]  # fmt: skip
 
 
 _FUNCTION_WORDS = frozenset(
@@ -101,13 +106,18 @@ _FUNCTION_WORDS = frozenset(
      "this", "that"}
 )  # fmt: skip
 ALIKE = 0.4  # word (or Chinese bigram) Jaccard from which two items' texts are too alike
+# Chinese character Jaccard from which two texts are too alike: "我是一名医生。" and "我是个医生。"
+# (two persona sentences, one fact) share 2 bigrams in 7 and 4 characters in 7.
+CJK_ALIKE = 0.5
 
 
 def words_of(text: str) -> frozenset[str]:
-    """Content words (English) or character bigrams (Chinese): what two texts share."""
+    """Content words (English), or character bigrams and characters (Chinese, the characters
+    marked with "#"): what two texts share."""
     if any("\u4e00" <= char <= "\u9fff" for char in text):
         chars = [c for c in text if c.isalnum()]
-        return frozenset(a + b for a, b in itertools.pairwise(chars))
+        bigrams = {a + b for a, b in itertools.pairwise(chars)}
+        return frozenset(bigrams | {f"#{c}" for c in chars})
     found = "".join(c.lower() if c.isalnum() else " " for c in text).split()
     return frozenset(w for w in found if w not in _FUNCTION_WORDS)
 
@@ -119,9 +129,16 @@ def too_alike(texts: list[str], index: dict[str, list[frozenset[str]]]) -> bool:
     for text in texts:
         mine = words_of(text)
         for other in {o for word in mine for o in index.get(word, [])}:
-            if len(mine & other) / max(len(mine | other), 1) >= ALIKE:
+            if _share(mine, other, chars=False) >= ALIKE or _share(mine, other, True) >= CJK_ALIKE:
                 return True
     return False
+
+
+def _share(first: frozenset[str], second: frozenset[str], chars: bool) -> float:
+    """Jaccard of the two sets' characters (chars) or of their words and bigrams."""
+    a = {w for w in first if w.startswith("#") == chars}
+    b = {w for w in second if w.startswith("#") == chars}
+    return len(a & b) / len(a | b) if a and b else 0.0
 
 
 def stores(items: list[dict]) -> dict[str, list[dict]]:
@@ -167,7 +184,11 @@ def stores(items: list[dict]) -> dict[str, list[dict]]:
 
 def main() -> None:
     data = Path(sys.argv[1] if len(sys.argv) > 1 else "/work/coord/data")
-    items = sick(data / "sick" / "SICK.txt") + chinese(data / "lcqmc-pawsx-zh")
+    items = (
+        sick(data / "sick" / "SICK.txt")
+        + chinese_sts(data / "cnsd-sts")
+        + chinese_personas(data / "xpersona")
+    )
     split_stores = stores(items)
     about = ("Memories for the consolidation pass from public paraphrase corpora, labelled by "
              "the sources' own annotations (tests/data/README.md, "

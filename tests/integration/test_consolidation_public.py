@@ -38,14 +38,16 @@ def test_english_held_out_duplicates_merge_and_nothing_else(held_out) -> None:
 
 
 def test_chinese_held_out_is_no_worse_than_measured(held_out) -> None:
-    """Chinese is short of the targets (docs/CONSOLIDATION.md): LCQMC's look-alike questions sit
-    as close as its duplicates. These are the figures measured when the threshold was chosen on
-    the tuning split; the words-only pass merged 0.10 of the groups."""
+    """Chinese is short of the targets (docs/CONSOLIDATION.md): a quarter of Chinese STS-B's
+    same-meaning pairs are as far apart (cosine under 0.81) as its look-alikes, and those need a
+    model to confirm. These are the figures measured once the rules were chosen on the tuning
+    split (0.531 merged, 1.000 kept, 0 traps there); the previous rule (cosine 0.97 and the
+    English guards) merged 0.113 of these held-out groups, kept 0.988 and merged 1 trap."""
     store, found = held_out
     chinese = figures(store, found, "zh")
-    assert chinese.groups_merged >= 0.18, chinese
-    assert chinese.distinct_kept >= 0.96, chinese
-    assert chinese.traps_merged <= 3, chinese
+    assert chinese.groups_merged >= 0.45, chinese
+    assert chinese.distinct_kept >= 0.97, chinese
+    assert chinese.traps_merged <= 2, chinese
 
 
 @pytest.mark.xfail(strict=True, reason="Chinese duplicates by meaning need a model to confirm")
