@@ -412,14 +412,21 @@ class MemoryConsumer:
         self, work: Coroutine[Any, Any, Any], turn_id: str, breaker: CircuitBreaker, timeout: float
     ) -> Any:
         """Await the model's work within `timeout` (memory.writer.model_call)."""
+
+        def still_waiting(waited: float) -> None:
+            logger.warning(
+                "memory turn %s: still waiting for the writer model after %.0f s (gives up at "
+                "%.0f s)", turn_id, waited, timeout,
+            )  # fmt: skip
+
         try:
-            return await guarded_call(work, turn_id, breaker, timeout, self.slow_call_seconds)
+            return await guarded_call(work, breaker, timeout, self.slow_call_seconds, still_waiting)
         except RoundLimitReached as exc:
             raise MemoryWriteFailed(
                 f"memory agent for turn {turn_id} did not finish within {self.step_limit} steps"
             ) from exc
         except ModelCallFailed as exc:
-            raise MemoryWriteFailed(str(exc)) from exc
+            raise MemoryWriteFailed(f"memory agent for turn {turn_id} {exc}") from exc
 
     def profile_sections(self, language: str) -> tuple[str, ...]:
         """The sections holding who the user is, in `language` (what `human` lists first)."""
