@@ -119,9 +119,9 @@ async def test_studio_shows_the_writer_runs_tool_calls_not_one_opaque_node(
     state = await client.threads.get_state(writer_thread_id("alice", ""))
     messages = state["values"]["messages"]  # type: ignore[index]
     calls = [c for m in messages if m["type"] == "ai" for c in m.get("tool_calls") or []]
-    assert any(
-        c["name"] == "create_memory" and "Porto" in json.dumps(c["args"]) for c in calls
-    ), messages
+    assert any(c["name"] == "create_memory" and "Porto" in json.dumps(c["args"]) for c in calls), (
+        messages
+    )
     answered = {m["tool_call_id"] for m in messages if m["type"] == "tool"}
     assert calls and {c["id"] for c in calls} <= answered  # each call with the tool's answer
 
