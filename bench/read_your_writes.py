@@ -47,7 +47,7 @@ from memory.manager import BaseMemoryManager
 from memory.retrieval.evaluation import write_items
 from memory.sqlite_manager import SqliteMemoryManager
 from memory.turn import Turn
-from memory.writer.batching import BatchPolicy
+from memory.writer.queue import BatchPolicy
 
 USER = "bench"
 MEMORIES, WAITING, QUERIES, THREADS = 10_000, 1_000, 300, 20

@@ -3,15 +3,17 @@
 Run: `.venv/bin/python bench/turn_path.py`. One real turn through `compile_graph()` (offline
 model, SQLite backend, default write mode, an in-memory checkpointer), profiled:
 
-- read side: from `retrieve_memory` to the BM25 ranking (`Bm25Index.search`): the project
-  functions called on the way, and the call depth at which the ranking runs;
+- read side: from `retrieve_memory` to the BM25 ranking (`Bm25Index.search` or `.scored`): the
+  project functions called on the way, and the call depth at which the ranking runs;
 - write side: from `ltm_write` to the manager's `apply`. "Hand-off": every project function
   called until the memory consumer starts; "all of it": every project function until `apply`
   (the agent's tools and the offline model's rules included; the model itself is not project
   code). "Carried by": the functions
   that receive the turn itself, i.e. an argument that is its id, or holds it (`turn.turn_id`,
   a dict with "turn_id"); `self` is not counted, so the turn's own methods and objects that
-  merely remember the id are left out.
+  merely remember the id are left out. "To the store" counts those files with the store as
+  one stop: the memory manager's own modules (its methods, `apply` and `has_applied`, and what
+  they call) are where the turn arrives, not a layer on its way.
 
 It reads only the environment and `compile_graph`, so it measures any version of the project.
 """
@@ -57,6 +59,7 @@ class PathRecorder:
         self.write: list[str] = []
         self.handoff = 0  # how many of `write` came before the consumer started
         self.carried: list[str] = []  # functions whose arguments hold the turn
+        self.store: set[str] = set()  # those of them inside the store (a manager's call)
         self.armed = False  # set before the measured turn
         self.reading = False
         self.writing = False
@@ -75,13 +78,14 @@ class PathRecorder:
                 self.reading = True
             if self.reading:
                 self.read.append(name)
-                if function == "search" and "Bm25Index" in name:
+                # `search` ranks by BM25 alone, `scored` feeds the fusion (the default).
+                if function in ("search", "scored") and "Bm25Index" in name:
                     self.read_depth = _depth(frame, "retrieve_memory")
                     self.reading = False
                     self.read_done.set()
             if (
                 function in ("ltm_write", "ltm_write_sync", "altm_write")
-                and self.read_done.is_set()
+                and not self.write_done.is_set()
             ):
                 self.writing = True
             if self.writing:
@@ -90,6 +94,8 @@ class PathRecorder:
                 self.write.append(name)
                 if _carries_turn(frame):
                     self.carried.append(name)
+                    if _in_store(frame):
+                        self.store.add(name.split(":")[0])
                 if function == "apply" and "manager" in name.lower():
                     self.writing = False
                     self.write_done.set()
@@ -117,6 +123,17 @@ def _carries_turn(frame: FrameType) -> bool:
                 return True
             if isinstance(candidate, dict) and _is_turn_id(candidate.get("turn_id")):
                 return True
+    return False
+
+
+def _in_store(frame: FrameType) -> bool:
+    """Whether this call is the store's own work: a method of a memory manager (`apply`,
+    `has_applied`), or what one of them calls (the backend's row helpers)."""
+    current: FrameType | None = frame
+    while current is not None:
+        if project_name(current) is not None and "MemoryManager." in current.f_code.co_qualname:
+            return True
+        current = current.f_back
     return False
 
 
@@ -190,6 +207,13 @@ async def main() -> int:
     threading.setprofile(None)  # type: ignore[arg-type]
     depth = f", ranking at call depth {recorder.read_depth}"
     report("retrieve_memory → BM25 ranking", recorder.read, depth)
+    carriers = list(dict.fromkeys(name.split(":")[0] for name in recorder.carried))
+    route = [file for file in carriers if file not in recorder.store]
+    store = [file for file in carriers if file in recorder.store]
+    print(
+        f"== ltm_write → the store: {len(route) + bool(store)} files carry the turn, the store "
+        f"counted once ({len(route)} on the way, then the store: {', '.join(store) or 'none'})"
+    )
     report("ltm_write → apply, carried by", recorder.carried)
     report("ltm_write → consumer (the hand-off)", recorder.write[: recorder.handoff])
     report("ltm_write → apply (all of it)", recorder.write)

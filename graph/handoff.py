@@ -20,7 +20,7 @@ from langgraph.utils.runnable import RunnableCallable
 from graph.archiving import archive_turn
 from graph.context import Context
 from graph.lineage import acurrent_lineage, current_lineage
-from graph.memory_consolidator import CONSOLIDATOR_GRAPH_ID, consolidating_consumer
+from graph.memory_consolidator import CONSOLIDATOR_GRAPH_ID, consolidation_trigger
 from graph.pending import PENDING_NAMESPACE, keep_pending
 from graph.run_memory import (
     RunMemory,
@@ -142,8 +142,11 @@ async def hand_off(
             await _kept_if_unscheduled(schedule_server_write(run, turn, pending=pending), pending)
             await schedule_consolidation_if_due(run)
         elif mode == "local":
-            consumer = consolidating_consumer(writer_consumer())  # then a pass when due
-            await asyncio.wrap_future(local_writer.submit(run.memory, turn, consumer))
+            memory = run.memory
+            if memory.consumer is None:  # its first turn: the memory agent, then a pass when due
+                memory.consumer = writer_consumer()
+                memory.after_write.append(consolidation_trigger().after_write)
+            await asyncio.wrap_future(local_writer.serve(memory, memory.send(turn)))
         else:
             # A context of its own: inside this run's, the memory agent would become a subgraph
             # of the chat run (its checkpointer, and its tokens in the chat's message stream).

@@ -17,13 +17,12 @@ from graph.context import Context
 from graph.models import check_model_allowed, load_chat_model
 from graph.run_memory import open_run_memory
 from graph.settings import Settings, custom_auth_configured, get_settings
-from memory.consolidation import ConsolidatingConsumer, ConsolidationPolicy, ConsolidationSchedule
-from memory.writer.queue import TurnConsumer
+from memory.consolidation import ConsolidationPolicy, ConsolidationSchedule, ConsolidationTrigger
 
 logger = logging.getLogger(__name__)
 
 CONSOLIDATOR_GRAPH_ID = "memory_consolidator"
-_consumers: dict[tuple[Settings, int], ConsolidatingConsumer] = {}
+_triggers: dict[Settings, ConsolidationTrigger] = {}
 
 
 def consolidation_policy(settings: Settings) -> ConsolidationPolicy:
@@ -43,16 +42,15 @@ def consolidation_schedule(settings: Settings) -> ConsolidationSchedule:
     )
 
 
-def consolidating_consumer(writer: TurnConsumer) -> ConsolidatingConsumer:
-    """Local mode's consumer: `writer`, then a pass when one is due (or on idle). One per
-    writer and settings, so the idle timers of a user's queue are kept in one place."""
+def consolidation_trigger() -> ConsolidationTrigger:
+    """Local mode's write hook: a pass when one is due (or on idle), after a writer run. One per
+    settings, so the idle timers of a user's queue are kept in one place."""
     settings = get_settings()
-    key = (settings, id(writer))
-    consumer = _consumers.get(key)
-    if consumer is None or consumer.inner is not writer:
-        _consumers.clear()  # settings and writers change only in tests and the demo
-        consumer = _consumers[key] = ConsolidatingConsumer(writer, consolidation_schedule(settings))
-    return consumer
+    trigger = _triggers.get(settings)
+    if trigger is None:
+        _triggers.clear()  # settings change only in tests and the demo
+        trigger = _triggers[settings] = ConsolidationTrigger(consolidation_schedule(settings))
+    return trigger
 
 
 @dataclass

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
@@ -22,6 +23,7 @@ from graph.run_memory import DEAD_WRITES_NAMESPACE, RunMemory, open_run_memory, 
 from graph.settings import custom_auth_configured
 from memory.store_manager import namespace_label
 from memory.turn import Turn
+from memory.writer.consumer import ConsumeResult
 
 logger = logging.getLogger(__name__)
 
@@ -53,9 +55,32 @@ class WriterInput:
 
 @dataclass
 class WriterState(WriterInput):
-    """The input plus what the writer reports back."""
+    """The input plus what the writer reports back: `result`, and in `messages` the memory
+    agent's steps of this run (its model's messages with their tool calls and arguments, and
+    what each tool answered), so that Studio shows which tools ran, not one opaque node."""
 
     result: str = ""
+    # Replaced by each run (no reducer): the user's writer thread never piles up old steps.
+    messages: list[AnyMessage] = field(default_factory=list)
+
+
+def agent_steps(result: ConsumeResult) -> list[AnyMessage]:
+    """The memory agent's messages for this turn; on the json protocol (one constrained answer,
+    no tool-call messages) each operation it made is shown as a tool call and its answer."""
+    if result.messages:
+        return list(result.messages)
+    steps: list[AnyMessage] = []
+    for event in result.events:
+        call_id = f"{result.turn_id}#{event.step}"
+        call = {"name": event.tool, "args": event.arguments, "id": call_id}
+        steps.append(AIMessage("", tool_calls=[call]))
+        status = "success" if event.ok else "error"
+        steps.append(
+            ToolMessage(event.result, tool_call_id=call_id, name=event.tool, status=status)
+        )
+    if result.summary:
+        steps.append(AIMessage(result.summary))
+    return steps
 
 
 async def write_memory(state: WriterState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -82,7 +107,7 @@ async def write_memory(state: WriterState, runtime: Runtime[Context]) -> dict[st
         await runtime.store.adelete(_dead_namespace(turn.user_id), turn.turn_id)
     summary = result.summary or "applied"
     logger.info("memory_writer turn %s for user %r: %s", turn.turn_id, turn.user_id, summary)
-    return {"result": summary}
+    return {"result": summary, "messages": agent_steps(result)}
 
 
 async def write_pending(state: WriterState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -91,7 +116,7 @@ async def write_pending(state: WriterState, runtime: Runtime[Context]) -> dict[s
     store = runtime.store
     run = await asyncio.to_thread(open_run_memory, runtime, get_config())
     if store is None:
-        return {"result": "no store: nothing waits"}
+        return {"result": "no store: nothing waits", "messages": []}
     manager, user = run.memory.manager, run.user_id
     waiting = await pending_turns(store, user)
     # Applied before a crash kept them waiting: the store has them, so they only leave (and
@@ -105,13 +130,14 @@ async def write_pending(state: WriterState, runtime: Runtime[Context]) -> dict[s
     flush = state.thread_id if state.flush else None
     batches = due_batches(waiting, trigger, run.settings.batch_policy(), flush=flush)
     if not batches:
-        return {"result": "nothing due"}
+        return {"result": "nothing due", "messages": []}
     attempt = _attempt_number(runtime)
+    steps: list[AnyMessage] = []
     for batch in batches:
         turn = _with_writer_model(Turn.merge(batch), run)
         ids = [t.turn_id for t in batch]
         try:
-            await writer_consumer().consume(turn, run.memory)
+            result = await writer_consumer().consume(turn, run.memory)
         except Exception as exc:
             if _gives_up(exc, attempt):
                 for member in batch:
@@ -119,9 +145,10 @@ async def write_pending(state: WriterState, runtime: Runtime[Context]) -> dict[s
                 await drop_pending(store, user, ids)
             raise
         await drop_pending(store, user, ids)
+        steps += agent_steps(result)
         logger.info("memory_writer wrote turns %s of user %r in one run", ids, user)
     written = sum(len(batch) for batch in batches)
-    return {"result": f"wrote {written} turns in {len(batches)} runs"}
+    return {"result": f"wrote {written} turns in {len(batches)} runs", "messages": steps}
 
 
 def _with_writer_model(turn: Turn, run: RunMemory) -> Turn:

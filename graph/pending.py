@@ -9,7 +9,7 @@ from typing import Any
 from graph.pending_mirror import mirror_of
 from memory.store_manager import namespace_label
 from memory.turn import Turn
-from memory.writer.batching import BatchPolicy, split_runs
+from memory.writer.queue import BatchPolicy, split_runs
 
 # Laid out like the memory namespaces (kind, user label), so graph/auth.py's rule "the second
 # label is yours" covers it: a user reads and sends again only their own waiting turns.

@@ -21,17 +21,22 @@ from memory.retrieval.embedder import resolve_embeddings
 from memory.retrieval.hotness_ranking import HotnessRanking
 from memory.turn import Turn
 from memory.upkeep import MemoryUpkeep
-from memory.writer.batching import BatchPolicy
+from memory.writer.queue import BatchPolicy
 
 if TYPE_CHECKING:
     from memory.archive.base import ConversationArchive
     from memory.erasure import ErasureReport
     from memory.snapshot import SnapshotScheduler
     from memory.topics.summaries import SummaryStore
-    from memory.usage import UsageLedger
-    from memory.writer.queue import DurableWriteQueue, RetryPolicy, TurnConsumer, WriteStatus
+    from memory.writer.queue import (
+        DurableWriteQueue,
+        RetryPolicy,
+        TurnConsumer,
+        WriteHook,
+        WriteStatus,
+    )
     from memory.writer.staging import ToolEvent
-    from memory.writer.trace import WriteTrace
+    from memory.writer.trace import UsageLedger, WriteTrace
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +90,9 @@ class LongTermMemory(MemoryUpkeep):
         self.min_score = min_score  # checked by the setter
         self.journal_path = Path(journal_path) if journal_path else self.data_dir / JOURNAL_FILE
         self.consumer = consumer
+        # Awaited after each applied writer run of the queue (graph/ adds the consolidation
+        # trigger): what follows a write, without wrapping the consumer the turn goes through.
+        self.after_write: list[WriteHook] = []
         self.writer_llm = writer_llm if writer_llm is not None else llm
         self._listeners: list[Callable[[ToolEvent], Any]] = [on_event] if on_event else []
         # How admitted "batch" turns wait per thread before one writer run (graph/ sets the
@@ -185,7 +193,7 @@ class LongTermMemory(MemoryUpkeep):
         """Model calls and tokens by purpose, per run, beside the journal (opened on first use)."""
         with self._open_lock:
             if self._usage is None:
-                from memory.usage import UsageLedger
+                from memory.writer.trace import UsageLedger
 
                 self._usage = UsageLedger(self.trace_path)
             return self._usage

@@ -1,32 +1,14 @@
-"""Model calls and tokens by purpose (chat, retrieval, writer, summary), per run and per user."""
+"""Model calls and tokens by purpose (chat, retrieval, writer, summary), per run and per user
+(kept in the write trace's file: `memory.writer.trace.UsageLedger`)."""
 
 from __future__ import annotations
 
-import os
-import sqlite3
 import threading
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
-from memory.item import now_iso
-from memory.writer.sqlite_file import open_wal, write_transaction
-
 PURPOSES = ("chat", "retrieval", "writer", "summary")
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS model_usage (
-    user_id       TEXT NOT NULL,
-    run_id        TEXT NOT NULL,             -- a chat turn's id, or "writer:" + a turn id
-    purpose       TEXT NOT NULL,
-    thread_id     TEXT,
-    calls         INTEGER NOT NULL,
-    input_tokens  INTEGER NOT NULL,
-    output_tokens INTEGER NOT NULL,
-    time          TEXT NOT NULL,
-    PRIMARY KEY (user_id, run_id, purpose)
-);
-"""
 
 
 @dataclass
@@ -103,53 +85,3 @@ class UsageMeter:
     def by_purpose(self) -> ByPurpose:
         with self._lock:
             return {purpose: Usage(**asdict(u)) for purpose, u in self._usage.items()}
-
-
-class UsageLedger:
-    """Every run's usage, one row per (run, purpose), in a small SQLite file (the write trace's,
-    beside the journal). A run recorded again replaces its rows."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self._lock = threading.Lock()
-        # NORMAL: an account of calls already made, not data that must survive a power cut.
-        self._connection = open_wal(self.path, _SCHEMA, synchronous="NORMAL")
-
-    def record(
-        self, user_id: str, run_id: str, usage: Mapping[str, Usage], thread_id: str = ""
-    ) -> None:
-        rows = [
-            (user_id, run_id, purpose, thread_id or None, u.calls, u.input_tokens,
-             u.output_tokens, now_iso())
-            for purpose, u in usage.items()
-            if u.calls
-        ]  # fmt: skip
-        if not rows:
-            return
-        with write_transaction(self._lock, self._connection) as db:
-            db.executemany(
-                "INSERT OR REPLACE INTO model_usage VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows
-            )
-
-    def totals(self, user_id: str) -> ByPurpose:
-        """The user's usage so far, by purpose."""
-        return self._sum("WHERE user_id = ?", (user_id,))
-
-    def for_run(self, user_id: str, run_id: str) -> ByPurpose:
-        return self._sum("WHERE user_id = ? AND run_id = ?", (user_id, run_id))
-
-    def _sum(self, where: str, params: tuple[Any, ...]) -> ByPurpose:
-        query = (
-            "SELECT purpose, SUM(calls), SUM(input_tokens), SUM(output_tokens) FROM model_usage "
-            f"{where} GROUP BY purpose"
-        )
-        with self._lock:
-            try:
-                rows = self._connection.execute(query, params).fetchall()
-            except sqlite3.Error:
-                return {}
-        return {purpose: Usage(int(c), int(i), int(o)) for purpose, c, i, o in rows}
-
-    def close(self) -> None:
-        with self._lock:
-            self._connection.close()

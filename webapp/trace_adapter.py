@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from memory.long_term import LongTermMemory
-from memory.usage import UsageLedger, as_dicts
-from memory.writer.trace import AdmissionEntry, TraceEntry, WriteTrace
+from memory.usage import as_dicts
+from memory.writer.trace import AdmissionEntry, TraceEntry, UsageLedger, WriteTrace
 
 RECENT_ROWS = 50
 ADMISSION_STEP = -2  # an admission decision's key on a stream, beside the changes' steps

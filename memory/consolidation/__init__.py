@@ -5,13 +5,18 @@ from memory.consolidation.plan import ConsolidationPolicy
 from memory.consolidation.report import ConsolidationReport
 from memory.consolidation.run import consolidate
 from memory.consolidation.similarity import duplicate_groups, same_fact
-from memory.consolidation.trigger import ConsolidatingConsumer, ConsolidationSchedule
+from memory.consolidation.trigger import (
+    ConsolidatingConsumer,
+    ConsolidationSchedule,
+    ConsolidationTrigger,
+)
 
 __all__ = [
     "ConsolidatingConsumer",
     "ConsolidationPolicy",
     "ConsolidationReport",
     "ConsolidationSchedule",
+    "ConsolidationTrigger",
     "consolidate",
     "dates_in",
     "duplicate_groups",

@@ -1,5 +1,5 @@
 """When a consolidation pass is due: after N writer runs, near the capacity, or after an idle
-spell (local mode); a consumer wrapper that runs it on the writer's own loop."""
+spell (local mode); a hook of the local write queue that runs it on the writer's own loop."""
 
 from __future__ import annotations
 
@@ -81,22 +81,18 @@ def due_reason(memory: LongTermMemory, schedule: ConsolidationSchedule, writes: 
     return ""
 
 
-class ConsolidatingConsumer:
-    """A TurnConsumer (the local write queue's) that counts applied turns and runs a pass on
-    the writer's loop when one is due, and after `idle_seconds` without a turn. A pass that
-    fails is logged: the turn it followed is written already."""
+class ConsolidationTrigger:
+    """A hook the local write queue calls after each applied writer run (`after_write`): it
+    counts the run and runs a pass on the writer's loop when one is due, and after
+    `idle_seconds` without a turn. A pass that fails is logged: the turn it followed is written
+    already."""
 
-    def __init__(self, inner: TurnConsumer, schedule: ConsolidationSchedule, llm: Any = None):
-        self.inner = inner
+    def __init__(self, schedule: ConsolidationSchedule, llm: Any = None):
         self.schedule = schedule
         self.llm = llm
         self._idle: dict[str, asyncio.TimerHandle] = {}
 
-    def __getattr__(self, name: str) -> Any:  # the writer's settings stay readable through it
-        return getattr(self.inner, name)
-
-    async def consume(self, turn: Turn, memory: LongTermMemory) -> Any:
-        result = await self.inner.consume(turn, memory)
+    async def after_write(self, memory: LongTermMemory, result: Any) -> None:
         if getattr(result, "applied", True):
             writes = await asyncio.to_thread(note_write, memory)
             reason = await asyncio.to_thread(due_reason, memory, self.schedule, writes)
@@ -104,7 +100,6 @@ class ConsolidatingConsumer:
                 await self.run_pass(memory, reason)
             else:
                 self._arm_idle(memory)
-        return result
 
     async def run_pass(self, memory: LongTermMemory, reason: str) -> ConsolidationReport | None:
         timer = self._idle.pop(memory.user_id, None)
@@ -136,3 +131,19 @@ class ConsolidatingConsumer:
         self._idle.pop(memory.user_id, None)
         if await asyncio.to_thread(writes_since_pass, memory):
             await self.run_pass(memory, "idle")
+
+
+class ConsolidatingConsumer(ConsolidationTrigger):
+    """A TurnConsumer wrapping `inner` with the trigger, for a queue without write hooks."""
+
+    def __init__(self, inner: TurnConsumer, schedule: ConsolidationSchedule, llm: Any = None):
+        self.inner = inner  # first: `__getattr__` reads it
+        super().__init__(schedule, llm)
+
+    def __getattr__(self, name: str) -> Any:  # the writer's settings stay readable through it
+        return getattr(self.inner, name)
+
+    async def consume(self, turn: Turn, memory: LongTermMemory) -> Any:
+        result = await self.inner.consume(turn, memory)
+        await self.after_write(memory, result)
+        return result

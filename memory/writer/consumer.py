@@ -73,6 +73,9 @@ class ConsumeResult:
     results: list[Any] = field(default_factory=list)
     summary: str = ""
     usage: dict[str, dict[str, int]] = field(default_factory=dict)  # the writer's model calls
+    # The agent's own messages after its prompt (its AIMessages with their tool calls, the
+    # ToolMessages answering them), what the memory_writer graph shows; [] on the json protocol.
+    messages: list[Any] = field(default_factory=list)
 
 
 def _local_now() -> datetime:
@@ -234,7 +237,9 @@ class MemoryConsumer:
         model = self.model_for(turn)
         for attempt in range(1, STALE_RERUNS + 2):
             try:
-                toolkit, prompts, summary = await self._run_turn(turn, memory, model, breaker)
+                toolkit, prompts, summary, steps = await self._run_turn(
+                    turn, memory, model, breaker
+                )
             except MemoryWriteFailed as exc:
                 if trace is not None:
                     await asyncio.to_thread(trace.record_failure, turn, str(exc))
@@ -274,8 +279,9 @@ class MemoryConsumer:
             await asyncio.to_thread(self._seed_core_context, manager, turn, prompts.language)
         changes = toolkit.changes if outcome.applied else []
         return ConsumeResult(
-            turn_id, outcome.applied, changes, toolkit.events, outcome.results, summary
-        )
+            turn_id, outcome.applied, changes, toolkit.events, outcome.results, summary,
+            messages=steps,
+        )  # fmt: skip
 
     @staticmethod
     def _all_applied(manager: BaseMemoryManager, turn: Turn) -> bool:
@@ -283,8 +289,9 @@ class MemoryConsumer:
 
     async def _run_turn(
         self, turn: Turn, memory: LongTermMemory, model: BaseChatModel, breaker: CircuitBreaker
-    ) -> tuple[MemoryToolkit, WriterPrompts, str]:
-        """One run of the memory agent on a fresh read of the store; nothing is written."""
+    ) -> tuple[MemoryToolkit, WriterPrompts, str, list[Any]]:
+        """One run of the memory agent on a fresh read of the store; nothing is written. Also
+        returns the agent's messages after its prompt ([] on the json protocol)."""
         from langchain.agents import create_agent
         from langchain_core.messages import HumanMessage
 
@@ -308,7 +315,7 @@ class MemoryConsumer:
             over = prompts.over_capacity.format(count=count, capacity=self.capacity)
         if protocol_for(self.protocol, self.model_key(turn)) == "json":
             summary = await self._run_json(turn, toolkit, model, sections, over, breaker)
-            return toolkit, prompts, summary
+            return toolkit, prompts, summary, []
         agent = create_agent(
             model,
             toolkit.tools,
@@ -331,7 +338,8 @@ class MemoryConsumer:
                         f"memory agent for turn {turn.turn_id} stored nothing after an unusable "
                         "tool call"
                     )
-                return toolkit, prompts, getattr(messages[-1], "text", "") or ""
+                summary = getattr(messages[-1], "text", "") or ""
+                return toolkit, prompts, summary, messages[1:]
             toolkit.record_refused_call("(unusable tool call)", f"Error: {problem}")
             logger.warning("memory turn %s: the model's tool call is unusable: %s", turn.turn_id,
                            problem)  # fmt: skip
@@ -345,13 +353,13 @@ class MemoryConsumer:
                         f"memory agent for turn {turn.turn_id} made an unusable tool call "
                         f"({problem}), then on the json protocol: {exc}"
                     ) from exc
-                return toolkit, prompts, summary
+                return toolkit, prompts, summary, messages[1:]
             calls = parse_text_tool_calls(written) if "as text" in problem else None
             if calls and any(call.name != "read_memories" for call in calls):
                 # Unambiguous calls ({"name": <tool>, "arguments": {...}}) run as if called.
                 results = [getattr(toolkit, c.name)(**c.arguments) for c in calls]
                 if any(not r.startswith("Error:") for r in results):
-                    return toolkit, prompts, "; ".join(results)
+                    return toolkit, prompts, "; ".join(results), messages[1:]
             if repair < REPAIR_ROUNDS:
                 messages.append(HumanMessage(REPAIR_NOTE.format(problem=problem)))
         raise MemoryWriteFailed(
@@ -411,14 +419,21 @@ class MemoryConsumer:
         self, work: Coroutine[Any, Any, Any], turn_id: str, breaker: CircuitBreaker, timeout: float
     ) -> Any:
         """Await the model's work within `timeout` (memory.writer.model_call)."""
+
+        def still_waiting(waited: float) -> None:
+            logger.warning(
+                "memory turn %s: still waiting for the writer model after %.0f s (gives up at "
+                "%.0f s)", turn_id, waited, timeout,
+            )  # fmt: skip
+
         try:
-            return await guarded_call(work, turn_id, breaker, timeout, self.slow_call_seconds)
+            return await guarded_call(work, breaker, timeout, self.slow_call_seconds, still_waiting)
         except RoundLimitReached as exc:
             raise MemoryWriteFailed(
                 f"memory agent for turn {turn_id} did not finish within {self.step_limit} steps"
             ) from exc
         except ModelCallFailed as exc:
-            raise MemoryWriteFailed(str(exc)) from exc
+            raise MemoryWriteFailed(f"memory agent for turn {turn_id} {exc}") from exc
 
     def profile_sections(self, language: str) -> tuple[str, ...]:
         """The sections holding who the user is, in `language` (what `human` lists first)."""

@@ -11,11 +11,8 @@ import threading
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from memory.turn import Turn
-
 if TYPE_CHECKING:
     from memory.long_term import LongTermMemory
-    from memory.writer.queue import TurnConsumer
 
 logger = logging.getLogger(__name__)
 
@@ -24,8 +21,9 @@ EXIT_DRAIN_SECONDS = 60.0  # at interpreter exit; what is left is replayed by th
 
 class LocalWriter:
     """Each user's queue runs on this writer's own loop, so a queue outlives the caller's
-    `asyncio.run` and sync `graph.invoke` can hand it turns too. A turn handed over is in the
-    journal when the returned future is done; the queue writes it afterwards."""
+    `asyncio.run` and sync `graph.invoke` can hand it turns too. It only lends its loop: a turn
+    goes straight to the user's queue (`serve(memory, memory.send(turn))`), journaled when the
+    returned future is done; the queue writes it afterwards."""
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -63,19 +61,21 @@ class LocalWriter:
             memory.start()
         self._started[id(memory)] = memory
 
-    def submit(
-        self, memory: LongTermMemory, turn: Turn, consumer: TurnConsumer | None = None
-    ) -> concurrent.futures.Future[str]:
-        """Journal `turn` and queue it on `memory`'s queue (started here, replaying what an
-        earlier process left, with `consumer` unless the memory has its own); the future is
-        done once the turn is journaled."""
-        if memory.consumer is None:
-            memory.consumer = consumer
-        return self.run(self._send(memory, turn))
+    def serve(
+        self, memory: LongTermMemory, work: Coroutine[Any, Any, Any]
+    ) -> concurrent.futures.Future[Any]:
+        """Start `memory`'s queue (registered, replaying what an earlier process left), then
+        run `work` on the writer's loop: `serve(memory, memory.send(turn))` journals a turn,
+        and the future is done once it is in the journal."""
+        return self.run(self._serve(memory, work))
 
-    async def _send(self, memory: LongTermMemory, turn: Turn) -> str:
-        await self._start(memory)
-        return await memory.send(turn)
+    async def _serve(self, memory: LongTermMemory, work: Coroutine[Any, Any, Any]) -> Any:
+        try:
+            await self._start(memory)
+        except BaseException:
+            work.close()  # never started: no "was never awaited" warning
+            raise
+        return await work
 
     def flush(
         self, memory: LongTermMemory, thread_id: str | None = None

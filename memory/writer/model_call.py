@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from memory.writer.breaker import CircuitBreaker
@@ -23,30 +23,27 @@ class RoundLimitReached(Exception):
 
 async def guarded_call(
     work: Coroutine[Any, Any, Any],
-    turn_id: str,
     breaker: CircuitBreaker,
     timeout: float,
     slow_seconds: float,
+    while_slow: Callable[[float], None],
 ) -> Any:
-    """`await work` within `timeout` seconds, warning every `slow_seconds` while it waits."""
+    """`await work` within `timeout` seconds, calling `while_slow(seconds waited)` every
+    `slow_seconds` while it waits. The caller names the work in its own messages."""
     from langgraph.errors import GraphRecursionError
 
-    watchdog = asyncio.create_task(_tell_while_slow(turn_id, timeout, slow_seconds))
+    watchdog = asyncio.create_task(_tell_while_slow(while_slow, slow_seconds))
     try:
         async with asyncio.timeout(timeout):
             result = await work
     except TimeoutError as exc:
         breaker.record(ok=False)
-        raise ModelCallFailed(
-            f"memory agent for turn {turn_id} timed out after {timeout:.0f} s"
-        ) from exc
+        raise ModelCallFailed(f"timed out after {timeout:.0f} s") from exc
     except GraphRecursionError as exc:
         raise RoundLimitReached(str(exc)) from exc
     except Exception as exc:
         breaker.record(ok=False)
-        raise ModelCallFailed(
-            f"memory agent for turn {turn_id} failed: {type(exc).__name__}: {exc}"
-        ) from exc
+        raise ModelCallFailed(f"failed: {type(exc).__name__}: {exc}") from exc
     finally:
         watchdog.cancel()
     if breaker.record(ok=True):
@@ -54,14 +51,9 @@ async def guarded_call(
     return result
 
 
-async def _tell_while_slow(turn_id: str, timeout: float, every: float) -> None:
+async def _tell_while_slow(tell: Callable[[float], None], every: float) -> None:
     waited = 0.0
     while True:
         await asyncio.sleep(every)
         waited += every
-        logger.warning(
-            "memory turn %s: still waiting for the writer model after %.0f s (gives up at %.0f s)",
-            turn_id,
-            waited,
-            timeout,
-        )
+        tell(waited)

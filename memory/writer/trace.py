@@ -1,4 +1,5 @@
-"""WriteTrace: the flat trace of the memory agent's writes, one SQLite row per change."""
+"""The records beside the journal, in one SQLite file: WriteTrace (the memory agent's writes, one
+row per change, and the admission decisions) and UsageLedger (the model calls of each run)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 from memory.admission import Admission
 from memory.item import now_iso
 from memory.turn import Turn
+from memory.usage import ByPurpose, Usage
 from memory.writer.sqlite_file import open_wal, write_transaction
 from memory.writer.staging import StagedChange, ToolEvent
 
@@ -266,6 +268,71 @@ class WriteTrace:
             TraceEntry(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7], r[8], r[9])
             for r in rows
         ]
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
+
+
+_USAGE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS model_usage (
+    user_id       TEXT NOT NULL,
+    run_id        TEXT NOT NULL,             -- a chat turn's id, or "writer:" + a turn id
+    purpose       TEXT NOT NULL,
+    thread_id     TEXT,
+    calls         INTEGER NOT NULL,
+    input_tokens  INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    time          TEXT NOT NULL,
+    PRIMARY KEY (user_id, run_id, purpose)
+);
+"""
+
+
+class UsageLedger:
+    """Every run's usage, one row per (run, purpose), in a small SQLite file (the write trace's,
+    beside the journal). A run recorded again replaces its rows."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        # NORMAL: an account of calls already made, not data that must survive a power cut.
+        self._connection = open_wal(self.path, _USAGE_SCHEMA, synchronous="NORMAL")
+
+    def record(
+        self, user_id: str, run_id: str, usage: Mapping[str, Usage], thread_id: str = ""
+    ) -> None:
+        rows = [
+            (user_id, run_id, purpose, thread_id or None, u.calls, u.input_tokens,
+             u.output_tokens, now_iso())
+            for purpose, u in usage.items()
+            if u.calls
+        ]  # fmt: skip
+        if not rows:
+            return
+        with write_transaction(self._lock, self._connection) as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO model_usage VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows
+            )
+
+    def totals(self, user_id: str) -> ByPurpose:
+        """The user's usage so far, by purpose."""
+        return self._sum("WHERE user_id = ?", (user_id,))
+
+    def for_run(self, user_id: str, run_id: str) -> ByPurpose:
+        return self._sum("WHERE user_id = ? AND run_id = ?", (user_id, run_id))
+
+    def _sum(self, where: str, params: tuple[Any, ...]) -> ByPurpose:
+        query = (
+            "SELECT purpose, SUM(calls), SUM(input_tokens), SUM(output_tokens) FROM model_usage "
+            f"{where} GROUP BY purpose"
+        )
+        with self._lock:
+            try:
+                rows = self._connection.execute(query, params).fetchall()
+            except sqlite3.Error:
+                return {}
+        return {purpose: Usage(int(c), int(i), int(o)) for purpose, c, i, o in rows}
 
     def close(self) -> None:
         with self._lock:

@@ -118,8 +118,8 @@ import sys
 from memory.admission import score_turn
 from memory.long_term import TRACE_FILE
 from memory.turn import Turn
-from memory.usage import Usage, UsageLedger
-from memory.writer.trace import WriteTrace
+from memory.usage import Usage
+from memory.writer.trace import UsageLedger, WriteTrace
 
 folder, user = sys.argv[1], sys.argv[2]
 trace = WriteTrace(f"{folder}/{TRACE_FILE}")

@@ -111,6 +111,21 @@ async def test_memory_written_in_background_is_recalled_in_a_new_thread(
     assert "Porto" in state["messages"][-1]["content"]
 
 
+async def test_studio_shows_the_writer_runs_tool_calls_not_one_opaque_node(
+    server: DevServer, alice_remembered: str
+) -> None:
+    client = get_client(url=server.url)
+    # What Studio shows of the user's writer thread: the memory agent's messages of its run.
+    state = await client.threads.get_state(writer_thread_id("alice", ""))
+    messages = state["values"]["messages"]  # type: ignore[index]
+    calls = [c for m in messages if m["type"] == "ai" for c in m.get("tool_calls") or []]
+    assert any(c["name"] == "create_memory" and "Porto" in json.dumps(c["args"]) for c in calls), (
+        messages
+    )
+    answered = {m["tool_call_id"] for m in messages if m["type"] == "tool"}
+    assert calls and {c["id"] for c in calls} <= answered  # each call with the tool's answer
+
+
 async def test_another_user_sees_nothing(server: DevServer, alice_remembered: str) -> None:
     state = await chat(server.url, "bob", "Which city do I like best?")
     assert state["related_memories"] == []

@@ -35,8 +35,7 @@ from memory.branch import Provenance
 from memory.long_term import LongTermMemory
 from memory.manager import ApplyResult, Change
 from memory.turn import Turn
-from memory.writer.batching import BatchPolicy
-from memory.writer.queue import RetryPolicy
+from memory.writer.queue import BatchPolicy, RetryPolicy
 from memory.yaml_manager import YamlMemoryManager
 
 BATCH = Admission(3.0, "batch", ("first_person_fact",))

@@ -21,9 +21,9 @@ from memory.factory import open_memory_manager
 from memory.long_term import JOURNAL_FILE, TRACE_FILE
 from memory.registry import registry
 from memory.turn import Turn
-from memory.writer.batching import BatchPolicy
 from memory.writer.journal import TurnJournal
 from memory.writer.local import local_writer
+from memory.writer.queue import BatchPolicy
 from memory.writer.trace import WriteTrace
 
 BATCH = Admission(3.0, "batch", ("first_person_fact",))

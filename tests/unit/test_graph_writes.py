@@ -172,7 +172,9 @@ async def test_concurrent_first_turns_of_a_user_share_one_queue_and_are_each_wri
         assert len(opened) == 1 and len(registry) == 1
         memory = registry.peek(get_settings().memory_backend, "alice")
         assert memory is not None and id(memory) == opened[0]
-        assert memory.consumer.inner is consumer  # wrapped: a consolidation pass when due
+        assert memory.consumer is consumer
+        # After each write, a consolidation pass when one is due (a hook, not a wrapper).
+        assert memory.after_write == [handoff.consolidation_trigger().after_write]
         await drained()
         gc.collect()
     assert {state["memory_write"]["status"] for state in states} == {"journaled"}

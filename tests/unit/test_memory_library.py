@@ -56,8 +56,9 @@ WITHOUT_LANGCHAIN = textwrap.dedent(
     assert journal.counts("alice") == {"pending": 0, "done": 1, "dead": 0}
     # Admission, batching, the change feed and the usage ledger need no LangChain either.
     from memory.admission import score_turn
-    from memory.usage import Usage, UsageLedger
-    from memory.writer.batching import split_runs
+    from memory.usage import Usage
+    from memory.writer.queue import split_runs
+    from memory.writer.trace import UsageLedger
     assert score_turn("ok thanks").decision == "skip"
     assert score_turn("记住我住在杭州").decision == "write"
     assert len(split_runs([turn, turn])) == 1

@@ -16,8 +16,9 @@ from graph.agent import compile_graph
 from graph.context import Context
 from memory.long_term import TRACE_FILE
 from memory.metering import metered
-from memory.usage import Usage, UsageLedger, UsageMeter, describe
+from memory.usage import Usage, UsageMeter, describe
 from memory.writer.local import local_writer
+from memory.writer.trace import UsageLedger
 from tests.fakes import ScriptedModel
 
 
