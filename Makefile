@@ -10,7 +10,7 @@ PORT ?= 2024
 .DEFAULT_GOAL := help
 
 help:  ## this list
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 10
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/; s/ +# feature: .*//' | expand -t 10
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -82,9 +82,8 @@ export: $(STAMP)  ## write a user's memory to a snapshot (USER=, BACKEND=, FILE=
 import: $(STAMP)  ## load a snapshot into an empty store (USER=, BACKEND=, FILE=)
 	$(BIN)/python -m graph.cli.snapshot import $(SNAPSHOT_ARGS)
 
-consolidate: $(STAMP)  ## one consolidation pass over a user's memory, report printed (USER=, BACKEND=)
-	$(BIN)/python -m graph.cli.consolidate $(if $(filter command line,$(origin USER)),--user $(USER)) \
-		$(if $(BACKEND),--backend $(BACKEND))
+consolidate: $(STAMP)  ## one consolidation pass over a user's memory, report printed (USER=, BACKEND=)  # feature: consolidation
+	$(BIN)/python -m graph.cli.consolidate $(if $(filter command line,$(origin USER)),--user $(USER)) $(if $(BACKEND),--backend $(BACKEND))  # feature: consolidation
 
 # Irreversible: asks to type the id (or user) unless YES=1. A user's erase also deletes their
 # threads in make chat's checkpointer (THREADS= another file, KEEP_THREADS=1 to keep them).

@@ -17,10 +17,10 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.utils.runnable import RunnableCallable
 
+import graph.memory_consolidator as consolidator  # feature: consolidation
 from graph.archiving import archive_turn
 from graph.context import Context
 from graph.lineage import acurrent_lineage, current_lineage
-from graph.memory_consolidator import CONSOLIDATOR_GRAPH_ID, consolidating_consumer
 from graph.pending import PENDING_NAMESPACE, keep_pending
 from graph.run_memory import (
     RunMemory,
@@ -32,10 +32,10 @@ from graph.said_recently import flush_on_thread_switch
 from graph.state import State
 from memory.admission import score_turn
 from memory.branch import Lineage
-from memory.consolidation.trigger import due_reason, note_write
 from memory.turn import Turn
 from memory.usage import describe, from_dicts
 from memory.writer.local import local_writer
+from memory.writer.queue import TurnConsumer
 
 logger = logging.getLogger(__name__)
 
@@ -140,9 +140,10 @@ async def hand_off(
                 await keep_pending(runtime.store, turn)
             pending = runtime.store is not None
             await _kept_if_unscheduled(schedule_server_write(run, turn, pending=pending), pending)
-            await schedule_consolidation_if_due(run)
+            await consolidator.schedule_pass(run)  # feature: consolidation
         elif mode == "local":
-            consumer = consolidating_consumer(writer_consumer())  # then a pass when due
+            consumer: TurnConsumer = writer_consumer()
+            consumer = consolidator.consolidating_consumer(consumer)  # feature: consolidation
             await asyncio.wrap_future(local_writer.submit(run.memory, turn, consumer))
         else:
             # A context of its own: inside this run's, the memory agent would become a subgraph
@@ -234,36 +235,6 @@ async def schedule_server_write(run: RunMemory, turn: Turn, *, pending: bool = F
             f"writer thread {writer_thread} of user {turn.user_id!r} is not usable ({exc}); set "
             "GULFSTREAM_WRITER_THREAD_SECRET and re-stamp or delete that thread"
         ) from exc
-
-
-async def schedule_consolidation_if_due(run: RunMemory) -> str:
-    """Server mode, after a writer run was scheduled: count it, and when a pass is due (every
-    `consolidate_every_writes` runs, or the store near `memory_capacity`) queue a
-    `memory_consolidator` run behind it on the user's writer thread, so that the pass never
-    races the user's writes. Returns why it was queued ("" when not due). A failure is
-    logged: the turn itself is scheduled already."""
-    from langgraph_sdk import get_client
-
-    from graph.memory_consolidator import consolidation_schedule
-
-    try:
-        writes = await asyncio.to_thread(note_write, run.memory)
-        schedule = consolidation_schedule(run.settings)
-        reason = await asyncio.to_thread(due_reason, run.memory, schedule, writes)
-        if reason:
-            writer_thread = writer_thread_id(run.user_id, run.settings.writer_thread_secret)
-            await get_client().runs.create(
-                writer_thread,
-                CONSOLIDATOR_GRAPH_ID,
-                input={"reason": reason},
-                context={"user_id": run.user_id},
-                multitask_strategy="enqueue",
-            )
-            logger.info("memory_consolidator queued for %r (%s)", run.user_id, reason)
-        return reason
-    except Exception:
-        logger.exception("scheduling a consolidation pass for %r failed", run.user_id)
-        return ""
 
 
 async def schedule_flush(run: RunMemory, thread_id: str | None = None) -> None:

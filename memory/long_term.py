@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from memory.branch import Lineage
+from memory.consolidating import Consolidating  # feature: consolidation
 from memory.hotness import DEFAULT_HALF_LIFE_DAYS
 from memory.manager import BaseMemoryManager
 from memory.messages import extract_last_turn
@@ -40,7 +41,10 @@ JOURNAL_FILE = "write-journal.sqlite"
 TRACE_FILE = "write-journal-trace.sqlite"  # the default journal's trace (see trace_path)
 
 
-class LongTermMemory(MemoryUpkeep):
+class LongTermMemory(
+    Consolidating,  # feature: consolidation
+    MemoryUpkeep,
+):
     """One user's long-term memory: `get_related_memory_from` reads;
     `start` / `send_history` / `stop` write through a durable background queue.
 

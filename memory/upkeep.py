@@ -15,7 +15,6 @@ from memory.retrieval import Retrievers
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from memory.consolidation import ConsolidationPolicy, ConsolidationReport
     from memory.long_term import LongTermMemory
     from memory.topics import Topic, TopicTable
     from memory.topics.summaries import SummaryStore
@@ -23,8 +22,8 @@ if TYPE_CHECKING:
 
 class MemoryUpkeep:
     """`LongTermMemory`'s upkeep methods, kept apart so the reading and writing doors stay short:
-    recall signals and hotness (`memory.hotness`), topics (`memory.topics`) and consolidation
-    passes (`memory.consolidation`)."""
+    recall signals and hotness (`memory.hotness`) and topics (`memory.topics`); consolidation
+    passes are `memory.consolidating`'s."""
 
     manager: BaseMemoryManager
     retrievers: Retrievers
@@ -121,20 +120,3 @@ class MemoryUpkeep:
         from memory.topics import refresh_topic_summaries
 
         return refresh_topic_summaries(self._memory, llm)
-
-    # ── upkeep ──────────────────────────────────────────────────────────
-
-    def consolidate(
-        self,
-        llm: Any | None = None,
-        *,
-        now: datetime | None = None,
-        policy: ConsolidationPolicy | None = None,
-    ) -> ConsolidationReport:
-        """One consolidation pass (`memory.consolidation`): merge near-duplicates (rewritten by
-        `llm` when given), mark passed plans stale, archive long-cold memories; snapshot
-        first, refused when it would remove more than a quarter of the live memories, and
-        resumed where it stopped when an earlier pass was interrupted."""
-        from memory.consolidation import consolidate
-
-        return consolidate(self._memory, llm, now=now, policy=policy)

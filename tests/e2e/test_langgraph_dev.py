@@ -313,7 +313,8 @@ async def test_studio_sees_only_the_callers_choices_in_the_context_schema(
     server: DevServer,
 ) -> None:
     client = get_client(url=server.url)
-    for graph_id in ("agent", "memory_writer", "memory_consolidator"):
+    graphs = json.loads((Path(__file__).parents[2] / "langgraph.json").read_text())["graphs"]
+    for graph_id in graphs:  # each graph the deployment serves
         (assistant,) = await client.assistants.search(graph_id=graph_id, limit=1)
         schemas = await client.assistants.get_schemas(assistant["assistant_id"])
         fields = set(schemas["context_schema"]["properties"])
@@ -322,6 +323,7 @@ async def test_studio_sees_only_the_callers_choices_in_the_context_schema(
         assert not fields & {"memory_backend", "write_mode", "write_delay_seconds"}
 
 
+@pytest.mark.uses("consolidation")
 async def test_the_memory_consolidator_graph_runs_a_pass_for_the_user(
     server: DevServer, alice_remembered: str
 ) -> None:

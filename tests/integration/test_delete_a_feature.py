@@ -4,6 +4,7 @@ passes ruff, mypy and the unit tests: applied to a copy of the tree, one feature
 from __future__ import annotations
 
 import ast
+import json
 import os
 import random
 import re
@@ -25,13 +26,15 @@ CHOOSE = "DELETE_A_FEATURE"
 
 @dataclass(frozen=True)
 class Deletion:
-    """One feature's table in the guide: files to delete, files with lines marked
-    `# feature: <name>`, files with tests marked `@pytest.mark.uses("<name>")`."""
+    """One feature's table in the guide: files (and folders, ending in `/`) to delete, files
+    with lines marked `# feature: <name>`, files with tests marked `@pytest.mark.uses("<name>")`,
+    graphs to take out of langgraph.json."""
 
     feature: str
     files: tuple[str, ...]
     marked_lines_in: tuple[str, ...]
     marked_tests_in: tuple[str, ...]
+    graphs: tuple[str, ...] = ()
 
 
 def deletions() -> dict[str, Deletion]:
@@ -45,7 +48,7 @@ def deletions() -> dict[str, Deletion]:
             steps[row[0]] = tuple(re.findall(r"`([^`]+)`", row[1]))
         found[name] = Deletion(
             name, steps["delete the files"], steps.get("delete the lines", ()),
-            steps.get("delete the tests", ()),
+            steps.get("delete the tests", ()), steps.get("delete the graphs", ()),
         )  # fmt: skip
     return found
 
@@ -96,7 +99,15 @@ def without_marked_tests(source: str, mark: str) -> str:
 
 def delete_feature(tree: Path, deletion: Deletion) -> None:
     for name in deletion.files:
-        (tree / name).unlink()
+        if name.endswith("/"):
+            shutil.rmtree(tree / name)
+        else:
+            (tree / name).unlink()
+    if deletion.graphs:
+        manifest = json.loads((tree / "langgraph.json").read_text())
+        for graph in deletion.graphs:
+            del manifest["graphs"][graph]
+        (tree / "langgraph.json").write_text(json.dumps(manifest, indent=2) + "\n")
     for name in deletion.marked_lines_in:
         path = tree / name
         kept = [line for line in path.read_text().splitlines(keepends=True)
@@ -128,9 +139,13 @@ def chosen(features: list[str]) -> list[str]:
 
 def test_the_guide_lists_every_marked_file_and_only_real_files() -> None:
     found = deletions()
-    assert {"digests", "compaction"} <= set(found), found
+    assert {"digests", "compaction", "consolidation"} <= set(found), found
     for feature, deletion in found.items():
-        assert deletion.files and all((ROOT / name).is_file() for name in deletion.files)
+        assert deletion.files, feature
+        for name in deletion.files:
+            assert (ROOT / name).is_dir() if name.endswith("/") else (ROOT / name).is_file(), name
+        graphs = json.loads((ROOT / "langgraph.json").read_text())["graphs"]
+        assert set(deletion.graphs) <= set(graphs), feature
         assert marked(line_mark(feature)) == set(deletion.marked_lines_in), feature
         assert marked(uses_mark(feature)) == set(deletion.marked_tests_in), feature
 
