@@ -20,6 +20,7 @@ from memory.retrieval import RetrievalMode, Retrievers
 from memory.retrieval.embedder import DEFAULT as DEFAULT_EMBEDDINGS
 from memory.retrieval.embedder import resolve_embeddings
 from memory.retrieval.hotness_ranking import HotnessRanking
+from memory.topical import Topical  # feature: topics
 from memory.turn import Turn
 from memory.upkeep import MemoryUpkeep
 from memory.writer.batching import BatchPolicy
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from memory.archive.base import ConversationArchive
     from memory.erasure import ErasureReport
     from memory.snapshot import SnapshotScheduler
-    from memory.topics.summaries import SummaryStore
     from memory.usage import UsageLedger
     from memory.writer.queue import DurableWriteQueue, RetryPolicy, TurnConsumer, WriteStatus
     from memory.writer.staging import ToolEvent
@@ -43,6 +43,7 @@ TRACE_FILE = "write-journal-trace.sqlite"  # the default journal's trace (see tr
 
 class LongTermMemory(
     Consolidating,  # feature: consolidation
+    Topical,  # feature: topics
     MemoryUpkeep,
 ):
     """One user's long-term memory: `get_related_memory_from` reads;
@@ -99,7 +100,6 @@ class LongTermMemory(
         self._queue: DurableWriteQueue | None = None
         self._trace: WriteTrace | None = None
         self._usage: UsageLedger | None = None
-        self._summaries: SummaryStore | None = None
         self._open_lock = threading.Lock()
         self.snapshots: SnapshotScheduler | None = None  # set when the registry keeps snapshots
 
