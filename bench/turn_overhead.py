@@ -124,7 +124,7 @@ async def median_turn_ms(apps: list[Any], context: Context) -> tuple[list[float]
 
 
 async def main() -> int:
-    nodes.load_chat_model = lambda name: InstantModel()  # type: ignore[assignment]
+    nodes.load_chat_model = lambda name, **_: InstantModel()  # type: ignore[assignment]
     with_memory, without_memory = compile_graph(), baseline_graph()
     failed = False
     with tempfile.TemporaryDirectory() as tmp:

@@ -100,8 +100,9 @@ def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     tools bound for at most GULFSTREAM_MAX_TOOL_ROUNDS rounds (graph/tool_loop.py)."""
     context = runtime.context if runtime.context is not None else Context()
     settings = get_settings()
-    # After the client's own retries (if any), one more here, then an error naming the answer.
-    chat_model = load_chat_model(context.model)
+    # No client retries: invoke_once_more_on_error is the one retry, then an error naming the
+    # provider's answer (the client's two on top made a failing local server answer six times).
+    chat_model = load_chat_model(context.model, max_retries=0)
     tools = chat_tools(settings)  # only those of the features that are on
     budget = budget_for(settings, chat_model)
     prompt = system_prompt(state, context, tool_names(tools), budget)

@@ -13,6 +13,7 @@ from typing import Any
 STUB_MODEL = "stub-model"
 NO_MEMORIES_REPLY = "STUB: I have no memories of you."
 SEARCH_PREFIX = "search the archive for "
+PARSE_FAILURE = "the model produced output that does not match the expected peg-native format"
 _USER_BLOCK = re.compile(r"^(?:user|用户)\s*[:：]\s*\n(`{3,})[a-z]*\n(.*?)\n\1", re.M | re.S)
 _MEMORIES = re.compile(r"<memories>\s*(.*?)\s*</memories>", re.S)
 # The writer prompt's scope rule, by keyword: what the user says about this conversation's task
@@ -83,12 +84,20 @@ def _archive_search(messages: list[dict[str, Any]], tools: dict[str, Any]) -> di
 class StubOpenAI:
     """`with StubOpenAI() as stub:` serves on `stub.base_url` and records every request. Each
     answer takes `delay_seconds` (a hosted model's latency, for the benchmarks), a memory
-    writer's `writer_delay_seconds` when given (a slow writer: turns keep waiting meanwhile)."""
+    writer's `writer_delay_seconds` when given (a slow writer: turns keep waiting meanwhile). The
+    first `failing_chat_requests` chat requests (not the writer's) are answered HTTP 500 with
+    llama.cpp's message for output it cannot parse, as a misbehaving local server does."""
 
-    def __init__(self, delay_seconds: float = 0.0, writer_delay_seconds: float | None = None):
+    def __init__(
+        self,
+        delay_seconds: float = 0.0,
+        writer_delay_seconds: float | None = None,
+        failing_chat_requests: int = 0,
+    ):
         self.requests: list[dict[str, Any]] = []
         self.delay_seconds = delay_seconds
         self.writer_delay_seconds = writer_delay_seconds
+        self.failing_chat_requests = failing_chat_requests
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -107,6 +116,10 @@ class StubOpenAI:
                     return
                 message = scripted_reply(request)
                 tools = {t["function"]["name"] for t in request.get("tools") or []}
+                if stub.failing_chat_requests > 0 and "create_memory" not in tools:
+                    stub.failing_chat_requests -= 1
+                    self._json({"error": {"code": 500, "message": PARSE_FAILURE}}, status=500)
+                    return
                 delay = stub.delay_seconds
                 if stub.writer_delay_seconds is not None and "create_memory" in tools:
                     delay = stub.writer_delay_seconds
@@ -119,9 +132,9 @@ class StubOpenAI:
                 else:
                     self._json(_completion(message, usage))
 
-            def _json(self, payload: dict[str, Any]) -> None:
+            def _json(self, payload: dict[str, Any], status: int = 200) -> None:
                 body = json.dumps(payload).encode()
-                self.send_response(200)
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()

@@ -77,7 +77,7 @@ def test_searches_never_find_earlier_searches(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     chat = ScriptedModel(messages=quoting_turns(6))
-    monkeypatch.setattr(nodes, "load_chat_model", lambda name: chat)
+    monkeypatch.setattr(nodes, "load_chat_model", lambda name, **_: chat)
     user = "ada"
     with (
         use_settings(memory_backend=f"sqlite:{tmp_path / 'memory.db'}", embeddings="off",

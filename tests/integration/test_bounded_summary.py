@@ -47,7 +47,7 @@ def converse(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, summarizer: Any, turns: int, budget: int
 ) -> tuple[ScriptedModel, list[dict[str, Any]]]:
     chat = ScriptedModel(messages=replies())
-    monkeypatch.setattr(nodes, "load_chat_model", lambda name: chat)
+    monkeypatch.setattr(nodes, "load_chat_model", lambda name, **_: chat)
     monkeypatch.setattr(compaction, "load_chat_model", lambda name, **_: summarizer)
     states = []
     with (

@@ -96,7 +96,7 @@ def test_the_tool_searches_within_the_branch(app: Any, monkeypatch: pytest.Monke
                                    "args": {"query": "locker", "since": "last Tuesday"}}]),
         AIMessage("Tell me the date."),
     ]))  # fmt: skip
-    monkeypatch.setattr(nodes, "load_chat_model", lambda name: chat)
+    monkeypatch.setattr(nodes, "load_chat_model", lambda name, **_: chat)
     state = say(app, "ada", "t1", "what was my locker code?")
     result = next(m for m in state["messages"] if isinstance(m, ToolMessage))
     assert "4711" in result.content and "thread t1" in result.content
@@ -117,7 +117,7 @@ def test_the_archive_rebuilt_from_the_checkpoints_is_the_live_one(
         AIMessage("", tool_calls=[{"name": "get_current_time", "args": {}, "id": "c1"}]),
         AIMessage("It is late."),
     ]))  # fmt: skip
-    monkeypatch.setattr(nodes, "load_chat_model", lambda name: chat)
+    monkeypatch.setattr(nodes, "load_chat_model", lambda name, **_: chat)
     say(app, "ada", "t3", "what time is it?")  # a tool result, archived as a preview
     live = {user: archives.open(archive_spec(), user) for user in ("ada", "bob")}
     rebuilt_folder = tmp_path / "rebuilt"

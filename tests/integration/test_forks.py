@@ -164,7 +164,7 @@ async def test_search_memory_tool_reads_only_the_lineage(
                 reply = AIMessage("", tool_calls=[{**call, "type": "tool_call"}])
             return ChatResult(generations=[ChatGeneration(message=reply)])
 
-    monkeypatch.setattr(graph.nodes, "load_chat_model", lambda name: Searching())
+    monkeypatch.setattr(graph.nodes, "load_chat_model", lambda name, **_: Searching())
     chat: Conversation = taught["chat"]
     fork, _ = await chat.say("Anything planned?", after=taught["turn_1"])
     original, _ = await chat.say("Anything planned?", after=taught["turn_2"])

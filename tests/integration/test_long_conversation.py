@@ -87,7 +87,7 @@ def wait_for(check: Any, seconds: float = 30.0) -> bool:
 
 def test_three_hundred_turns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     chat = ScriptedModel(messages=script())
-    monkeypatch.setattr(nodes, "load_chat_model", lambda name: chat)
+    monkeypatch.setattr(nodes, "load_chat_model", lambda name, **_: chat)
     # The summary: extractive, as the offline model makes it.
     monkeypatch.setattr(compaction, "load_chat_model", lambda name, **_: OfflineChatModel())
     path = tmp_path / "threads.sqlite"

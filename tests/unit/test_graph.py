@@ -200,7 +200,7 @@ async def test_search_memory_tool_reads_the_users_store(
         ]
     )
     model = ScriptedModel(messages=script)
-    monkeypatch.setattr(nodes, "load_chat_model", lambda name: model)
+    monkeypatch.setattr(nodes, "load_chat_model", lambda name, **_: model)
     app = compile_graph(checkpointer=InMemorySaver())
     state = await say(app, context, "t1", "pets?")
     tool_results = [m for m in state["messages"] if isinstance(m, ToolMessage)]
@@ -218,7 +218,7 @@ async def test_memories_about_tool_answers_with_one_persons_memories(
     store.add("User's dog is called Rex", "identity")
     call = {"name": "memories_about", "args": {"topic": "我妈"}, "id": "c1"}
     script = iter([AIMessage("", tool_calls=[call]), AIMessage("She is doing tai chi.")])
-    monkeypatch.setattr(nodes, "load_chat_model", lambda name: ScriptedModel(messages=script))
+    monkeypatch.setattr(nodes, "load_chat_model", lambda name, **_: ScriptedModel(messages=script))
     app = compile_graph(checkpointer=InMemorySaver())
     state = await say(app, offline_context(user_id="topicuser"), "t1", "我妈怎么样？")
     result = next(m for m in state["messages"] if isinstance(m, ToolMessage)).content

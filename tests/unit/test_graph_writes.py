@@ -382,7 +382,7 @@ async def test_search_memory_results_are_fenced_and_escaped(
     )
     call = {"name": "search_memory", "args": {"query": "dog"}, "id": "c1"}
     model = ScriptedModel(messages=iter([AIMessage("", tool_calls=[call]), AIMessage("Rex.")]))
-    monkeypatch.setattr(nodes, "load_chat_model", lambda name: model)
+    monkeypatch.setattr(nodes, "load_chat_model", lambda name, **_: model)
     app = compile_graph(checkpointer=InMemorySaver())
     with use_settings(write_mode="inline"):
         state = await app.ainvoke(user_says("pets?"), thread("t"), context=offline())

@@ -34,7 +34,7 @@ def inline(tmp_path: Path, clean_process: Settings) -> Iterator[Settings]:
 
 def chat_with(monkeypatch: pytest.MonkeyPatch, answers: Iterator[Any]) -> ScriptedModel:
     model = ScriptedModel(messages=answers)
-    monkeypatch.setattr(nodes, "load_chat_model", lambda name: model)
+    monkeypatch.setattr(nodes, "load_chat_model", lambda name, **_: model)
     return model
 
 

@@ -46,7 +46,7 @@ def test_the_writer_sees_the_question_a_short_answer_answers(
     chat = ScriptedModel(messages=iter([AIMessage("Is your sister called Mei?"),
                                         AIMessage("Noted.")]))  # fmt: skip
     writer = ScriptedModel(messages=iter([AIMessage("Nothing."), AIMessage("Nothing.")]))
-    monkeypatch.setattr(nodes, "load_chat_model", lambda name: chat)
+    monkeypatch.setattr(nodes, "load_chat_model", lambda name, **_: chat)
     monkeypatch.setattr(run_memory, "load_chat_model", lambda name, **_: writer)
     app = compile_graph(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}

@@ -1,0 +1,62 @@
+"""A chat provider that answers HTTP 500 (llama.cpp on output it cannot parse), through the real
+OpenAI client over HTTP: tried exactly once more, then the run fails naming the provider's
+answer, and the user's message stays in the thread."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph.agent import compile_graph
+from graph.context import Context
+from graph.settings import Settings, use_settings
+from graph.tool_loop import ChatModelError
+from tests.e2e.stub_openai import PARSE_FAILURE, StubOpenAI
+
+CONFIG = {"configurable": {"thread_id": "t1"}}
+
+
+@pytest.fixture
+def inline(tmp_path: Path, clean_process: Settings) -> Iterator[Settings]:
+    with use_settings(clean_process, memory_backend=f"yaml:{tmp_path}", write_mode="inline") as s:
+        yield s
+
+
+def chat_requests(stub: StubOpenAI) -> int:
+    tools = ({t["function"]["name"] for t in r.get("tools") or []} for r in stub.requests)
+    return sum(1 for names in tools if "create_memory" not in names)
+
+
+def test_one_failed_request_is_tried_once_more_and_the_user_gets_the_answer(
+    inline: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with StubOpenAI(failing_chat_requests=1) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        app = compile_graph(checkpointer=InMemorySaver())
+        state = app.invoke(
+            {"messages": [{"role": "user", "content": "Hi"}]}, CONFIG,
+            context=Context(user_id="u1", model="openai/local", writer_model="openai/local"),
+        )  # fmt: skip
+    assert state["messages"][-1].text.startswith("STUB")
+    assert chat_requests(stub) == 2
+
+
+def test_two_failed_requests_fail_the_run_with_the_providers_answer_and_keep_the_message(
+    inline: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with StubOpenAI(failing_chat_requests=100) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        app = compile_graph(checkpointer=InMemorySaver())
+        with pytest.raises(ChatModelError, match=rf"openai/local failed twice.*{PARSE_FAILURE}"):
+            app.invoke(
+                {"messages": [{"role": "user", "content": "My name is Li Wei."}]}, CONFIG,
+                context=Context(user_id="u1", model="openai/local", writer_model="openai/local"),
+            )  # fmt: skip
+        # Not the client's own retries on top: a local server that fails is asked twice.
+        assert chat_requests(stub) == 2
+    kept = app.get_state(CONFIG).values["messages"]
+    assert [m.content for m in kept if isinstance(m, HumanMessage)] == ["My name is Li Wei."]
