@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import dataclasses
 import hashlib
 import hmac
 import logging
 import uuid
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine
 from typing import Any
 
 from langgraph.config import get_config
@@ -18,6 +17,7 @@ from langgraph.runtime import Runtime
 from langgraph.utils.runnable import RunnableCallable
 
 import graph.memory_consolidator as consolidator  # feature: consolidation
+from graph.admitting import admit  # feature: admission
 from graph.archiving import archive_turn
 from graph.context import Context
 from graph.lineage import acurrent_lineage, current_lineage
@@ -30,7 +30,6 @@ from graph.run_memory import (
 )
 from graph.said_recently import flush_on_thread_switch
 from graph.state import State
-from memory.admission import score_turn
 from memory.branch import Lineage
 from memory.turn import Turn
 from memory.usage import describe, from_dicts
@@ -60,19 +59,6 @@ def write_mode(run: RunMemory) -> str:
     if mode != "auto":
         return mode
     return "server" if is_under_langgraph_server(run.config) else "local"
-
-
-def admit(run: RunMemory, turn: Turn, related: Sequence[dict[str, Any]]) -> Turn:
-    """The turn with the admission scorer's verdict (`memory.admission`), unless the deployment
-    turned admission off. The memories retrieved for this turn tell a repeat; the assistant's
-    message before it tells an answer."""
-    if not run.settings.admission:
-        return turn
-    memories = [str(m.get("description", "")) for m in related]
-    # The assistant's message the user replies to: an answer to its question is kept.
-    asked = next((m["content"] for m in reversed(turn.context) if m["role"] == "assistant"), "")
-    admission = score_turn(turn.user_text, memories=memories, after=asked)
-    return dataclasses.replace(turn, admission=admission)
 
 
 def record_turn(run: RunMemory, turn: Turn, cost: dict[str, dict[str, int]]) -> None:
@@ -128,7 +114,7 @@ async def hand_off(
         turn = run.finished_turn(state.messages, lineage)
         if turn is None:
             return _outcome(None, "", "skipped")
-        turn = admit(run, turn, state.related_memories)
+        turn = admit(run, turn, state.related_memories)  # feature: admission
         mode = write_mode(run)
         await asyncio.to_thread(record_turn, run, turn, state.cost)
         if mode == "server":  # skipped or not, the user moved on: other threads' batches go now

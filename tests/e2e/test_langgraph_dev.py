@@ -136,6 +136,7 @@ async def test_reply_streams_token_chunks(server: DevServer, alice_remembered: s
     assert "Porto" in "".join(pieces)
 
 
+@pytest.mark.uses("admission")
 async def test_a_burst_of_facts_is_written_as_one_batch(server: DevServer) -> None:
     client = get_client(url=server.url)
     thread_id = (await client.threads.create())["thread_id"]
@@ -162,6 +163,7 @@ async def test_a_burst_of_facts_is_written_as_one_batch(server: DevServer) -> No
         assert word in remembered
 
 
+@pytest.mark.uses("admission")
 async def test_small_talk_never_reaches_the_memory_writer(server: DevServer) -> None:
     client = get_client(url=server.url)
     thread_id = (await client.threads.create())["thread_id"]
