@@ -156,6 +156,7 @@ def test_the_guide_lists_every_marked_file_and_only_real_files() -> None:
 
 
 @pytest.mark.slow  # a copy of the tree, then ruff, mypy and the unit tests on it
+@pytest.mark.timeout(1800)  # DELETE_A_FEATURE=all: every feature in turn, on a loaded machine
 def test_a_feature_deleted_by_the_guides_steps_leaves_a_template_that_passes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
