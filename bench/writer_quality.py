@@ -7,9 +7,9 @@ local models (make local-model), with the tools and the json protocol side by si
 Per system and split (dev, heldout): extraction recall (a fact turn left a memory holding one of
 its gold words) and precision (memories of fact turns that hold one), updates correct (the new
 value stored, the old one gone), deletions honoured, junk (memories left by small talk), failed
-turns (the writer gave up: retried later in a deployment) and seconds per writer turn. It also
-prints the prompt tokens of each protocol. A local model is served by scripts/local_model.sh on a
-free port at temperature 0 for the length of its runs.
+turns (the writer gave up: retried later in a deployment) and seconds per writer turn (the
+prompt tokens of each protocol: bench/prompt_tokens.py). A local model is served by
+scripts/local_model.sh on a free port at temperature 0 for the length of its runs.
 """
 
 from __future__ import annotations
@@ -153,39 +153,6 @@ class Server:
         self.process.wait(timeout=30)
 
 
-def prompt_sizes() -> None:
-    """Prompt tokens of one turn under each protocol (empty store, English)."""
-    from langchain_core.messages.utils import count_tokens_approximately
-    from langchain_core.utils.function_calling import convert_to_openai_tool
-
-    from memory.prompts.writer import format_sections, writer_prompts
-    from memory.prompts.writer_json import JSON_SYSTEM, JSON_TURN
-    from memory.writer.tools import MemoryToolkit
-
-    prompts = writer_prompts("en")
-    turn = "user: My name is Li Wei and I live in Hangzhou.\nassistant: Nice to meet you!"
-    kit = MemoryToolkit.__new__(MemoryToolkit)
-    kit._tools = []  # the tools' schemas do not depend on the store
-    schemas = json.dumps([convert_to_openai_tool(t) for t in _tool_specs(kit)])
-    system = prompts.update_system.format(sections=format_sections(prompts.default_sections))
-    tools = count_tokens_approximately([system, prompts.turn_prompt.format(
-        conversation=turn, now_line="")]) + count_tokens_approximately([schemas])  # fmt: skip
-    json_system = JSON_SYSTEM.format(sections=", ".join(prompts.default_sections))
-    json_prompt = JSON_TURN.format(memories="No memories yet.", conversation=turn, now_line="")
-    compact = count_tokens_approximately([json_system, json_prompt])
-    print(f"writer prompt tokens (approx.): tools {tools} (of which schemas "
-          f"{count_tokens_approximately([schemas])}), json {compact}")  # fmt: skip
-
-
-def _tool_specs(kit: Any) -> list[Any]:
-    from langchain_core.tools import StructuredTool
-
-    from memory.writer.tools import TOOL_NAMES, MemoryToolkit
-
-    return [StructuredTool.from_function(getattr(MemoryToolkit, n), name=n, parse_docstring=True)
-            for n in TOOL_NAMES]  # fmt: skip
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--systems", default="offline,1.5b:json,1.5b:tools")
@@ -201,7 +168,6 @@ def main() -> None:
     for kind in kinds:
         of_kind = [c for c in cases if c["kind"] == kind]
         chosen += of_kind[: args.limit] if args.limit else of_kind
-    prompt_sizes()
     print(f"{len(chosen)} cases from {SET.name}; columns: {HEADER}")
     for system in args.systems.split(","):
         size, _, protocol = system.partition(":")

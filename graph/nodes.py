@@ -21,11 +21,14 @@ from graph.summarizer import without_forgotten
 from graph.tool_loop import (
     EMPTY_ANSWER_NOTE,
     LAST_ROUND_NOTE,
+    NO_WORDS,
     answers_to_repeats,
     calls_written_as_text,
+    folded_tool_rounds,
     invoke_once_more_on_error,
     is_empty_answer,
     tool_rounds,
+    without_echoed_tags,
     without_tool_calls,
 )
 from graph.tools import chat_tools, tool_names
@@ -105,27 +108,38 @@ def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     chat_model = load_chat_model(context.model, max_retries=0)
     tools = chat_tools(settings)  # only those of the features that are on
     budget = budget_for(settings, chat_model)
-    prompt = system_prompt(state, context, tool_names(tools), budget)
     rounds = tool_rounds(state.messages)
+    # At the limit (at once with GULFSTREAM_MAX_TOOL_ROUNDS=0) the model is asked without tools,
+    # this turn's results folded into its prompt: with tool schemas in view a small model keeps
+    # writing calls, without them it answers.
     last_round = rounds >= settings.max_tool_rounds
-    if last_round:
-        prompt += LAST_ROUND_NOTE.format(rounds=rounds)
+    prompt = system_prompt(state, context, () if last_round else tool_names(tools), budget)
     # Within the budget: compaction keeps the state small; this trims when it could not (a
     # failed summary, a cooldown, one turn larger than the budget).
     sent = fit_to_budget(prompt, state.messages, budget)
+    model: Any = chat_model if last_round else chat_model.bind_tools(tools)
+    if last_round:
+        sent, results = folded_tool_rounds(sent)
+        prompt += results + (LAST_ROUND_NOTE.format(rounds=rounds) if rounds else "")
     meter = UsageMeter()
-    bound = chat_model.bind_tools(tools, **({"tool_choice": "none"} if last_round else {}))
     with metered(meter, "chat"):
         response = invoke_once_more_on_error(
-            bound, [SystemMessage(content=prompt), *sent], context.model
+            model, [SystemMessage(content=prompt), *sent], context.model
         )
-        if is_empty_answer(response):  # a small model's bare end-of-text after a tool result
+        if is_empty_answer(response) and not last_round:  # end-of-text after a tool result
             note = SystemMessage(content=prompt + EMPTY_ANSWER_NOTE)
-            response = invoke_once_more_on_error(bound, [note, *sent], context.model)
+            response = invoke_once_more_on_error(model, [note, *sent], context.model)
+        if is_empty_answer(response):  # still nothing: no tools, this turn's results in the prompt
+            plain, results = folded_tool_rounds(sent)
+            note = SystemMessage(content=prompt + results + EMPTY_ANSWER_NOTE)
+            response = invoke_once_more_on_error(chat_model, [note, *plain], context.model)
+        if is_empty_answer(response):  # never a blank reply: say that it failed
+            response = AIMessage(NO_WORDS, id=response.id, usage_metadata=response.usage_metadata)
     cost = add_up(from_dicts(state.cost), meter.by_purpose())
     if last_round:
-        return {"messages": [without_tool_calls(response, tools)], "cost": as_dicts(cost)}
-    response = calls_written_as_text(response, tools)
+        final = without_echoed_tags(without_tool_calls(response, tools))
+        return {"messages": [final], "cost": as_dicts(cost)}
+    response = without_echoed_tags(calls_written_as_text(response, tools))
     repeats = answers_to_repeats(response, state.messages)
     if repeats:
         logger.info("the chat model repeated %d tool call(s): answered from the first results",

@@ -173,7 +173,7 @@ def writer_consumer() -> MemoryConsumer:
             timeout_seconds=4 * timeout,
             capacity=settings.memory_capacity,
             protocol=settings.writer_protocol,
-            step_limit=2 * settings.max_tool_rounds,
+            step_limit=max(2, 2 * settings.max_tool_rounds),
             prefill_tokens_per_second=rate,
             sections=persona.SECTIONS,  # the fork's sections, with their kinds
         )

@@ -106,8 +106,9 @@ class Settings:
     max_tool_rounds: int = field(
         default=5,
         metadata={
-            "help": "tool rounds per turn of the chat agent (then it answers without tools); "
-            "the memory writer gets twice as many (a read, then its writes)"
+            "help": "tool rounds per turn of the chat agent (then it answers without tools; 0: "
+            "no tools, a small model's shortest prompt); the memory writer gets twice as many "
+            "(a read, then its writes), at least 2"
         },
     )
     allowed_models: tuple[str, ...] = field(
@@ -271,8 +272,8 @@ class Settings:
                 f"GULFSTREAM_WRITER_PROTOCOL must be one of {', '.join(PROTOCOLS)}; "
                 f"got {self.writer_protocol!r}"
             )
-        if not 1 <= self.max_tool_rounds <= 50:
-            raise ValueError("GULFSTREAM_MAX_TOOL_ROUNDS must be 1 to 50")
+        if not 0 <= self.max_tool_rounds <= 50:
+            raise ValueError("GULFSTREAM_MAX_TOOL_ROUNDS must be 0 to 50")
         if not self.memory_backend.strip():
             raise ValueError("GULFSTREAM_MEMORY_BACKEND must name a backend")
         self.context_budget(None)  # a bad budget stops the start

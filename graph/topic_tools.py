@@ -20,9 +20,14 @@ def memories_about(topic: str) -> str:
     from graph.tools import SEARCH_LIMIT  # not at the top: graph.tools imports this module
 
     run = open_run_memory(get_runtime(Context))
+    lineage = current_lineage(run.config)
     found = run.memory.get_related_memory_from(
-        "", "mechanical", limit=SEARCH_LIMIT, lineage=current_lineage(run.config), topic=topic
+        "", "mechanical", limit=SEARCH_LIMIT, lineage=lineage, topic=topic
     )
+    if not found:  # "my dog" names no topic, and "The user's dog is called Biscuit" is about it
+        found = run.memory.get_related_memory_from(
+            topic, "mechanical", limit=SEARCH_LIMIT, lineage=lineage
+        )
     if not found:
         return "No memory is about that topic."
     return format_memories(found, resolve_language(run.context.language, topic))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -15,6 +16,8 @@ from memory.item import now_iso
 from memory.language import LANGUAGE_POLICIES
 from memory.manager import validate_user_id
 from memory.messages import CONTEXT_CHARS, check_turn_messages
+
+_QUESTION = re.compile(r"[^.!?。！？\n]*[?？]")
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,22 @@ class Turn:
     def user_text(self) -> str:
         """What the user said in this turn."""
         return "\n".join(m["content"] for m in self.messages if m["role"] == "user")
+
+    @property
+    def heard_from_user(self) -> str:
+        """What the user said, after the assistant's questions they were answering ("Yes." to
+        "Do you like jazz?" says the user likes jazz): what a memory may be drawn from. The
+        assistant's other words are not the user's (a small model's chat reply that invents a
+        family is no fact about the user)."""
+        said: list[str] = []
+        messages = [*self.context, *self.messages]
+        for before, message in zip([None, *messages], messages, strict=False):
+            if message["role"] != "user":
+                continue
+            if before is not None and before["role"] == "assistant":
+                said.extend(_QUESTION.findall(before["content"]))
+            said.append(message["content"])
+        return "\n".join(said)
 
     @property
     def text(self) -> str:

@@ -13,7 +13,8 @@ PERSONA = {
 
 # The chat's system prompt. {persona}, {current_time}, {core_context}, {memories} and {tools}
 # are filled in; {tools} is one sentence per feature that is on (TOOL_GUIDANCE), nothing for
-# one that is off, so the model never hears of a tool it does not have.
+# one that is off, so the model never hears of a tool it does not have. The closing line is for
+# small models: ending on a tool sentence, the 1.5B model repeated it to the user as its answer.
 SYSTEM_PROMPTS = {
     "en": """{persona}
 
@@ -23,7 +24,9 @@ Current time: {current_time}
 
 {memories}
 
-Use what you remember when it helps, and do not pretend to remember what is not listed.{tools}""",
+Use what you remember when it helps, and do not pretend to remember what is not listed.{tools}
+
+Answer the user in your own words.""",
     "zh": """{persona}
 
 当前时间：{current_time}
@@ -32,7 +35,9 @@ Use what you remember when it helps, and do not pretend to remember what is not 
 
 {memories}
 
-在有帮助时运用你记得的内容；没有列出的内容不要假装记得。{tools}""",
+在有帮助时运用你记得的内容；没有列出的内容不要假装记得。{tools}
+
+用你自己的话回答用户。""",
 }
 
 # A sentence for a chat tool (graph/tools.py) the prompt should point out, said only while the

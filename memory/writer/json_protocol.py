@@ -130,8 +130,20 @@ def _failed(result: str) -> bool:
     return result.startswith("Error:")
 
 
-_WORD = re.compile(r"[a-z0-9]{3,}|[\u4e00-\u9fff]{2}")
+_WORD = re.compile(r"[a-z0-9]{3,}|[\u4e00-\u9fff]+")
 _NOT_EVIDENCE = frozenset(["the", "user", "user's", "users", "用户", "喜欢", "他的", "她的"])
+
+
+def _words(text: str) -> set[str]:
+    """Latin words of three letters or more, and every pair of adjacent CJK characters (each
+    pair, overlapping: "用户叫王芳" holds "王芳" as "我叫王芳" does)."""
+    found: set[str] = set()
+    for run in _WORD.findall(text.lower()):
+        if run.isascii():
+            found.add(run)
+        else:
+            found.update(run[i : i + 2] for i in range(len(run) - 1))
+    return found
 
 
 def _grounded(content: Any, said: str) -> bool:
@@ -139,8 +151,7 @@ def _grounded(content: Any, said: str) -> bool:
     model otherwise stores its prompt's example or an invented detail on a "hi"."""
     if not isinstance(content, str):
         return True  # the tool's own check answers a missing text
-    heard = set(_WORD.findall(said.lower()))
-    return any(w in heard for w in _WORD.findall(content.lower()) if w not in _NOT_EVIDENCE)
+    return bool((_words(content) - _NOT_EVIDENCE) & _words(said))
 
 
 # Facts that hold one value at a time, by the words that say them: a small model often creates
@@ -150,6 +161,10 @@ _ONE_VALUED = {
     "name": re.compile(r"\b(name is|is called|goes by)\b|名叫|叫做|名字是"),
     "job": re.compile(r"\b(works? as|job is|is employed as)\b|职业是|工作是"),
 }
+
+
+def _kinds(text: str) -> set[str]:
+    return {kind for kind, pattern in _ONE_VALUED.items() if pattern.search(text.lower())}
 
 
 def _replaced(kit: MemoryToolkit, content: Any) -> int | None:
@@ -164,16 +179,33 @@ def _replaced(kit: MemoryToolkit, content: Any) -> int | None:
     return None
 
 
+def _retargeted(kit: MemoryToolkit, target: int | None, content: Any) -> int | None:
+    """The memory an update is really about: a small model often folds a changed one-valued fact
+    into the wrong memory ("The user's name is Li Wei and he moved to Shanghai" onto the name,
+    leaving "The user lives in Hangzhou"). When the new text brings a kind of one-valued fact the
+    target does not hold and another memory does, that memory is the one that changed."""
+    current = kit.view.live.get(target) if target is not None else None
+    if current is None or not isinstance(content, str):
+        return target
+    brought = _kinds(content) - _kinds(current.description)
+    same = [
+        m for m in kit.view.live.values()
+        if m.short_id != target and _kinds(m.description) & brought
+    ]  # fmt: skip
+    return same[-1].short_id if same else target
+
+
 def apply_operations(
     kit: MemoryToolkit, operations: list[Any], said: str | None = None
 ) -> JsonOutcome:
     """Run each operation through the toolkit's tools, so that every guard of the tool protocol
     holds (ids from the list only, secrets, removal limits, copy-on-write). A delete the user
     did not ask for is refused here: a small model cannot be trusted to judge what is obsolete,
-    and an update keeps a changed fact anyway. A create or update whose text holds no word of
-    what was said (`said`, by default the turn's text) is refused as not grounded."""
+    and an update keeps a changed fact anyway. A create or update whose text holds no word the
+    user said (`said`, by default the user's words and the questions they answered) is refused
+    as not grounded."""
     outcome = JsonOutcome()
-    said = kit.turn_text if said is None else said
+    said = (kit.heard_from_user or kit.turn_text) if said is None else said
     for number, operation in enumerate(operations, 1):
         where = f"operation {number}"
         if not isinstance(operation, Mapping) or operation.get("op") not in OPS:
@@ -192,6 +224,8 @@ def apply_operations(
         replaced = _replaced(kit, content) if op == "create" else None
         if replaced is not None:  # a changed one-valued fact: the old value goes
             op, ids["id"] = "update", replaced
+        elif op == "update":
+            ids["id"] = _retargeted(kit, ids["id"], content)
         if op == "create":
             section = operation.get("section")
             if not isinstance(section, str) or not section.strip():

@@ -69,6 +69,7 @@ class MemoryToolkit:
     scope_policy: str = "auto"
     turn_text: str = ""  # the conversation: what read_memories ranks by in a large store
     capacity: int = 0
+    heard_from_user: str = ""  # what a memory may be drawn from (Turn.heard_from_user)
     lock: threading.Lock = field(default_factory=threading.Lock)
     _hit_this_turn: set[int] = field(default_factory=set)
     _pending: list[tuple[Change, dict[str, str]]] = field(default_factory=list)
@@ -98,6 +99,7 @@ class MemoryToolkit:
             check_scope_policy(turn.scope_policy),
             turn.text,
             capacity,
+            heard_from_user=turn.heard_from_user,
         )
 
     @property

@@ -225,6 +225,23 @@ async def test_memories_about_tool_answers_with_one_persons_memories(
     assert "knee surgery" in result and "太极拳" in result and "Rex" not in result
 
 
+@pytest.mark.uses("topics")
+async def test_memories_about_a_topic_no_memory_is_filed_under_finds_those_mentioning_it(
+    inline: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The 1.5B model asked memories_about("my dog") and heard that nothing is about it.
+    store = open_memory_manager(inline.memory_backend, "doguser")
+    store.add("The user's dog is called Biscuit.", "identity")
+    store.add("The user lives in Hangzhou.", "places & paths")
+    call = {"name": "memories_about", "args": {"topic": "my dog"}, "id": "c1"}
+    script = iter([AIMessage("", tool_calls=[call]), AIMessage("Biscuit.")])
+    monkeypatch.setattr(nodes, "load_chat_model", lambda name, **_: ScriptedModel(messages=script))
+    app = compile_graph(checkpointer=InMemorySaver())
+    state = await say(app, offline_context(user_id="doguser"), "t1", "What is my dog called?")
+    result = next(m for m in state["messages"] if isinstance(m, ToolMessage)).content
+    assert "Biscuit" in result and "Hangzhou" not in result
+
+
 async def test_llm_retrieval_on_the_offline_model_goes_straight_to_bm25(
     inline: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -16,7 +16,7 @@ import graph.nodes as nodes
 from graph.agent import compile_graph
 from graph.context import Context
 from graph.settings import Settings, use_settings
-from graph.tool_loop import ChatModelError
+from graph.tool_loop import NO_WORDS, ChatModelError
 from tests.fakes import ScriptedModel
 
 _ids = itertools.count()
@@ -117,3 +117,37 @@ async def test_an_empty_answer_after_a_tool_result_is_asked_once_more(inline, mo
     state = await say(compile_graph(checkpointer=InMemorySaver()), "What is my dog called?")
     assert state["messages"][-1].content == "It is Rex."
     assert "in words" in model.seen[-1][0].content
+
+
+async def test_an_answer_wrapped_in_the_templates_tool_response_tags_reaches_the_user_bare(
+    inline, monkeypatch
+):
+    # The 1.5B model copies its chat template's tool-result wrapper around its answer.
+    wrapped = "<tool_response>\nI'm doing well, thank you! How about you?\n</tool_response>"
+    chat_with(monkeypatch, iter([AIMessage(wrapped)]))
+    state = await say(compile_graph(checkpointer=InMemorySaver()), "Hi there! How are you?")
+    assert state["messages"][-1].content == "I'm doing well, thank you! How about you?"
+
+
+async def test_an_answer_at_the_tool_limit_is_asked_without_tools_with_the_results_in_the_prompt(
+    inline, monkeypatch
+):
+    # The 1.5B model at its tool limit: three identical calls, then end-of-text twice.
+    calls = [asks("search_memory", query="dog") for _ in range(3)]
+    answers = iter([*calls, AIMessage(""), AIMessage("It is Rex.")])
+    model = chat_with(monkeypatch, answers)
+    with use_settings(max_tool_rounds=3):
+        state = await say(compile_graph(checkpointer=InMemorySaver()), "What is my dog called?")
+    assert state["messages"][-1].content == "It is Rex."
+    last = model.seen[-1]
+    assert "Found with tools in this turn" in last[0].content
+    assert last[-1].content == "What is my dog called?"  # no tool exchange after the question
+    assert "search_memory" not in str(model.seen[-1])  # no tool named: none is bound
+
+
+async def test_a_model_that_never_answers_in_words_leaves_the_user_a_sentence_not_a_blank(
+    inline, monkeypatch
+):
+    chat_with(monkeypatch, iter([AIMessage("")] * 3))
+    state = await say(compile_graph(checkpointer=InMemorySaver()), "Hi")
+    assert state["messages"][-1].content == NO_WORDS

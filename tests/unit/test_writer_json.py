@@ -109,6 +109,16 @@ async def test_a_changed_fact_is_updated_not_duplicated(alice):
     assert result.applied and texts(alice) == ["The user lives in Shanghai."]
 
 
+async def test_a_move_folded_into_the_name_memory_updates_the_home_memory(alice):
+    # What the 1.5B model answered: the new home put on the name's id, the old home left.
+    alice.add("The user's name is Li Wei.", "identity")
+    alice.add("The user lives in Hangzhou.", "places & paths")
+    moved = "The user's name is Li Wei and he moved to Shanghai last month."
+    result, _ = await write(alice, [ops({"op": "update", "id": 1, "content": moved})],
+                            "I moved to Shanghai last month.")  # fmt: skip
+    assert result.applied and texts(alice) == [moved, "The user's name is Li Wei."]
+
+
 async def test_malformed_json_gets_one_repair_round(alice):
     good = ops({"op": "create", "content": "The user likes oolong tea.", "section": "taste"})
     broken = '{"operations": [{"op": "create", "content": '
@@ -278,6 +288,36 @@ async def test_a_fact_holding_nothing_the_user_said_is_refused(alice):
     result, _ = await write(alice, [copied], "Hi there! How are you today?")
     assert result.applied and texts(alice) == []
     assert any(not e.ok and "nothing the user said" in e.result for e in result.events)
+
+
+async def test_a_chinese_fact_is_grounded_whatever_the_pairing_of_its_characters(alice):
+    # "用户叫王芳" read in pairs from its first character never pairs "王芳" as "我叫王芳" does:
+    # the 1.5B model's name memory was refused as holding nothing the user said.
+    named = ops({"op": "create", "content": "用户叫王芳。", "section": "身份"},
+                {"op": "create", "content": "用户叫小明。", "section": "身份"})  # fmt: skip
+    result, _ = await write(alice, [named], "我叫王芳，在北京做老师。")
+    assert texts(alice) == ["用户叫王芳。"]  # the prompt's example name is still refused
+    assert any(not e.ok and "小明" in e.result for e in result.events)
+
+
+async def test_facts_from_the_assistants_reply_are_refused_and_an_answered_question_counts(alice):
+    # The 1.5B chat model answered "Hi there!" with a family of its own; its writer filed it.
+    invented = ops({"op": "create", "content": "The user has two sisters.", "section": "family"})
+    messages = ({"role": "user", "content": "Hi there! How are you today?"},
+                {"role": "assistant", "content": "Great! My two sisters visited me."})  # fmt: skip
+    model = RecordingModel(messages=iter([invented]))
+    turn = Turn("alice", "t1", messages, thread_id="s1")
+    await MemoryConsumer(model, protocol="json").consume(turn, LongTermMemory(alice))
+    assert texts(alice) == []
+    # "Yes." says what the assistant's question asked: that question is the user's evidence.
+    liked = ops({"op": "create", "content": "The user likes jazz.", "section": "taste"})
+    context = ({"role": "assistant", "content": "Nice. Do you like jazz?"},)
+    turn = Turn("alice", "t2", ({"role": "user", "content": "Yes."},), thread_id="s1",
+                context=context)  # fmt: skip
+    await MemoryConsumer(RecordingModel(messages=iter([liked])), protocol="json").consume(
+        turn, LongTermMemory(alice)
+    )
+    assert texts(alice) == ["The user likes jazz."]
 
 
 async def test_a_new_value_of_a_one_valued_fact_replaces_the_old_one(alice):

@@ -1,6 +1,7 @@
-"""A chat provider that answers HTTP 500 (llama.cpp on output it cannot parse), through the real
-OpenAI client over HTTP: tried exactly once more, then the run fails naming the provider's
-answer, and the user's message stays in the thread."""
+"""The chat model's requests through the real OpenAI client over HTTP: a provider that answers
+HTTP 500 (llama.cpp on output it cannot parse) is tried exactly once more, then the run fails
+naming the provider's answer and the user's message stays in the thread; with
+GULFSTREAM_MAX_TOOL_ROUNDS=0 no tool schema is sent (most of a small model's prompt)."""
 
 from __future__ import annotations
 
@@ -60,3 +61,19 @@ def test_two_failed_requests_fail_the_run_with_the_providers_answer_and_keep_the
         assert chat_requests(stub) == 2
     kept = app.get_state(CONFIG).values["messages"]
     assert [m.content for m in kept if isinstance(m, HumanMessage)] == ["My name is Li Wei."]
+
+
+def test_no_tool_rounds_sends_no_tools_and_names_none(
+    inline: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with StubOpenAI() as stub, use_settings(inline, max_tool_rounds=0):
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        app = compile_graph(checkpointer=InMemorySaver())
+        state = app.invoke(
+            {"messages": [{"role": "user", "content": "Hi"}]}, CONFIG,
+            context=Context(user_id="u1", model="openai/local", writer_model="openai/local"),
+        )  # fmt: skip
+    (chat,) = [r for r in stub.requests if not r.get("tools")]
+    assert "search_memory" not in chat["messages"][0]["content"]
+    assert not any(r.get("tools") and "search_memory" in str(r["tools"]) for r in stub.requests)
+    assert state["messages"][-1].text.startswith("STUB")
