@@ -10,7 +10,7 @@ PORT ?= 2024
 .DEFAULT_GOAL := help
 
 help:  ## this list
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 10
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/; s/ +# feature: .*//' | expand -t 10
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,8 +41,10 @@ editor: $(STAMP)  ## the memory editor alone on http://127.0.0.1:8765/memories/ 
 test: $(STAMP)  ## every test: unit, integration (files, processes, databases), e2e, browser
 	$(BIN)/python -m pytest -q
 
+# Without the LangSmith and Hypothesis plugins, which no unit test uses (most of a second of imports).
+UNIT_ARGS := -q tests/unit -m "not slow" -p no:langsmith_plugin -p no:hypothesispytest
 unit: $(STAMP)  ## the quick unit tests only (seconds; the few marked slow run in make test)
-	$(BIN)/python -m pytest -q tests/unit -m "not slow"
+	$(BIN)/python -m pytest $(UNIT_ARGS)
 
 # A real small model (Qwen2.5-Coder-1.5B-Instruct, 4-bit) and llama.cpp's server, both from PyPI:
 # cached in ~/.cache/gulfstream/local-model and linked into .local-model/ (docs/LOCAL_MODEL.md).
@@ -82,9 +84,8 @@ export: $(STAMP)  ## write a user's memory to a snapshot (USER=, BACKEND=, FILE=
 import: $(STAMP)  ## load a snapshot into an empty store (USER=, BACKEND=, FILE=)
 	$(BIN)/python -m graph.cli.snapshot import $(SNAPSHOT_ARGS)
 
-consolidate: $(STAMP)  ## one consolidation pass over a user's memory, report printed (USER=, BACKEND=)
-	$(BIN)/python -m graph.cli.consolidate $(if $(filter command line,$(origin USER)),--user $(USER)) \
-		$(if $(BACKEND),--backend $(BACKEND))
+consolidate: $(STAMP)  ## one consolidation pass over a user's memory, report printed (USER=, BACKEND=)  # feature: consolidation
+	$(BIN)/python -m graph.cli.consolidate $(if $(filter command line,$(origin USER)),--user $(USER)) $(if $(BACKEND),--backend $(BACKEND))  # feature: consolidation
 
 # Irreversible: asks to type the id (or user) unless YES=1. A user's erase also deletes their
 # threads in make chat's checkpointer (THREADS= another file, KEEP_THREADS=1 to keep them).

@@ -25,12 +25,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from memory.entity_lexicon import PLACES
 from memory.retrieval import Retrievers
 from memory.retrieval.evaluation import load_labelled_set, recall_at, write_items
 from memory.retrieval.mechanical import MechanicalRetriever
 from memory.sqlite_manager import SqliteMemoryManager
 from memory.topics import TopicTable, extract_entities
-from memory.topics.lexicon import PLACES
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 PEOPLE_EN = ["my sister", "my mom", "my boss", "my friend Tom", "Alice", "my brother", "Priya"]

@@ -5,22 +5,22 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import dataclasses
 import hashlib
 import hmac
 import logging
 import uuid
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine
 from typing import Any
 
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.utils.runnable import RunnableCallable
 
+import graph.memory_consolidator as consolidator  # feature: consolidation
+from graph.admitting import admit  # feature: admission
 from graph.archiving import archive_turn
 from graph.context import Context
 from graph.lineage import acurrent_lineage, current_lineage
-from graph.memory_consolidator import CONSOLIDATOR_GRAPH_ID, consolidation_trigger
 from graph.pending import PENDING_NAMESPACE, keep_pending
 from graph.run_memory import (
     RunMemory,
@@ -30,9 +30,7 @@ from graph.run_memory import (
 )
 from graph.said_recently import flush_on_thread_switch
 from graph.state import State
-from memory.admission import score_turn
 from memory.branch import Lineage
-from memory.consolidation.trigger import due_reason, note_write
 from memory.turn import Turn
 from memory.usage import describe, from_dicts
 from memory.writer.local import local_writer
@@ -60,19 +58,6 @@ def write_mode(run: RunMemory) -> str:
     if mode != "auto":
         return mode
     return "server" if is_under_langgraph_server(run.config) else "local"
-
-
-def admit(run: RunMemory, turn: Turn, related: Sequence[dict[str, Any]]) -> Turn:
-    """The turn with the admission scorer's verdict (`memory.admission`), unless the deployment
-    turned admission off. The memories retrieved for this turn tell a repeat; the assistant's
-    message before it tells an answer."""
-    if not run.settings.admission:
-        return turn
-    memories = [str(m.get("description", "")) for m in related]
-    # The assistant's message the user replies to: an answer to its question is kept.
-    asked = next((m["content"] for m in reversed(turn.context) if m["role"] == "assistant"), "")
-    admission = score_turn(turn.user_text, memories=memories, after=asked)
-    return dataclasses.replace(turn, admission=admission)
 
 
 def record_turn(run: RunMemory, turn: Turn, cost: dict[str, dict[str, int]]) -> None:
@@ -128,7 +113,7 @@ async def hand_off(
         turn = run.finished_turn(state.messages, lineage)
         if turn is None:
             return _outcome(None, "", "skipped")
-        turn = admit(run, turn, state.related_memories)
+        turn = admit(run, turn, state.related_memories)  # feature: admission
         mode = write_mode(run)
         await asyncio.to_thread(record_turn, run, turn, state.cost)
         if mode == "server":  # skipped or not, the user moved on: other threads' batches go now
@@ -140,12 +125,13 @@ async def hand_off(
                 await keep_pending(runtime.store, turn)
             pending = runtime.store is not None
             await _kept_if_unscheduled(schedule_server_write(run, turn, pending=pending), pending)
-            await schedule_consolidation_if_due(run)
+            await consolidator.schedule_pass(run)  # feature: consolidation
         elif mode == "local":
             memory = run.memory
             if memory.consumer is None:  # its first turn: the memory agent, then a pass when due
                 memory.consumer = writer_consumer()
-                memory.after_write.append(consolidation_trigger().after_write)
+                trigger = consolidator.consolidation_trigger()  # feature: consolidation
+                memory.after_write.append(trigger.after_write)  # feature: consolidation
             await asyncio.wrap_future(local_writer.serve(memory, memory.send(turn)))
         else:
             # A context of its own: inside this run's, the memory agent would become a subgraph
@@ -237,36 +223,6 @@ async def schedule_server_write(run: RunMemory, turn: Turn, *, pending: bool = F
             f"writer thread {writer_thread} of user {turn.user_id!r} is not usable ({exc}); set "
             "GULFSTREAM_WRITER_THREAD_SECRET and re-stamp or delete that thread"
         ) from exc
-
-
-async def schedule_consolidation_if_due(run: RunMemory) -> str:
-    """Server mode, after a writer run was scheduled: count it, and when a pass is due (every
-    `consolidate_every_writes` runs, or the store near `memory_capacity`) queue a
-    `memory_consolidator` run behind it on the user's writer thread, so that the pass never
-    races the user's writes. Returns why it was queued ("" when not due). A failure is
-    logged: the turn itself is scheduled already."""
-    from langgraph_sdk import get_client
-
-    from graph.memory_consolidator import consolidation_schedule
-
-    try:
-        writes = await asyncio.to_thread(note_write, run.memory)
-        schedule = consolidation_schedule(run.settings)
-        reason = await asyncio.to_thread(due_reason, run.memory, schedule, writes)
-        if reason:
-            writer_thread = writer_thread_id(run.user_id, run.settings.writer_thread_secret)
-            await get_client().runs.create(
-                writer_thread,
-                CONSOLIDATOR_GRAPH_ID,
-                input={"reason": reason},
-                context={"user_id": run.user_id},
-                multitask_strategy="enqueue",
-            )
-            logger.info("memory_consolidator queued for %r (%s)", run.user_id, reason)
-        return reason
-    except Exception:
-        logger.exception("scheduling a consolidation pass for %r failed", run.user_id)
-        return ""
 
 
 async def schedule_flush(run: RunMemory, thread_id: str | None = None) -> None:

@@ -5,6 +5,7 @@ capacity, and on demand."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,9 +16,10 @@ from langgraph.runtime import Runtime
 
 from graph.context import Context
 from graph.models import check_model_allowed, load_chat_model
-from graph.run_memory import open_run_memory
+from graph.run_memory import RunMemory, open_run_memory
 from graph.settings import Settings, custom_auth_configured, get_settings
 from memory.consolidation import ConsolidationPolicy, ConsolidationSchedule, ConsolidationTrigger
+from memory.consolidation.trigger import due_reason, note_write
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +53,36 @@ def consolidation_trigger() -> ConsolidationTrigger:
         _triggers.clear()  # settings change only in tests and the demo
         trigger = _triggers[settings] = ConsolidationTrigger(consolidation_schedule(settings))
     return trigger
+
+
+async def schedule_pass(run: RunMemory) -> str:
+    """Server mode, after a writer run was scheduled: count it, and when a pass is due (every
+    `consolidate_every_writes` runs, or the store near `memory_capacity`) queue a
+    `memory_consolidator` run behind it on the user's writer thread, so that the pass never
+    races the user's writes. Returns why it was queued ("" when not due). A failure is
+    logged: the turn itself is scheduled already."""
+    from langgraph_sdk import get_client
+
+    from graph.handoff import writer_thread_id  # not at the top: graph.handoff imports this module
+
+    try:
+        writes = await asyncio.to_thread(note_write, run.memory)
+        schedule = consolidation_schedule(run.settings)
+        reason = await asyncio.to_thread(due_reason, run.memory, schedule, writes)
+        if reason:
+            writer_thread = writer_thread_id(run.user_id, run.settings.writer_thread_secret)
+            await get_client().runs.create(
+                writer_thread,
+                CONSOLIDATOR_GRAPH_ID,
+                input={"reason": reason},
+                context={"user_id": run.user_id},
+                multitask_strategy="enqueue",
+            )
+            logger.info("memory_consolidator queued for %r (%s)", run.user_id, reason)
+        return reason
+    except Exception:
+        logger.exception("scheduling a consolidation pass for %r failed", run.user_id)
+        return ""
 
 
 @dataclass

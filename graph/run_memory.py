@@ -138,7 +138,7 @@ def open_run_memory(
     memory.half_life_days = settings.hotness_half_life_days  # the deployment's, like batching
     memory.min_score = settings.min_score
     memory.retrievers.sections = persona.SECTIONS  # the LLM retriever's examples name them
-    memory.retrievers.topic_routing = settings.topics
+    memory.retrievers.topic_routing = settings.topics  # feature: topics
     configurable = config.get("configurable") or {}
     thread_id = str(configurable.get("thread_id") or "")
     return RunMemory(

@@ -16,6 +16,7 @@ from graph.lineage import current_lineage
 from graph.prompting import format_memories
 from graph.run_memory import open_run_memory
 from graph.settings import Settings, get_settings
+from graph.topic_tools import memories_about  # feature: topics
 from memory.archive import Window, parse_day, render
 from memory.language import resolve_language
 
@@ -43,26 +44,6 @@ def search_memory(query: str) -> str:
         return "No memory matches."
     # Like the system prompt: fenced and escaped, memory text is data, never instructions.
     return format_memories(found, resolve_language(run.context.language, query))
-
-
-def memories_about(topic: str) -> str:
-    """Everything this user's long-term memory holds about one person, place, organisation or
-    subject of their life (e.g. "my sister", "妈妈", "Tom", "Tokyo"), the most alive first.
-
-    Use it when the user asks how someone or something is doing, or what is new with them.
-    """
-    run = open_run_memory(get_runtime(Context))
-    lineage = current_lineage(run.config)
-    found = run.memory.get_related_memory_from(
-        "", "mechanical", limit=SEARCH_LIMIT, lineage=lineage, topic=topic
-    )
-    if not found:  # "my dog" names no topic, and "The user's dog is called Biscuit" is about it
-        found = run.memory.get_related_memory_from(
-            topic, "mechanical", limit=SEARCH_LIMIT, lineage=lineage
-        )
-    if not found:
-        return "No memory is about that topic."
-    return format_memories(found, resolve_language(run.context.language, topic))
 
 
 def search_conversations(query: str, since: str = "", until: str = "", thread: str = "") -> str:
@@ -123,7 +104,7 @@ def convert_units(value: float, unit_from: str, unit_to: str) -> str:
 CHAT_TOOLS: list[Callable[..., Any]] = [
     get_current_time,
     search_memory,
-    memories_about,
+    memories_about,  # feature: topics
     search_conversations,
     convert_units,
 ]
@@ -132,7 +113,7 @@ CHAT_TOOLS: list[Callable[..., Any]] = [
 # (nor told about) a tool that could only answer "turned off".
 FEATURE_OF_TOOL: dict[str, Callable[[Settings], bool]] = {
     "search_conversations": lambda settings: settings.archive_on,
-    "memories_about": lambda settings: settings.topics,
+    "memories_about": lambda settings: settings.topics,  # feature: topics
 }
 
 

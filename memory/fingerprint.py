@@ -7,9 +7,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
+from memory.entities import extract_entities
+from memory.entity_lexicon import PEOPLE
 from memory.tokenize import normalize, tokenize
-from memory.topics.entities import extract_entities
-from memory.topics.lexicon import PEOPLE
 
 # Terms that say who the memory is about, not what it says.
 SUBJECT_TERMS = frozenset({"user", "用户", "用", "户"})

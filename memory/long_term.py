@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from memory.branch import Lineage
+from memory.consolidating import Consolidating  # feature: consolidation
 from memory.hotness import DEFAULT_HALF_LIFE_DAYS
 from memory.manager import BaseMemoryManager
 from memory.messages import extract_last_turn
@@ -19,6 +20,7 @@ from memory.retrieval import RetrievalMode, Retrievers
 from memory.retrieval.embedder import DEFAULT as DEFAULT_EMBEDDINGS
 from memory.retrieval.embedder import resolve_embeddings
 from memory.retrieval.hotness_ranking import HotnessRanking
+from memory.topical import Topical  # feature: topics
 from memory.turn import Turn
 from memory.upkeep import MemoryUpkeep
 from memory.writer.queue import BatchPolicy
@@ -27,7 +29,6 @@ if TYPE_CHECKING:
     from memory.archive.base import ConversationArchive
     from memory.erasure import ErasureReport
     from memory.snapshot import SnapshotScheduler
-    from memory.topics.summaries import SummaryStore
     from memory.writer.queue import (
         DurableWriteQueue,
         RetryPolicy,
@@ -45,7 +46,11 @@ JOURNAL_FILE = "write-journal.sqlite"
 TRACE_FILE = "write-journal-trace.sqlite"  # the default journal's trace (see trace_path)
 
 
-class LongTermMemory(MemoryUpkeep):
+class LongTermMemory(
+    Consolidating,  # feature: consolidation
+    Topical,  # feature: topics
+    MemoryUpkeep,
+):
     """One user's long-term memory: `get_related_memory_from` reads;
     `start` / `send_history` / `stop` write through a durable background queue.
 
@@ -103,7 +108,6 @@ class LongTermMemory(MemoryUpkeep):
         self._queue: DurableWriteQueue | None = None
         self._trace: WriteTrace | None = None
         self._usage: UsageLedger | None = None
-        self._summaries: SummaryStore | None = None
         self._open_lock = threading.Lock()
         self.snapshots: SnapshotScheduler | None = None  # set when the registry keeps snapshots
 

@@ -1,11 +1,11 @@
-"""MemoryUpkeep: what keeps one user's memory clean over time (recalls, hotness, topics, passes)."""
+"""MemoryUpkeep: what keeps one user's memory clean over time (recalls, hotness)."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from memory.hotness import NEVER_RECALLED, RecallStats, hotness
 from memory.manager import BaseMemoryManager
@@ -15,23 +15,19 @@ from memory.retrieval import Retrievers
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from memory.consolidation import ConsolidationPolicy, ConsolidationReport
     from memory.long_term import LongTermMemory
-    from memory.topics import Topic, TopicTable
-    from memory.topics.summaries import SummaryStore
 
 
 class MemoryUpkeep:
     """`LongTermMemory`'s upkeep methods, kept apart so the reading and writing doors stay short:
-    recall signals and hotness (`memory.hotness`), topics (`memory.topics`) and consolidation
-    passes (`memory.consolidation`)."""
+    recall signals and hotness (`memory.hotness`); topics are `memory.topical`'s, consolidation
+    passes `memory.consolidating`'s."""
 
     manager: BaseMemoryManager
     retrievers: Retrievers
     recall_log: RecallLog
     data_dir: Path
     _open_lock: threading.Lock
-    _summaries: SummaryStore | None
 
     @property
     def _memory(self) -> LongTermMemory:
@@ -85,56 +81,3 @@ class MemoryUpkeep:
     def close(self) -> None:
         """Write the queued recalls and close the recall log (it reopens when used again)."""
         self.recall_log.close()
-
-    # ── topics (memory.topics) ──────────────────────────────────────────
-
-    @property
-    def topic_table(self) -> TopicTable:
-        """Who and what the memories are about, rebuilt as the store changes."""
-        return self.retrievers.topics
-
-    @property
-    def topic_summaries(self) -> SummaryStore:
-        """The stored topic summaries, in `data_dir` (opened on first use)."""
-        with self._open_lock:
-            if self._summaries is None:
-                from memory.topics.summaries import SUMMARIES_FILE, SummaryStore
-
-                self._summaries = SummaryStore(self.data_dir / SUMMARIES_FILE)
-            return self._summaries
-
-    def topics(self) -> list[Topic]:
-        """The topics of the live memories (people, places, organisations, dates, subjects),
-        hottest first."""
-        return self.topic_table.topics()
-
-    def get_topic_summary(self, name: str) -> str | None:
-        """A short summary of the topic `name` names (alias, display name or key, either
-        language); None when no topic does."""
-        from memory.topics import topic_summary
-
-        return topic_summary(self._memory, name)
-
-    def refresh_topic_summaries(self, llm: Any | None = None) -> int:
-        """Summarise the topics that changed (with `llm`, or offline); returns how many were
-        written. The consolidation pass calls it at its end."""
-        from memory.topics import refresh_topic_summaries
-
-        return refresh_topic_summaries(self._memory, llm)
-
-    # ── upkeep ──────────────────────────────────────────────────────────
-
-    def consolidate(
-        self,
-        llm: Any | None = None,
-        *,
-        now: datetime | None = None,
-        policy: ConsolidationPolicy | None = None,
-    ) -> ConsolidationReport:
-        """One consolidation pass (`memory.consolidation`): merge near-duplicates (rewritten by
-        `llm` when given), mark passed plans stale, archive long-cold memories; snapshot
-        first, refused when it would remove more than a quarter of the live memories, and
-        resumed where it stopped when an earlier pass was interrupted."""
-        from memory.consolidation import consolidate
-
-        return consolidate(self._memory, llm, now=now, policy=policy)

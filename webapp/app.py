@@ -20,6 +20,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from webapp import conversations, routes
+from webapp.consolidate import consolidate  # feature: consolidation
 from webapp.guard import ApiError, check_local_host
 
 PREFIX = "/memories"
@@ -113,7 +114,7 @@ def editor_routes() -> list[BaseRoute]:
         Route(f"{api}/deleted", routes.list_deleted, methods=["GET"]),
         Route(f"{api}/status", routes.get_status, methods=["GET"]),
         Route(f"{api}/self-check", routes.run_self_check, methods=["POST"]),
-        Route(f"{api}/consolidate", routes.consolidate, methods=["POST"]),
+        Route(f"{api}/consolidate", consolidate, methods=["POST"]),  # feature: consolidation
         Route(f"{api}/export", routes.export_memories, methods=["GET"]),
         Route(f"{api}/import", routes.import_memories, methods=["POST"]),
         Route(f"{api}/events", routes.stream_events, methods=["GET"]),

@@ -301,19 +301,6 @@ async def run_self_check(request: Request, memory: LongTermMemory) -> Response:
 
 
 @api
-async def consolidate(request: Request, memory: LongTermMemory) -> Response:
-    """One consolidation pass (no model: the most complete text of each group is kept) and its
-    report; a refused pass changed nothing and says why in `refused`."""
-    await read_json_object(request, set())
-    from graph.memory_consolidator import consolidation_policy
-    from graph.settings import get_settings
-
-    policy = consolidation_policy(get_settings())
-    report = await _run(functools.partial(memory.consolidate, policy=policy))
-    return JSONResponse(report.to_dict())
-
-
-@api
 async def export_memories(request: Request, memory: LongTermMemory) -> Response:
     manager = memory.manager
     document = await _run(transfer.export_document, manager)

@@ -4,22 +4,35 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from memory.errors import CorruptStoreError
-from memory.hotness import hotness, is_cold
+from memory.hotness import NEVER_RECALLED, hotness, is_cold
 from memory.item import MemoryItem, time_sort_key
 from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
-from memory.topics import TopicTable
+from webapp.topic_groups import by_topic  # feature: topics
 
 logger = logging.getLogger(__name__)
 MAX_SEARCH_RESULTS = 50
 PAGE_SIZE = 200  # cards per page of the waterfall; the page asks for more as the user scrolls
 MAX_PAGE_SIZE = 1000
 SORTS = ("newest", "hotness")  # the waterfall's orders (a search is always best match first)
-GROUPINGS = ("theme", "topic")
+# The section of a card (key, name, Chinese name), by grouping: a grouping gets its sections from
+# the user's memory once per page.
+Sections = Callable[[str, MemoryItem], tuple[str, str, str]]
+
+
+def by_theme(memory: LongTermMemory) -> Sections:
+    return lambda memory_id, item: (item.theme, item.theme, item.theme)
+
+
+GROUPS: dict[str, Callable[[LongTermMemory], Sections]] = {
+    "theme": by_theme,
+    "topic": by_topic,  # feature: topics
+}
+GROUPINGS = tuple(GROUPS)
 
 
 def card(
@@ -132,8 +145,12 @@ def waterfall(
     manager = memory.manager
     revision = manager.revision
     items = manager.list_items()
-    table = memory.topic_table
-    heat = {i: round(table.hotness_of(i, item), 6) for i, item in items.items()}
+    stats, half_life = memory.recall_stats(), memory.half_life_days
+    heat = {
+        i: round(hotness(item, stats.get(i, NEVER_RECALLED), half_life_days=half_life), 6)
+        for i, item in items.items()
+    }
+    section_of = GROUPS[group](memory)
 
     def order(memory_id: str, item: MemoryItem) -> tuple[Any, ...]:
         if sort == "hotness":
@@ -158,7 +175,7 @@ def waterfall(
     replacements = superseded_by(items)
     groups: dict[str, dict[str, Any]] = {}
     for memory_id, item in page:
-        key, name, name_zh = _group_of(table, group, memory_id, item)
+        key, name, name_zh = section_of(memory_id, item)
         section = groups.setdefault(
             key, {"key": key, "theme": item.theme, "name": name, "name_zh": name_zh, "cards": []}
         )
@@ -177,21 +194,10 @@ def waterfall(
         counts: dict[str, int] = {}
         for memory_id, item in items.items():
             if not theme or item.theme == theme:
-                key = _group_of(table, group, memory_id, item)[0]
+                key = section_of(memory_id, item)[0]
                 counts[key] = counts.get(key, 0) + 1
         page_data["topics"] = counts
     return page_data
-
-
-def _group_of(
-    table: TopicTable, group: str, memory_id: str, item: MemoryItem
-) -> tuple[str, str, str]:
-    """The section a card goes in: its theme, or its main topic (see TopicTable.main_topic)."""
-    if group == "topic":
-        main = table.main_topic(memory_id)
-        if main is not None:
-            return main.key, main.name, main.name_zh
-    return item.theme, item.theme, item.theme
 
 
 def changed_cards(manager: BaseMemoryManager, ids: Iterable[str]) -> dict[str, Any]:

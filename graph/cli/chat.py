@@ -10,10 +10,9 @@ import uuid
 from pathlib import Path
 
 from graph.archiving import archive_spec
-from graph.cli.consolidate import describe as describe_report
+from graph.cli.consolidate import tidy_up  # feature: consolidation
 from graph.cli.session import LocalSession
 from graph.context import Context
-from graph.memory_consolidator import consolidation_policy
 from graph.settings import get_settings, load_dotenv
 from memory.archive import Window, archives, render
 from memory.branch import Lineage, Provenance, visible_ids
@@ -31,8 +30,8 @@ FORGET_REASON = "forgotten from the terminal chat"
 SEARCH_BUDGET_CHARS = 4_000
 HELP = (
     "Commands: /memories  /forget <id or text>  /restore <id>  /search <text> (past "
-    "conversations)  /cost (model calls by purpose)  /consolidate (merge duplicates, mark passed "
-    "plans stale, archive cold memories)  "
+    "conversations)  /cost (model calls by purpose)  "
+    "/consolidate (merge duplicates, stale plans, archive cold ones)  "  # feature: consolidation
     "/back (take back your last message: the next one starts a sibling branch)  /new (a new "
     "thread)  /quit"
 )
@@ -187,11 +186,8 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
             elif line.startswith("/restore"):
                 target = line.removeprefix("/restore")
                 print(await asyncio.to_thread(restore, session.manager, target))
-            elif line == "/consolidate":
-                assert session.memory is not None
-                policy = consolidation_policy(get_settings())
-                report = await asyncio.to_thread(session.memory.consolidate, policy=policy)
-                print(describe_report(report))
+            elif line == "/consolidate" and session.memory is not None:  # feature: consolidation
+                print(await asyncio.to_thread(tidy_up, session.memory))  # feature: consolidation
             elif line == "/cost":
                 assert session.memory is not None
                 print(await asyncio.to_thread(cost_report, session.memory, last_cost))

@@ -29,6 +29,11 @@ def describe(report: ConsolidationReport) -> str:
     return "\n".join(lines)
 
 
+def tidy_up(memory: LongTermMemory) -> str:
+    """`/consolidate` in `make chat`: one pass with the deployment's thresholds, described."""
+    return describe(memory.consolidate(policy=consolidation_policy(get_settings())))
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m graph.cli.consolidate [--backend SPEC] [--user ID] [--rewrite] [--json]`."""
     load_dotenv()

@@ -29,6 +29,7 @@ from memory.manager import file_stem
 from memory.retrieval.semantic import SemanticChannel
 from memory.retrieval.vector_store import vector_store_for
 from memory.snapshot import write_snapshot
+from memory.topical import refresh_after_pass  # feature: topics
 
 if TYPE_CHECKING:
     from memory.long_term import LongTermMemory
@@ -85,16 +86,6 @@ def embeddings_of(memory: LongTermMemory) -> Any | None:
             kept = SemanticChannel(embeddings, vector_store_for(memory.manager, "descriptions"))
             _description_vectors[memory] = kept
     return kept
-
-
-def _refresh_topics(memory: LongTermMemory, llm: Any | None) -> int:
-    """Summaries of the topics whose memories the pass (or the writer since) changed; a failure
-    is logged and leaves the old summaries, never the pass undone."""
-    try:
-        return memory.refresh_topic_summaries(llm)
-    except Exception:
-        logger.exception("memory of %r: topic summaries not refreshed", memory.user_id)
-        return 0
 
 
 def consolidate(
@@ -176,7 +167,7 @@ def _run(
         else:
             report.skipped.append(turn_id)
     path.unlink(missing_ok=True)
-    report.topics_summarised = _refresh_topics(memory, llm)
+    report.topics_summarised = refresh_after_pass(memory, llm)  # feature: topics
     report.kept = manager.live_count()
     report.duration_seconds = time.monotonic() - started
     logger.info("memory of %r: %s", manager.user_id, report.summary())

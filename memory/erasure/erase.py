@@ -17,6 +17,7 @@ from memory.erasure.report import ErasureReport
 from memory.erasure.rows import (
     JOURNAL_TABLES,
     RECALL_TABLES,
+    SUMMARIES_FILE,
     SUMMARY_TABLES,
     TRACE_TABLES,
     Needles,
@@ -241,7 +242,6 @@ def _drop_vectors(memory: LongTermMemory, ids: set[str] | None, report: ErasureR
 
 def _shared_files(memory: LongTermMemory) -> list[tuple[Path, tuple[SharedTable, ...]]]:
     from memory.recall_log import RECALL_FILE
-    from memory.topics.summaries import SUMMARIES_FILE
 
     return [
         (memory.journal_path, JOURNAL_TABLES),

@@ -42,6 +42,8 @@ RECALL_TABLES = (
     ),
     SharedTable("recall log: flushes", "recall_flushes", ("user_id",), False),
 )
+# memory.topics keeps its summaries there; erased even when that feature is gone.
+SUMMARIES_FILE = "topic-summaries.sqlite"
 SUMMARY_TABLES = (SharedTable("topic summaries", "topic_summaries", ("user_id", "topic")),)
 
 

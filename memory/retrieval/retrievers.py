@@ -7,11 +7,10 @@ import sys
 from typing import TYPE_CHECKING, Any, Literal
 
 from memory.branch import Lineage
-from memory.hotness import NEVER_RECALLED, hotness
-from memory.item import MemoryItem
 from memory.manager import BaseMemoryManager
 from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.modes import RetrievalMode
+from memory.retrieval.topical import TopicalRetrieval  # feature: topics
 
 if TYPE_CHECKING:
     from memory.prompts.writer import Sections
@@ -20,7 +19,6 @@ if TYPE_CHECKING:
     from memory.retrieval.hybrid import HybridRetriever
     from memory.retrieval.llm import LLMRetriever
     from memory.retrieval.semantic import ChannelStatus
-    from memory.topics.table import TopicTable
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +26,24 @@ OnFailure = Literal["mechanical", "empty"]
 _warned_without_llm = False
 
 
-class Retrievers:
+class WithoutTopics:
+    """What retrieval does without `memory.topics`: no topic has a name."""
+
+    def within_topic(
+        self, query: str, topic: str, limit: int, lineage: Lineage | None
+    ) -> list[dict[str, str]]:
+        return []
+
+    def named_topic_answer(
+        self, query: str, limit: int, lineage: Lineage | None
+    ) -> list[dict[str, str]] | None:
+        return None
+
+
+class Retrievers(
+    TopicalRetrieval,  # feature: topics
+    WithoutTopics,
+):
     """One manager's retrievers. The BM25 index lives in `mechanical` and is shared by every
     mode; the LLM retrievers (which need langchain-core) are built on first use, per model.
     With `embeddings` (see `memory.retrieval.embedder.resolve_embeddings`), the `semantic`
@@ -59,26 +74,8 @@ class Retrievers:
             self.semantic = _channel_for(manager, embeddings)
             self.mechanical.fused = FusedRanking(self.semantic)
         self._llm_modes: dict[tuple[RetrievalMode, int], LLMRetriever | HybridRetriever] = {}
-        self._topics: TopicTable | None = None
         # The memory sections the LLM modes' examples name (the app's); None: the examples' own.
         self.sections: Sections | None = None
-        # False: a question naming a person or place is ranked like any other (no topic table).
-        self.topic_routing = True
-
-    @property
-    def topics(self) -> TopicTable:
-        """The manager's topic table (memory.topics), made on first use and kept current."""
-        if self._topics is None:
-            from memory.topics.table import TopicTable
-
-            self._topics = TopicTable(self.manager, self._recalled_hotness)
-        return self._topics
-
-    def _recalled_hotness(self, memory_id: str, item: MemoryItem) -> float:
-        """A memory's hotness with its recall signals (the same as ranking's), for topics."""
-        ranking = self.mechanical.hotness
-        recalls = ranking.recall_stats().get(memory_id, NEVER_RECALLED)
-        return hotness(item, recalls, half_life_days=ranking.half_life_days)
 
     def recall_status(self) -> ChannelStatus | None:
         """How far the semantic channel's vectors are (None without one, or when the store
@@ -139,20 +136,15 @@ class Retrievers:
         naming a topic gets its members in BM25 mode (see `memory.retrieval.topical`)."""
         mode = RetrievalMode.parse(mode)
         if topic is not None:
-            from memory.retrieval.topical import within_topic
-
-            return within_topic(self.mechanical, self.topics, query, topic, limit, lineage)
+            return self.within_topic(query, topic, limit, lineage)
         model = llm if llm is not None else self.llm
         if mode is not RetrievalMode.MECHANICAL and model is None:
             _warn_without_llm(mode)
             mode = RetrievalMode.MECHANICAL
         if mode is RetrievalMode.MECHANICAL:
-            if self.topic_routing:
-                from memory.retrieval.topical import named_topic_answer
-
-                named = named_topic_answer(self.mechanical, self.topics, query, limit, lineage)
-                if named is not None:
-                    return named
+            named = self.named_topic_answer(query, limit, lineage)
+            if named is not None:
+                return named
             return self.mechanical.retrieve(query, limit, lineage)
         return self._llm_mode(mode, model).retrieve(query, limit, lineage)
 

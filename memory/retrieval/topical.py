@@ -2,10 +2,55 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from memory.branch import Lineage, filter_ranked
+from memory.hotness import NEVER_RECALLED, hotness
+from memory.item import MemoryItem
+from memory.manager import BaseMemoryManager
 from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.query import read_query
-from memory.topics.table import TopicTable
+
+if TYPE_CHECKING:  # memory.topics is imported on first use: its modules import retrieval's
+    from memory.topics.table import TopicTable
+
+
+class TopicalRetrieval:
+    """A mixin of `Retrievers`: the manager's topic table, the `topic` filter and broad
+    questions answered by the topic they name. `topic_routing` False: a question naming a
+    person or place is ranked like any other (no topic table)."""
+
+    manager: BaseMemoryManager
+    mechanical: MechanicalRetriever
+    topic_routing = True
+    _topics: TopicTable | None = None
+
+    @property
+    def topics(self) -> TopicTable:
+        """The manager's topic table (memory.topics), made on first use and kept current."""
+        if self._topics is None:
+            from memory.topics.table import TopicTable
+
+            self._topics = TopicTable(self.manager, self._recalled_hotness)
+        return self._topics
+
+    def _recalled_hotness(self, memory_id: str, item: MemoryItem) -> float:
+        """A memory's hotness with its recall signals (the same as ranking's), for topics."""
+        ranking = self.mechanical.hotness
+        recalls = ranking.recall_stats().get(memory_id, NEVER_RECALLED)
+        return hotness(item, recalls, half_life_days=ranking.half_life_days)
+
+    def within_topic(
+        self, query: str, topic: str, limit: int, lineage: Lineage | None
+    ) -> list[dict[str, str]]:
+        return within_topic(self.mechanical, self.topics, query, topic, limit, lineage)
+
+    def named_topic_answer(
+        self, query: str, limit: int, lineage: Lineage | None
+    ) -> list[dict[str, str]] | None:
+        if not self.topic_routing:
+            return None
+        return named_topic_answer(self.mechanical, self.topics, query, limit, lineage)
 
 
 def within_topic(

@@ -1,6 +1,6 @@
 """Entities and topics of a user's memories: who and what they are about, with a summary each."""
 
-from memory.topics.entities import Entity, extract_entities
+from memory.entities import Entity, extract_entities
 from memory.topics.refresh import refresh_topic_summaries, topic_summary
 from memory.topics.table import Topic, TopicTable
 

@@ -9,11 +9,11 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from memory.entities import DATE
 from memory.fencing import escape_data
 from memory.item import MemoryItem
 from memory.language import language_of
 from memory.prompts.topics import TOPIC_SUMMARY_PROMPTS
-from memory.topics.entities import DATE
 from memory.topics.summaries import StoredSummary
 from memory.topics.table import Topic
 

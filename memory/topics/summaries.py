@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from memory.item import now_iso
 from memory.writer.sqlite_file import open_wal, write_transaction
 
-SUMMARIES_FILE = "topic-summaries.sqlite"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS topic_summaries (
     user_id TEXT NOT NULL,

@@ -151,6 +151,7 @@ async def test_reply_streams_token_chunks(server: DevServer, alice_remembered: s
     assert "Porto" in "".join(pieces)
 
 
+@pytest.mark.uses("admission")
 async def test_a_burst_of_facts_is_written_as_one_batch(server: DevServer) -> None:
     client = get_client(url=server.url)
     thread_id = (await client.threads.create())["thread_id"]
@@ -177,6 +178,7 @@ async def test_a_burst_of_facts_is_written_as_one_batch(server: DevServer) -> No
         assert word in remembered
 
 
+@pytest.mark.uses("admission")
 async def test_small_talk_never_reaches_the_memory_writer(server: DevServer) -> None:
     client = get_client(url=server.url)
     thread_id = (await client.threads.create())["thread_id"]
@@ -328,7 +330,8 @@ async def test_studio_sees_only_the_callers_choices_in_the_context_schema(
     server: DevServer,
 ) -> None:
     client = get_client(url=server.url)
-    for graph_id in ("agent", "memory_writer", "memory_consolidator"):
+    graphs = json.loads((Path(__file__).parents[2] / "langgraph.json").read_text())["graphs"]
+    for graph_id in graphs:  # each graph the deployment serves
         (assistant,) = await client.assistants.search(graph_id=graph_id, limit=1)
         schemas = await client.assistants.get_schemas(assistant["assistant_id"])
         fields = set(schemas["context_schema"]["properties"])
@@ -337,6 +340,7 @@ async def test_studio_sees_only_the_callers_choices_in_the_context_schema(
         assert not fields & {"memory_backend", "write_mode", "write_delay_seconds"}
 
 
+@pytest.mark.uses("consolidation")
 async def test_the_memory_consolidator_graph_runs_a_pass_for_the_user(
     server: DevServer, alice_remembered: str
 ) -> None:

@@ -93,10 +93,11 @@ async def test_a_fact_told_is_known_next_turn_in_a_new_thread_once_and_by_nobody
 ) -> None:
     alice, bob = User(server, "alice"), User(server, "alice-neighbour")
     told = await alice.say("a", "By the way, I live in Porto.")
-    assert told["memory_write"]["admission"]["decision"] == "batch"  # it waits in its batch
+    assert told["memory_write"]["status"] == "scheduled"  # a writer run queued, not yet run
+    assert told["memory_write"]["admission"]["decision"] == "batch"  # feature: admission
     asked = await alice.say("b", "Where do I live? (alice)")
     assert recent(asked) == ["By the way, I live in Porto."]
-    assert not any("Porto" in memory for memory in remembered(asked))
+    assert not any("Porto" in memory for memory in remembered(asked))  # feature: admission
     prompt = prompt_of(server, "Where do I live? (alice)")
     assert "<said_recently>" in prompt and "I live in Porto." in prompt
     other = await bob.say("c", "Where do I live? (bob)")

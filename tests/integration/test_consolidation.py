@@ -251,6 +251,7 @@ def test_an_unreadable_plan_is_set_aside_and_the_pass_plans_again(tmp_path: Path
     assert not plan.exists() and len(list(plan.parent.glob("alice.plan.json.unreadable-*"))) == 1
 
 
+@pytest.mark.uses("topics")
 def test_a_pass_refreshes_the_topic_summaries(tmp_path: Path):
     manager = _open("yaml", tmp_path)
     manager.add("User's sister Amy lives in Berlin", "family")

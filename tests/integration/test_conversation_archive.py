@@ -60,6 +60,7 @@ def found(app: Any, user: str, query: str, thread: str = "", at: str = "") -> li
     return [h.anchor.content for h in hits if h.digest is None]  # messages, not day digests
 
 
+@pytest.mark.uses("admission")
 def test_skipped_turns_are_archived_too(app: Any) -> None:
     state = say(app, "ada", "t1", "ok thanks")
     assert state["memory_write"]["status"] == "skipped"

@@ -4,6 +4,7 @@ passes ruff, mypy and the unit tests: applied to a copy of the tree, one feature
 from __future__ import annotations
 
 import ast
+import json
 import os
 import random
 import re
@@ -25,13 +26,15 @@ CHOOSE = "DELETE_A_FEATURE"
 
 @dataclass(frozen=True)
 class Deletion:
-    """One feature's table in the guide: files to delete, files with lines marked
-    `# feature: <name>`, files with tests marked `@pytest.mark.uses("<name>")`."""
+    """One feature's table in the guide: files (and folders, ending in `/`) to delete, files
+    with lines marked `# feature: <name>`, files with tests marked `@pytest.mark.uses("<name>")`,
+    graphs to take out of langgraph.json."""
 
     feature: str
     files: tuple[str, ...]
     marked_lines_in: tuple[str, ...]
     marked_tests_in: tuple[str, ...]
+    graphs: tuple[str, ...] = ()
 
 
 def deletions() -> dict[str, Deletion]:
@@ -45,7 +48,7 @@ def deletions() -> dict[str, Deletion]:
             steps[row[0]] = tuple(re.findall(r"`([^`]+)`", row[1]))
         found[name] = Deletion(
             name, steps["delete the files"], steps.get("delete the lines", ()),
-            steps.get("delete the tests", ()),
+            steps.get("delete the tests", ()), steps.get("delete the graphs", ()),
         )  # fmt: skip
     return found
 
@@ -60,6 +63,11 @@ def marked(pattern: str) -> set[str]:
 
 def line_mark(feature: str) -> str:
     return f"# feature: {feature}"
+
+
+def is_marked(line: str, feature: str) -> bool:
+    """Whether `line` ends in the feature's mark (in HTML, inside a comment: `<!-- # ... -->`)."""
+    return line.rstrip().removesuffix("-->").rstrip().endswith(line_mark(feature))
 
 
 def uses_mark(feature: str) -> str:
@@ -96,11 +104,19 @@ def without_marked_tests(source: str, mark: str) -> str:
 
 def delete_feature(tree: Path, deletion: Deletion) -> None:
     for name in deletion.files:
-        (tree / name).unlink()
+        if name.endswith("/"):
+            shutil.rmtree(tree / name)
+        else:
+            (tree / name).unlink()
+    if deletion.graphs:
+        manifest = json.loads((tree / "langgraph.json").read_text())
+        for graph in deletion.graphs:
+            del manifest["graphs"][graph]
+        (tree / "langgraph.json").write_text(json.dumps(manifest, indent=2) + "\n")
     for name in deletion.marked_lines_in:
         path = tree / name
         kept = [line for line in path.read_text().splitlines(keepends=True)
-                if not line.rstrip().endswith(line_mark(deletion.feature))]  # fmt: skip
+                if not is_marked(line, deletion.feature)]  # fmt: skip
         path.write_text("".join(kept))
     for name in deletion.marked_tests_in:
         path = tree / name
@@ -128,14 +144,19 @@ def chosen(features: list[str]) -> list[str]:
 
 def test_the_guide_lists_every_marked_file_and_only_real_files() -> None:
     found = deletions()
-    assert {"digests", "compaction"} <= set(found), found
+    assert {"digests", "compaction", "consolidation", "topics"} <= set(found), found
     for feature, deletion in found.items():
-        assert deletion.files and all((ROOT / name).is_file() for name in deletion.files)
+        assert deletion.files, feature
+        for name in deletion.files:
+            assert (ROOT / name).is_dir() if name.endswith("/") else (ROOT / name).is_file(), name
+        graphs = json.loads((ROOT / "langgraph.json").read_text())["graphs"]
+        assert set(deletion.graphs) <= set(graphs), feature
         assert marked(line_mark(feature)) == set(deletion.marked_lines_in), feature
         assert marked(uses_mark(feature)) == set(deletion.marked_tests_in), feature
 
 
 @pytest.mark.slow  # a copy of the tree, then ruff, mypy and the unit tests on it
+@pytest.mark.timeout(1800)  # DELETE_A_FEATURE=all: every feature in turn, on a loaded machine
 def test_a_feature_deleted_by_the_guides_steps_leaves_a_template_that_passes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -154,7 +175,8 @@ def test_a_feature_deleted_by_the_guides_steps_leaves_a_template_that_passes(
         run(tree, str(BIN / "ruff"), "check", ".")  # then make lint
         run(tree, str(BIN / "mypy"))
         run(tree, sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-            "tests/unit", "-m", "not slow")  # fmt: skip
+            "tests/unit", "-m", "not slow", "-p", "no:langsmith_plugin",
+            "-p", "no:hypothesispytest")  # fmt: skip  # as make unit
         with capsys.disabled():
             print(f"\n{feature} deleted: ruff, mypy and the unit tests pass "
                   f"({time.monotonic() - started:.0f} s)")  # fmt: skip

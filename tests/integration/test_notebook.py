@@ -39,5 +39,5 @@ def test_quickstart_notebook_executes_and_recalls(monkeypatch: pytest.MonkeyPatc
     assert "bot> [offline model]" in joined
     # The fact was written before its call returned (the deployment settings the notebook sets);
     # the question was skipped by the admission scorer, and the notebook shows why.
-    assert joined.count("memory write: written") == 1, joined
-    assert "memory write: skipped (" in joined and "question" in joined, joined
+    assert joined.count("memory write: written") == 1, joined  # feature: admission
+    assert "memory write: skipped (" in joined and "question" in joined  # feature: admission

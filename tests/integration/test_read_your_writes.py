@@ -65,11 +65,12 @@ async def test_a_fact_told_is_known_next_turn_in_a_new_thread_once_and_by_nobody
 ) -> None:
     async with LocalSession(ADA, data_dir) as ada:
         told = await ada.say("t1", "By the way, I live in Porto.")
-        assert told.memory_write["admission"]["decision"] == "batch"  # it waits in its batch
+        assert told.memory_write["status"] == "journaled"  # in the durable queue, not yet written
+        assert told.memory_write["admission"]["decision"] == "batch"  # feature: admission
         asked = await ada.say("t2", "Where do I live?")
         assert recent(asked) == ["By the way, I live in Porto."]
         assert "I live in Porto" in asked.text  # the model was given it
-        assert not any("Porto" in memory for memory in remembered(asked))  # not written yet
+        assert not any("Porto" in memory for memory in remembered(asked))  # feature: admission
         async with LocalSession(BOB, data_dir) as bob:
             other = await bob.say("t3", "Where do I live?")
         assert bob.memory is not None  # no turn of bob's was queued: stop the queue it started

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from memory.erasure.rows import SUMMARIES_FILE
 from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
-from memory.topics.summaries import SUMMARIES_FILE
 from memory.yaml_manager import YamlMemoryManager
 from tests.fakes import ScriptedAnswers
 from tests.integration.conftest import OpenManager

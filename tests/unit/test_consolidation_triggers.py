@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-import graph.handoff as handoff
+import graph.memory_consolidator as memory_consolidator
 from graph.agent import compile_graph
 from graph.context import Context
 from graph.memory_consolidator import graph as consolidator
@@ -137,8 +137,8 @@ async def test_the_server_hand_off_queues_a_consolidator_run_when_due(
     monkeypatch.setattr(langgraph_sdk, "get_client", lambda: _Client())
     with use_settings(consolidate_every_writes=2):
         run = open_run_memory(_RuntimeFor(Context(user_id="alice")), {"configurable": {}})  # type: ignore[arg-type]
-        assert await handoff.schedule_consolidation_if_due(run) == ""
-        assert await handoff.schedule_consolidation_if_due(run) == "writes"
+        assert await memory_consolidator.schedule_pass(run) == ""
+        assert await memory_consolidator.schedule_pass(run) == "writes"
     assert [c["graph"] for c in created] == ["memory_consolidator"]
     assert created[0]["multitask_strategy"] == "enqueue" and created[0]["context"] == {
         "user_id": "alice"

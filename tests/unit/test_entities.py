@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.topics.entities import extract_entities
+from memory.entities import extract_entities
 
 LABELLED = Path(__file__).resolve().parents[1] / "data" / "entity_set.json"
 
@@ -71,6 +71,7 @@ def test_words_that_only_look_like_entities_are_left_alone() -> None:
         assert extract_entities(text) == [], text
 
 
+@pytest.mark.slow  # inputs of 5,000 to 10,000 characters
 def test_hostile_or_empty_input_gives_nothing_and_never_raises() -> None:
     for text in ("", "   ", None, 42, "(" * 5000, "\x00\u202e" * 100, "妈" * 10_000):
         found = extract_entities(text)  # type: ignore[arg-type]

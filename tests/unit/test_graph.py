@@ -208,6 +208,7 @@ async def test_search_memory_tool_reads_the_users_store(
     assert state["messages"][-1].content == "Your dog is Rex."
 
 
+@pytest.mark.uses("topics")
 async def test_memories_about_tool_answers_with_one_persons_memories(
     inline: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -224,6 +225,7 @@ async def test_memories_about_tool_answers_with_one_persons_memories(
     assert "knee surgery" in result and "太极拳" in result and "Rex" not in result
 
 
+@pytest.mark.uses("topics")
 async def test_memories_about_a_topic_no_memory_is_filed_under_finds_those_mentioning_it(
     inline: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
@@ -51,6 +52,7 @@ def stored(tmp_path: Path) -> list[str]:
     return sorted(item.description for item in manager.list_items().values())
 
 
+@pytest.mark.uses("admission")
 async def test_small_talk_is_skipped_with_its_reasons_and_never_journaled(tmp_path: Path) -> None:
     app = compile_graph(checkpointer=InMemorySaver())
     state = await chat(app, "ok thanks!")
@@ -68,6 +70,8 @@ async def test_small_talk_is_skipped_with_its_reasons_and_never_journaled(tmp_pa
     )
 
 
+@pytest.mark.uses("admission")
+@pytest.mark.slow  # waits (0.8 s) to see a batch that is not yet due
 async def test_facts_wait_in_their_batch_and_a_remember_takes_them_along(tmp_path: Path) -> None:
     app = compile_graph(checkpointer=InMemorySaver())
     with use_settings(write_batch_size=10):
@@ -100,6 +104,7 @@ async def test_facts_wait_in_their_batch_and_a_remember_takes_them_along(tmp_pat
     assert sorted(decisions) == ["batch", "batch", "write"]
 
 
+@pytest.mark.uses("admission")
 async def test_a_threads_batch_can_be_flushed_before_compaction(tmp_path: Path) -> None:
     app = compile_graph(checkpointer=InMemorySaver())
     with use_settings(write_batch_size=10):
@@ -177,11 +182,12 @@ async def test_the_server_writer_writes_a_threads_waiting_turns_in_one_agent_run
     assert again["result"] == "nothing due"
 
 
+@pytest.mark.uses("admission")
 def test_ltm_writes_admission_reads_the_assistants_question_before_the_turn() -> None:
     """A short answer is kept because the assistant asked; the same words unasked are skipped."""
     from types import SimpleNamespace
 
-    from graph.handoff import admit
+    from graph.admitting import admit
 
     run: Any = SimpleNamespace(settings=SimpleNamespace(admission=True))
     said = [{"role": "user", "content": "在三楼。"}, {"role": "assistant", "content": "好的。"}]

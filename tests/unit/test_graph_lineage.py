@@ -180,6 +180,7 @@ def test_durability_exit_does_not_wait_and_reports_its_checkpoint_unsaved(
     assert checkpoint_is_saved("t-exit", saved_current)
 
 
+@pytest.mark.slow  # three turns and their writes on a SQLite checkpointer
 def test_a_durability_exit_turn_writes_user_scope_memories_the_next_turn_sees(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -27,6 +27,7 @@ from graph.agent import compile_graph
 from graph.auth import owns_namespace
 from graph.context import Context
 from graph.handoff import writer_thread_id
+from graph.memory_consolidator import consolidation_trigger  # feature: consolidation
 from graph.models import is_offline
 from graph.prompting import build_system_prompt
 from graph.run_memory import DEAD_WRITES_NAMESPACE, open_run_memory
@@ -140,6 +141,7 @@ async def test_auto_mode_queues_durably_beside_the_store_and_writes_in_the_backg
     trace.close()
 
 
+@pytest.mark.slow  # six concurrent turns
 async def test_concurrent_first_turns_of_a_user_share_one_queue_and_are_each_written_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -174,7 +176,8 @@ async def test_concurrent_first_turns_of_a_user_share_one_queue_and_are_each_wri
         assert memory is not None and id(memory) == opened[0]
         assert memory.consumer is consumer
         # After each write, a consolidation pass when one is due (a hook, not a wrapper).
-        assert memory.after_write == [handoff.consolidation_trigger().after_write]
+        trigger = consolidation_trigger()  # feature: consolidation
+        assert memory.after_write == [trigger.after_write]  # feature: consolidation
         await drained()
         gc.collect()
     assert {state["memory_write"]["status"] for state in states} == {"journaled"}
@@ -320,6 +323,7 @@ async def test_the_server_writer_retries_then_records_the_dead_turn_and_a_resend
     assert not owns_namespace((DEAD_WRITES_NAMESPACE, "alice"), "bob")
 
 
+@pytest.mark.slow  # waits out two retry backoffs
 async def test_a_retry_cancelled_midway_leaves_no_count_for_the_next_resend(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -345,6 +349,7 @@ def test_the_shipped_writer_node_retries_with_backoff() -> None:
     assert isinstance(policy, RetryPolicy) and policy.max_attempts > 1 and policy.backoff_factor > 1
 
 
+@pytest.mark.slow  # imports the OpenAI provider
 def test_switching_to_llm_retrieval_gets_a_ranking_model_over_the_same_memory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -75,6 +75,7 @@ async def test_archive_off_binds_no_search_conversations_and_never_names_it(
     assert "search_memory" in tools and "search_memory" in prompt  # the rest stays
 
 
+@pytest.mark.uses("topics")
 async def test_topics_have_a_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     _, tools, _ = await one_turn(monkeypatch)
     assert "memories_about" in tools
@@ -86,6 +87,7 @@ async def test_topics_have_a_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     assert opened.retrievers.topic_routing is False  # nor does retrieval route by topic
 
 
+@pytest.mark.uses("topics")
 def test_without_topic_routing_a_question_about_someone_is_ranked_like_any_other(
     tmp_path: Path,
 ) -> None:

@@ -6,6 +6,8 @@ import re
 import time
 from pathlib import Path
 
+import pytest
+
 from memory.manager import Change
 from memory.sqlite_manager import SqliteMemoryManager
 from memory.turn import Turn
@@ -37,6 +39,7 @@ def toolkit_for(manager: SqliteMemoryManager, said: str) -> MemoryToolkit:
     return MemoryToolkit.for_turn(manager, Turn.of("u", [{"role": "user", "content": said}]))
 
 
+@pytest.mark.slow  # a 5,000-item store
 def test_a_5000_item_store_is_shown_under_budget_with_the_related_memory(tmp_path: Path) -> None:
     manager, cat_id = _big_store(tmp_path)
     kit = toolkit_for(manager, "Mochi my cat had a checkup at the vet today")

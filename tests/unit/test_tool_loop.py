@@ -47,7 +47,7 @@ async def say(app: Any, text: str, thread: str = "t1") -> dict[str, Any]:
 
 
 async def test_the_same_call_again_is_answered_from_its_first_result(inline, monkeypatch):
-    same = (asks("memories_about", topic="Daniela Ortiz") for _ in range(3))
+    same = (asks("search_memory", query="Daniela Ortiz") for _ in range(3))
     model = chat_with(monkeypatch, iter([*same, AIMessage("Nice to meet you, Daniela!")]))
     state = await say(compile_graph(checkpointer=InMemorySaver()), "Hi! I am Daniela Ortiz.")
     assert state["messages"][-1].content == "Nice to meet you, Daniela!"

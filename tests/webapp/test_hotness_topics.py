@@ -89,6 +89,7 @@ def test_sort_by_hotness_orders_every_card_and_pages_without_repeats(
     assert newest[0]["description"] == "User plans to visit Kyoto next week"
 
 
+@pytest.mark.uses("topics")
 def test_group_by_topic_files_both_languages_under_one_person(client: httpx.Client) -> None:
     page = client.get("memories", params={"group": "topic"}).json()
     groups = {group["key"]: group for group in page["groups"]}

@@ -833,7 +833,8 @@ function start() {
     .observe($("more"));
   $("show-deleted").addEventListener("click", () => showDeleted().catch((e) => toast(e.message)));
   $("export").addEventListener("click", () => exportMemories().catch((e) => toast(e.message)));
-  $("consolidate").addEventListener("click", () => consolidateMemories().catch((e) => toast(e.message)));
+  $("consolidate").hidden = false;  // # feature: consolidation
+  $("consolidate").addEventListener("click", () => consolidateMemories().catch((e) => toast(e.message)));  // # feature: consolidation
   $("erase-user").addEventListener("click", () => eraseUser().catch((e) => toast(e.message)));
   $("import-file").addEventListener("change", (e) => {
     if (e.target.files[0]) importMemories(e.target.files[0]);

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from memory.topics import lexicon
+from memory import entity_lexicon as lexicon
 
 PERSON, PLACE, ORGANISATION, DATE, SUBJECT = "person", "place", "organisation", "date", "subject"
 KINDS = (PERSON, PLACE, ORGANISATION, DATE, SUBJECT)
