@@ -39,7 +39,8 @@ from memory.sqlite_manager import SqliteMemoryManager
 from memory.tokenize import tokenize
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
-Ranker = Callable[[np.ndarray, np.ndarray], list[int]]
+# BM25 scores, cosines, the coverage of the query by BM25's best memory
+Ranker = Callable[[np.ndarray, np.ndarray, float], list[int]]
 
 
 def distractors(count: int, seed: int = 3) -> dict[str, MemoryItem]:
@@ -91,23 +92,23 @@ def top(scores: np.ndarray, keep: np.ndarray | None = None) -> list[int]:
 
 def variants() -> dict[str, Ranker]:
     def rrf(k: int, floor: float = -1.0) -> Ranker:
-        return lambda bm, cos: reciprocal_rank_fusion(
+        return lambda bm, cos, _coverage: reciprocal_rank_fusion(
             [top(bm, bm > 0)[:SHORTLIST], top(cos, cos >= floor)[:SHORTLIST]], 10, k
         )
 
     def weighted(w: float) -> Ranker:
-        def rank(bm: np.ndarray, cos: np.ndarray) -> list[int]:
+        def rank(bm: np.ndarray, cos: np.ndarray, coverage: float = 1.0) -> list[int]:
             b = bm / bm.max() if bm.max() > 0 else bm
             c = np.clip(cos, 0, None)
             return top(w * b + (1 - w) * c / max(c.max(), 1e-9))
 
         return rank
 
-    def shortlist(bm: np.ndarray, cos: np.ndarray) -> list[int]:
+    def shortlist(bm: np.ndarray, cos: np.ndarray, _coverage: float) -> list[int]:
         listed = top(bm, bm > 0)[:SHORTLIST]
         return sorted(listed, key=lambda p: -cos[p]) + [p for p in top(cos) if p not in listed]
 
-    def confidence(bm: np.ndarray, cos: np.ndarray) -> list[int]:
+    def confidence(bm: np.ndarray, cos: np.ndarray, _coverage: float) -> list[int]:
         # The embedding's weight falls as BM25's first place stands out from its second.
         lexical = top(bm, bm > 0)
         gap = (bm[lexical[0]] - (bm[lexical[1]] if len(lexical) > 1 else 0)) / bm[lexical[0]] \
@@ -120,21 +121,25 @@ def variants() -> dict[str, Ranker]:
         return sorted(scores, key=lambda p: -scores[p])
 
     def scored(weights: FusionWeights) -> Ranker:
-        def rank(bm: np.ndarray, cos: np.ndarray) -> list[int]:
+        def rank(bm: np.ndarray, cos: np.ndarray, coverage: float = 1.0) -> list[int]:
             lexical = [(p, float(bm[p])) for p in top(bm, bm > 0)[:SHORTLIST]]
             semantic = [(p, float(cos[p])) for p in top(cos, cos >= MIN_SIMILARITY)[:SHORTLIST]]
-            return fuse_scores(lexical, semantic, 10, weights=weights)
+            return fuse_scores(lexical, semantic, 10, weights=weights, lexical_coverage=coverage)
 
         return rank
 
     return {
-        "BM25": lambda bm, cos: top(bm, bm > 0),
+        "BM25": lambda bm, cos, _coverage: top(bm, bm > 0),
         "fused scores (default)": scored(DEFAULT_WEIGHTS),
         **{
             f"scores, emb {w} floor {f}": scored(FusionWeights(embedding=w, cosine_floor=f))
             for w, f in ((0.7, 0.2), (1.0, 0.15), (1.5, 0.1))
         },
-        "embeddings": lambda bm, cos: top(cos),
+        **{
+            f"scores, BM25 coverage {c}": scored(FusionWeights(lexical_coverage=c))
+            for c in (0.3, 0.5, 0.7)
+        },
+        "embeddings": lambda bm, cos, _coverage: top(cos),
         "fused (RRF k=5)": rrf(5),
         f"fused, cos >= {MIN_SIMILARITY} (default)": rrf(5, MIN_SIMILARITY),
         "fused, cosine >= 0.2": rrf(5, 0.2),
@@ -189,7 +194,9 @@ def evaluate(retriever, index, queries, documents, asked, ranker) -> dict[str, f
             candidates, scores = index._score(reading.tokens, reading.time_cue)
             bm = np.zeros(len(index.entries))
             bm[candidates] = scores
-            order = ranker(bm, documents @ asked[number])
+            best = int(np.argmax(bm))
+            coverage = index.coverage(reading.tokens, best) if bm[best] > 0 else 1.0
+            order = ranker(bm, documents @ asked[number], coverage)
         group = "paraphrase" if labelled.kind in ("paraphrase", "cross-language") else "lexical"
         for k in (5, 10):
             hits = {index.entries[p].id for p in order[:k]} & set(labelled.relevant)

@@ -304,6 +304,26 @@ class Bm25Index:
         count = self.count
         return np.flatnonzero(np.isin(self.days[:count], days) & self.alive[:count])
 
+    def coverage(self, tokens: list[str], position: int) -> float:
+        """The IDF-weighted share of the query's distinct terms that the memory at `position`
+        holds (1.0: every term; a term no memory has counts at the highest IDF): how much of
+        the query BM25's best match actually answers."""
+        count = self.size
+        if count == 0:
+            return 0.0
+        total = held = 0.0
+        for term in dict.fromkeys(tokens):
+            posting = self.postings.get(term)
+            docs = posting[0] if posting is not None else None
+            frequency = 0 if docs is None else len(docs)
+            idf = math.log((count - frequency + 0.5) / (frequency + 0.5) + 1.0)
+            total += idf
+            if docs is not None:
+                at = int(np.searchsorted(docs, position))
+                if at < len(docs) and docs[at] == position:
+                    held += idf
+        return held / total if total > 0 else 0.0
+
     def scores(self, tokens: list[str]) -> dict[str, float]:
         """BM25 score of every matching live memory, by id (for tests and debugging)."""
         candidates, scores = self._score(tokens, favour_recent=False)

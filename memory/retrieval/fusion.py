@@ -44,6 +44,9 @@ class FusionWeights:
     confident_margin: float = 0.1
     margin_depth: int = 10
     lexical_gap: float = 0.0
+    # BM25's own confidence: its side weighs min(1, coverage / `lexical_coverage`), the
+    # coverage being the IDF-weighted share of the query's terms its best memory holds; 0 off.
+    lexical_coverage: float = 0.0
 
 
 DEFAULT_WEIGHTS = FusionWeights()
@@ -57,17 +60,20 @@ def fuse_scores(
     dated: Sequence[int] = (),
     weights: FusionWeights = DEFAULT_WEIGHTS,
     hotness: HotnessOf | None = None,
+    lexical_coverage: float = 1.0,
 ) -> list[int]:
     """Items ordered by the fused score of `lexical` (item, BM25 score) and `semantic` (item,
     cosine, best first) plus the `dated` items (written on a day the query names); equal scores
-    go to the hotter item, then to BM25's order, then to the embedding's."""
+    go to the hotter item, then to BM25's order, then to the embedding's. `lexical_coverage`
+    is how much of the query BM25's best match holds (`Bm25Index.coverage`)."""
     scores: dict[int, float] = {}
     first_seen: dict[int, int] = {}
     best_lexical = max((score for _, score in lexical), default=0.0)
     if best_lexical > 0:
         ranked = sorted(lexical, key=lambda pair: -pair[1])
+        lexical_weight = lexical_confidence(lexical_coverage, weights)
         for item, score in ranked:
-            scores[item] = score / best_lexical
+            scores[item] = lexical_weight * score / best_lexical
             first_seen.setdefault(item, len(first_seen))
     # Without a word in common the embedding is the only judge: its confidence only matters
     # against BM25's.
@@ -84,6 +90,14 @@ def fuse_scores(
         scores[item] = scores.get(item, 0.0) + weights.date
         first_seen.setdefault(item, len(first_seen))
     return _ordered(scores, first_seen, limit, hotness)
+
+
+def lexical_confidence(coverage: float, weights: FusionWeights = DEFAULT_WEIGHTS) -> float:
+    """BM25's weight for one query: 1 when its best match holds enough of the query, less when
+    it matched a word or two of a longer question (a paraphrase the embedding reads better)."""
+    if weights.lexical_coverage <= 0:
+        return 1.0
+    return min(1.0, max(coverage, 0.0) / weights.lexical_coverage)
 
 
 def embedding_weight(
@@ -192,7 +206,6 @@ class FusedRanking:
         memory (`hotness(positions)`)."""
         depth = max(limit, SHORTLIST)
         lexical = lexical_shortlist(index, reading, depth, min_score)
-        dated = dated_shortlist(index, reading, depth)
         try:
             semantic = self.channel.similar_scores(index, query, depth)
         except Exception:
@@ -205,11 +218,13 @@ class FusedRanking:
             if self._failing:
                 logger.warning("semantic recall with %s works again", self.channel.model)
                 self._failing = False
+        dated = dated_shortlist(index, reading, depth, (lexical, semantic))
         if not semantic and not dated:
             return index.search(reading.tokens, limit, favour_recent=reading.time_cue,
                                 hotness=hotness, min_score=min_score)  # fmt: skip
+        coverage = best_coverage(index, reading, lexical, self.weights)
         return fuse_scores(lexical, semantic, limit, dated=dated, weights=self.weights,
-                           hotness=hotness)  # fmt: skip
+                           hotness=hotness, lexical_coverage=coverage)  # fmt: skip
 
 
 def lexical_shortlist(
@@ -228,9 +243,33 @@ def lexical_shortlist(
     return list(zip(candidates.tolist(), scores.tolist(), strict=True))
 
 
-def dated_shortlist(index: Bm25Index, reading: QueryReading, depth: int) -> list[int]:
-    """The `depth` most recent memories written on a day the query names."""
+def dated_shortlist(
+    index: Bm25Index,
+    reading: QueryReading,
+    depth: int,
+    shortlists: Sequence[Sequence[tuple[int, float]]] = (),
+) -> list[int]:
+    """The memories written on a day the query names: every one in `shortlists` (BM25's and
+    the embedding's), so the day counts for each candidate, plus the `depth` most recent."""
     positions = index.written_on(reading.dates)
-    if len(positions) > depth:
-        positions = positions[np.argsort(-index.updated_at[positions], kind="stable")[:depth]]
-    return positions.tolist()
+    if len(positions) <= depth:
+        return positions.tolist()
+    # More than `depth` that day (other topics, or many users in one store): an arbitrary cut
+    # by time would drop the candidates that match the question best.
+    on_day = set(positions.tolist())
+    listed = [p for shortlist in shortlists for p, _ in shortlist if p in on_day]
+    recent = positions[np.argsort(-index.updated_at[positions], kind="stable")[:depth]]
+    return list(dict.fromkeys([*listed, *recent.tolist()]))
+
+
+def best_coverage(
+    index: Bm25Index,
+    reading: QueryReading,
+    lexical: Sequence[tuple[int, float]],
+    weights: FusionWeights = DEFAULT_WEIGHTS,
+) -> float:
+    """How much of the query BM25's best match holds (1.0 when the weights do not use it)."""
+    if weights.lexical_coverage <= 0 or not lexical:
+        return 1.0
+    best = max(lexical, key=lambda pair: pair[1])[0]
+    return index.coverage(reading.tokens, best)
