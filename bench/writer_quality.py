@@ -149,8 +149,14 @@ class Server:
             return False
 
     def stop(self) -> None:
+        """SIGTERM, then SIGKILL to its group: a request the bench gave up on may still be
+        generating, and llama-server finishes it before it stops."""
         self.process.send_signal(signal.SIGTERM)
-        self.process.wait(timeout=30)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=30)
 
 
 def main() -> None:
@@ -182,11 +188,11 @@ def main() -> None:
         try:
             for case in chosen:
                 asyncio.run(run_case(case, model, protocol or "json", tallies[case["split"]]))
+            for split, tally in tallies.items():
+                print(f"{system:12} {split:8} {tally.row()}", flush=True)
         finally:
             if server is not None:
                 server.stop()
-        for split, tally in tallies.items():
-            print(f"{system:12} {split:8} {tally.row()}", flush=True)
 
 
 if __name__ == "__main__":
