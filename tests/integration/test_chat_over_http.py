@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
@@ -27,6 +28,12 @@ def inline(tmp_path: Path, clean_process: Settings) -> Iterator[Settings]:
         yield s
 
 
+def say(app: Any, text: str) -> dict[str, Any]:
+    """One turn of user "u1" on the model served at OPENAI_BASE_URL."""
+    local = Context(user_id="u1", model="openai/local", writer_model="openai/local")
+    return app.invoke({"messages": [{"role": "user", "content": text}]}, CONFIG, context=local)
+
+
 def chat_requests(stub: StubOpenAI) -> int:
     tools = ({t["function"]["name"] for t in r.get("tools") or []} for r in stub.requests)
     return sum(1 for names in tools if "create_memory" not in names)
@@ -37,11 +44,7 @@ def test_one_failed_request_is_tried_once_more_and_the_user_gets_the_answer(
 ) -> None:
     with StubOpenAI(failing_chat_requests=1) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
-        app = compile_graph(checkpointer=InMemorySaver())
-        state = app.invoke(
-            {"messages": [{"role": "user", "content": "Hi"}]}, CONFIG,
-            context=Context(user_id="u1", model="openai/local", writer_model="openai/local"),
-        )  # fmt: skip
+        state = say(compile_graph(checkpointer=InMemorySaver()), "Hi")
     assert state["messages"][-1].text.startswith("STUB")
     assert chat_requests(stub) == 2
 
@@ -53,10 +56,7 @@ def test_two_failed_requests_fail_the_run_with_the_providers_answer_and_keep_the
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
         app = compile_graph(checkpointer=InMemorySaver())
         with pytest.raises(ChatModelError, match=rf"openai/local failed twice.*{PARSE_FAILURE}"):
-            app.invoke(
-                {"messages": [{"role": "user", "content": "My name is Li Wei."}]}, CONFIG,
-                context=Context(user_id="u1", model="openai/local", writer_model="openai/local"),
-            )  # fmt: skip
+            say(app, "My name is Li Wei.")
         # Not the client's own retries on top: a local server that fails is asked twice.
         assert chat_requests(stub) == 2
     kept = app.get_state(CONFIG).values["messages"]
@@ -68,11 +68,7 @@ def test_no_tool_rounds_sends_no_tools_and_names_none(
 ) -> None:
     with StubOpenAI() as stub, use_settings(inline, max_tool_rounds=0):
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
-        app = compile_graph(checkpointer=InMemorySaver())
-        state = app.invoke(
-            {"messages": [{"role": "user", "content": "Hi"}]}, CONFIG,
-            context=Context(user_id="u1", model="openai/local", writer_model="openai/local"),
-        )  # fmt: skip
+        state = say(compile_graph(checkpointer=InMemorySaver()), "Hi")
     (chat,) = [r for r in stub.requests if not r.get("tools")]
     assert "search_memory" not in chat["messages"][0]["content"]
     assert not any(r.get("tools") and "search_memory" in str(r["tools"]) for r in stub.requests)
