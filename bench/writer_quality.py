@@ -159,6 +159,15 @@ class Server:
             self.process.wait(timeout=30)
 
 
+async def run_cases(
+    cases: list[dict[str, Any]], model: Any, protocol: str, tallies: dict[str, Tally]
+) -> None:
+    """Every case on one event loop: the model's HTTP client belongs to the loop it first ran
+    on (one loop per case failed every other case with "Event loop is closed")."""
+    for case in cases:
+        await run_case(case, model, protocol, tallies[case["split"]])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--systems", default="offline,1.5b:json,1.5b:tools")
@@ -186,8 +195,7 @@ def main() -> None:
             model = load_chat_model("openai/local", timeout=600, max_retries=0)
         tallies = {"dev": Tally(), "heldout": Tally()}
         try:
-            for case in chosen:
-                asyncio.run(run_case(case, model, protocol or "json", tallies[case["split"]]))
+            asyncio.run(run_cases(chosen, model, protocol or "json", tallies))
             for split, tally in tallies.items():
                 print(f"{system:12} {split:8} {tally.row()}", flush=True)
         finally:
