@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
+from tests.browser.chromium import CHROMIUM, launch
 from tests.webapp.editor_process import base_url, data_dir
 
 try:
@@ -17,8 +17,6 @@ except ImportError:
     sync_api = None
 
 __all__ = ["base_url", "data_dir"]  # the shared editor fixtures, re-exported for pytest
-
-CHROMIUM = Path("/usr/bin/chromium")
 
 
 def missing_browser() -> str | None:
@@ -40,17 +38,7 @@ def browser() -> Iterator[object]:
         pytest.skip(reason)
     assert sync_api is not None
     with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=[
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--no-first-run",
-            ],
-        )
+        chromium = launch(playwright)
         yield chromium
         chromium.close()
 

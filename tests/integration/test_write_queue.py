@@ -187,12 +187,9 @@ async def test_send_history_returns_before_the_consumer_finishes(tmp_path):
     consumer = RecordingConsumer(gate=gate)
     memory = make_memory(tmp_path, consumer)
     memory.start()
-    started = time.perf_counter()
-    turn_id = await memory.send_history(one_turn("hello"))
-    elapsed = time.perf_counter() - started
+    turn_id = await memory.send_history(one_turn("hello"))  # the consumer waits on the gate
     await asyncio.sleep(0.05)
     assert consumer.seen == [turn_id] and memory.write_status().pending == 1
-    assert elapsed < 1.0
     gate.set()
     await memory.stop()
     assert memory.write_status().done == 1
