@@ -192,7 +192,7 @@ async def test_stop_returns_within_its_timeout_while_a_call_hangs(
         await wait_until(lambda: len(silent.connections) == 1)
         started = time.monotonic()
         drained = await memory.stop(timeout=0.5)
-        assert not drained and time.monotonic() - started < 2.0
+        assert not drained and time.monotonic() - started < 10  # not the 60 s writer timeout
         # The turn is kept for the next start.
         assert [e.turn_id for e in memory._writer().journal.pending("ada")] == [turn(1).turn_id]
 
@@ -280,7 +280,7 @@ async def test_leaving_a_session_waits_a_bounded_time_for_a_stalled_writer(
             assert reply.memory_write["status"] == "journaled"
             await wait_until(lambda: len(silent.connections) == 1)
             leaving = time.monotonic()
-        assert time.monotonic() - leaving < 3.0
+        assert time.monotonic() - leaving < 15  # the 1 s exit wait, not the 60 s timeout
         assert session.memory is not None
         assert session.memory.write_status().pending == 1  # kept for the next start
     assert any("stay in the journal" in r.getMessage() for r in caplog.records)
