@@ -6,7 +6,8 @@ local models (make local-model), with the tools and the json protocol side by si
 
 Per system and split (dev, heldout): extraction recall (a fact turn left a memory holding one of
 its gold words) and precision (memories of fact turns that hold one), updates correct (the new
-value stored, the old one gone), deletions honoured, junk (memories left by small talk), failed
+value stored, the old one gone), deletions honoured, junk (memories left by small talk; "as
+deployed": only from the small talk the admission scorer sends to the writer), failed
 turns (the writer gave up: retried later in a deployment) and seconds per writer turn (the
 prompt tokens of each protocol: bench/prompt_tokens.py). A local model is served by
 scripts/local_model.sh on a free port at temperature 0 for the length of its runs.
@@ -41,6 +42,7 @@ class Tally:
     fact_memories_on_topic: int = 0
     small_talk_cases: int = 0
     junk_memories: int = 0
+    junk_admitted: int = 0  # of those, from turns admission sends on (the rest never reach it)
     updates: int = 0
     updates_correct: int = 0
     forgets: int = 0
@@ -59,11 +61,15 @@ class Tally:
             ratio(self.fact_memories_on_topic, self.fact_memories),
             ratio(self.updates_correct, self.updates), ratio(self.forgets_honoured, self.forgets),
             f"{self.junk_memories}/{self.small_talk_cases}",
+            f"{self.junk_admitted}/{self.small_talk_cases}",
             ratio(self.failed_turns, self.turns), f"{per_turn:.1f}",
         ])  # fmt: skip
 
 
-HEADER = "recall | precision | updates | deletions | junk/small-talk | failed turns | s/turn"
+HEADER = (
+    "recall | precision | updates | deletions | junk/small-talk | junk as deployed "
+    "| failed turns | s/turn"
+)
 
 
 def holds(memories: list[str], words: list[str]) -> bool:
@@ -71,6 +77,7 @@ def holds(memories: list[str], words: list[str]) -> bool:
 
 
 async def run_case(case: dict[str, Any], model: Any, protocol: str, tally: Tally) -> None:
+    from memory.admission import score_turn
     from memory.long_term import LongTermMemory
     from memory.turn import Turn
     from memory.writer import MemoryConsumer, MemoryWriteFailed
@@ -104,6 +111,9 @@ async def run_case(case: dict[str, Any], model: Any, protocol: str, tally: Tally
     elif kind == "small_talk":
         tally.small_talk_cases += 1
         tally.junk_memories += len(stored)
+        # As deployed, the admission scorer goes first and a skipped turn never reaches the writer.
+        if any(score_turn(text, after="OK.").admitted for text in case["turns"]):
+            tally.junk_admitted += len(stored)
     elif kind == "update":
         tally.updates += 1
         tally.updates_correct += holds(stored, case["gold"]) and not holds(stored, case["gone"])
