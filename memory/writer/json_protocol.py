@@ -167,16 +167,19 @@ def _kinds(text: str) -> set[str]:
     return {kind for kind, pattern in _ONE_VALUED.items() if pattern.search(text.lower())}
 
 
+def _newest_holding(kit: MemoryToolkit, kinds: set[str], besides: int | None = None) -> int | None:
+    """The short id of the newest live memory (other than `besides`) that says one of these
+    kinds of one-valued fact, or None."""
+    same = [
+        m for m in kit.view.live.values()
+        if m.short_id != besides and _kinds(m.description) & kinds
+    ]  # fmt: skip
+    return same[-1].short_id if same else None
+
+
 def _replaced(kit: MemoryToolkit, content: Any) -> int | None:
-    """The short id of the memory a new one-valued fact replaces (the newest that says the same
-    kind of fact), or None."""
-    if not isinstance(content, str):
-        return None
-    for pattern in _ONE_VALUED.values():
-        if pattern.search(content.lower()):
-            same = [m for m in kit.view.live.values() if pattern.search(m.description.lower())]
-            return same[-1].short_id if same else None
-    return None
+    """The memory a new one-valued fact replaces (the newest saying the same kind), or None."""
+    return _newest_holding(kit, _kinds(content)) if isinstance(content, str) else None
 
 
 def _retargeted(kit: MemoryToolkit, target: int | None, content: Any) -> int | None:
@@ -188,11 +191,8 @@ def _retargeted(kit: MemoryToolkit, target: int | None, content: Any) -> int | N
     if current is None or not isinstance(content, str):
         return target
     brought = _kinds(content) - _kinds(current.description)
-    same = [
-        m for m in kit.view.live.values()
-        if m.short_id != target and _kinds(m.description) & brought
-    ]  # fmt: skip
-    return same[-1].short_id if same else target
+    moved_to = _newest_holding(kit, brought, besides=target)
+    return target if moved_to is None else moved_to
 
 
 def apply_operations(
