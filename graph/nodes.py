@@ -23,8 +23,8 @@ from graph.tool_loop import (
     LAST_ROUND_NOTE,
     NO_WORDS,
     answers_to_repeats,
+    asked_without_tools,
     calls_written_as_text,
-    folded_tool_rounds,
     invoke_once_more_on_error,
     is_empty_answer,
     tool_rounds,
@@ -117,22 +117,22 @@ def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # Within the budget: compaction keeps the state small; this trims when it could not (a
     # failed summary, a cooldown, one turn larger than the budget).
     sent = fit_to_budget(prompt, state.messages, budget)
+    last_note = LAST_ROUND_NOTE.format(rounds=rounds) if last_round and rounds else ""
     model: Any = chat_model if last_round else chat_model.bind_tools(tools)
-    if last_round:
-        sent, results = folded_tool_rounds(sent)
-        prompt += results + (LAST_ROUND_NOTE.format(rounds=rounds) if rounds else "")
+    request = (
+        asked_without_tools(prompt, sent, last_note)
+        if last_round
+        else [SystemMessage(content=prompt), *sent]
+    )
     meter = UsageMeter()
     with metered(meter, "chat"):
-        response = invoke_once_more_on_error(
-            model, [SystemMessage(content=prompt), *sent], context.model
-        )
+        response = invoke_once_more_on_error(model, request, context.model)
         if is_empty_answer(response) and not last_round:  # end-of-text after a tool result
             note = SystemMessage(content=prompt + EMPTY_ANSWER_NOTE)
             response = invoke_once_more_on_error(model, [note, *sent], context.model)
         if is_empty_answer(response):  # still nothing: no tools, this turn's results in the prompt
-            plain, results = folded_tool_rounds(sent)
-            note = SystemMessage(content=prompt + results + EMPTY_ANSWER_NOTE)
-            response = invoke_once_more_on_error(chat_model, [note, *plain], context.model)
+            request = asked_without_tools(prompt, sent, last_note + EMPTY_ANSWER_NOTE)
+            response = invoke_once_more_on_error(chat_model, request, context.model)
         if is_empty_answer(response):  # never a blank reply: say that it failed
             response = AIMessage(NO_WORDS, id=response.id, usage_metadata=response.usage_metadata)
     cost = add_up(from_dicts(state.cost), meter.by_purpose())

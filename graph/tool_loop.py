@@ -11,7 +11,13 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langgraph.errors import GraphBubbleUp
 
 from memory.writer.text_calls import parse_text_tool_calls
@@ -139,6 +145,15 @@ def folded_tool_rounds(messages: Sequence[BaseMessage]) -> tuple[list[BaseMessag
             kept.append(message)
     note = TOOL_RESULTS_NOTE.format(results="\n\n".join(results)) if results else ""
     return kept, note
+
+
+def asked_without_tools(
+    prompt: str, messages: Sequence[BaseMessage], note: str = ""
+) -> list[BaseMessage]:
+    """The request for an answer without tools: the system `prompt`, this turn's tool results
+    folded into it (folded_tool_rounds) and `note`, then the conversation without the calls."""
+    kept, results = folded_tool_rounds(messages)
+    return [SystemMessage(content=prompt + results + note), *kept]
 
 
 def is_empty_answer(response: AIMessage) -> bool:
