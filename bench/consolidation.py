@@ -2,7 +2,9 @@
 planted set, and its effect on retrieval recall.
 
 Run: `.venv/bin/python bench/consolidation.py` (a few minutes; `--quick` stops at 10k,
-`--public` prints the public set's figures alone).
+`--public` prints the public set's figures alone; `--confirm-with openai/local` adds a row where
+that model confirms the borderline pairs by meaning, e.g. the local model of `make local-serve`
+with OPENAI_BASE_URL set).
 
 Scaling: each size is a planted store (tests/consolidation_data.py: 15% of the memories in
 duplicate groups, half Chinese, with look-alike traps) in a real SQLite file. Detection (the
@@ -109,7 +111,7 @@ def semantic_scaling(sizes: tuple[int, ...]) -> None:
               f"{size * (size - 1) // 2:>16,}")  # fmt: skip
 
 
-def public() -> None:
+def public(confirm_with: str = "") -> None:
     print("\n== public set (other people's words): tuning | held-out")
     print(f"{'lang':5} {'method':9} {'groups':>7} {'merged':>7} {'distinct kept':>13} {'traps':>6}"
           f" | {'groups':>7} {'merged':>7} {'distinct kept':>13} {'traps':>6}")  # fmt: skip
@@ -127,6 +129,13 @@ def public() -> None:
             # has no themes: one for all, the case where the shared prefix counts the most).
             themed = semantic.embed(encoder, [f"fact: {t}" for t in store.texts.values()])
             found["themed"] = similarity.duplicate_groups(store.texts, vectors=themed)
+            if confirm_with:
+                from graph.models import load_chat_model
+
+                llm = load_chat_model(confirm_with, timeout=120, max_retries=0)
+                started = time.perf_counter()
+                found["+model"] = similarity.duplicate_groups(store.texts, vectors=vectors, llm=llm)
+                print(f"  {split}: the model's checks took {time.perf_counter() - started:.0f} s")
             print(f"  {split}: {len(store.texts)} memories embedded, {per_memory:.1f} ms each")
         for method, groups in found.items():
             for lang in ("en", "zh", ""):
@@ -243,7 +252,8 @@ if __name__ == "__main__":
         semantic_scaling(SIZES[:2] if quick else SIZES)
         kept_vectors()
         sweep()
-    public()
+    model = sys.argv[sys.argv.index("--confirm-with") + 1] if "--confirm-with" in sys.argv else ""
+    public(model)
     if "--kept" in sys.argv:
         kept_vectors()
     if "--public" not in sys.argv:

@@ -186,6 +186,7 @@ def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
     from graph.models import load_chat_model
+    from memory.writer.protocols import forget_protocol_choices
 
     cases = json.loads(SET.read_text())
     kinds = args.kinds.split(",")
@@ -204,6 +205,7 @@ def main() -> None:
             os.environ["OPENAI_BASE_URL"] = f"{server.base}/v1"
             model = load_chat_model("openai/local", timeout=600, max_retries=0)
         tallies = {"dev": Tally(), "heldout": Tally()}
+        forget_protocol_choices()  # each system starts as a new process would (auto: on tools)
         try:
             asyncio.run(run_cases(chosen, model, protocol or "json", tallies))
             for split, tally in tallies.items():
