@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from memory.fencing import escape_data
 from memory.language import language_of
-from memory.prompts.consolidation import SAME_FACT_PROMPTS
+from memory.prompts.consolidation import DIFFERENT_FACTS, SAME_FACT_PROMPTS
 
 logger = logging.getLogger(__name__)
 
@@ -100,6 +100,22 @@ def model_says_same(llm: Any, first: str, second: str) -> bool:
         return False
     word = text.strip().strip(".。!！\"'“”").lower()
     return word in ("yes", "是", "是的")
+
+
+def model_tells_apart(llm: Any, language: str) -> bool:
+    """Whether the model answers "not the same" for every plainly different pair of the
+    language (DIFFERENT_FACTS): a model that calls them the same would merge look-alikes, so its
+    "same" is not asked for in that language (a pass then decides by meaning alone)."""
+    pairs = DIFFERENT_FACTS.get(language, ())
+    fit = all(not model_says_same(llm, first, second) for first, second in pairs)
+    if not fit:
+        logger.warning(
+            "consolidation: the model called two different %s facts the same; its confirmation "
+            "of near pairs is not used for %s memories",
+            language,
+            language,
+        )
+    return fit
 
 
 def pairs_by_language(

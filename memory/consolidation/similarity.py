@@ -18,6 +18,7 @@ from memory.consolidation.semantic import (
     SEMANTIC_SAME,
     Vectors,
     model_says_same,
+    model_tells_apart,
     pairs_by_language,
 )
 from memory.language import CJK_CLASS, language_of
@@ -252,7 +253,8 @@ def duplicate_groups(
 ) -> list[list[str]]:
     """Groups (two or more ids, in `texts` order) of memories saying the same thing: pairs by
     their words, and with `vectors` (unit rows in `texts` order, `semantic.embed`) pairs by
-    meaning; with `llm` the model confirms the borderline ones (at most MAX_MODEL_CHECKS)."""
+    meaning; with `llm` the model confirms the borderline ones (at most MAX_MODEL_CHECKS), in
+    each language where it tells plainly different facts apart (semantic.model_tells_apart)."""
     prints = {memory_id: fingerprint(text) for memory_id, text in texts.items()}
     parent = {memory_id: memory_id for memory_id in texts}
 
@@ -270,6 +272,7 @@ def duplicate_groups(
         languages = [language_of(texts[i]) for i in ids]
         near = pairs_by_language(ids, languages, vectors)
         checks = 0
+        trusted: dict[str, bool] = {}  # per language, asked before its first borderline pair
         for (first, second), cosine in sorted(near.items(), key=lambda pair: -pair[1]):
             a, b = prints[first], prints[second]
             if root(first) == root(second):
@@ -278,6 +281,10 @@ def duplicate_groups(
             if same_by_meaning(a, b, cosine, language):
                 parent[root(second)] = root(first)
             elif llm is not None and checks < MAX_MODEL_CHECKS and _worth_asking(a, b, language):
+                if language not in trusted:
+                    trusted[language] = model_tells_apart(llm, language)
+                if not trusted[language]:
+                    continue
                 checks += 1
                 if model_says_same(llm, texts[first], texts[second]):
                     parent[root(second)] = root(first)

@@ -40,3 +40,14 @@ SAME_FACT_PROMPT_ZH = """下面两条关于同一位用户的记忆是否表达�
 <second>{second}</second>"""
 
 SAME_FACT_PROMPTS = {"en": SAME_FACT_PROMPT_EN, "zh": SAME_FACT_PROMPT_ZH}
+
+# Pairs that plainly state different facts, asked before a pass trusts a model's "same" in a
+# language: Qwen2.5-Coder-1.5B answers 是 to every Chinese pair (杭州 and 上海 alike) and merged
+# look-alike traps that way, while it tells these English pairs apart.
+DIFFERENT_FACTS = {
+    "en": (
+        ("The user lives in Lisbon.", "The user lives in Tokyo."),
+        ("The user likes cats.", "The user likes dogs."),
+    ),
+    "zh": (("用户住在杭州。", "用户住在上海。"), ("用户喜欢猫。", "用户喜欢狗。")),
+}

@@ -13,6 +13,7 @@ import pytest
 from memory import LongTermMemory, open_memory_manager
 from memory.consolidation import semantic
 from memory.consolidation.similarity import duplicate_groups
+from memory.prompts.consolidation import DIFFERENT_FACTS
 
 
 def unit(rows: np.ndarray) -> np.ndarray:
@@ -97,14 +98,27 @@ def test_a_close_pair_with_no_word_in_common_is_not_merged_without_a_model() -> 
     assert duplicate_groups(texts, vectors=vectors) == []
 
 
-class Judge:
-    """A chat model stand-in that answers every comparison with `answer` (or raises it)."""
+CONTROL_TEXTS = {text for pairs in DIFFERENT_FACTS.values() for pair in pairs for text in pair}
 
-    def __init__(self, answer: object) -> None:
-        self.answer, self.calls = answer, 0
+
+class Judge:
+    """A chat model stand-in that answers every comparison with `answer` (or raises it); the
+    pass's control pairs of plainly different facts get "no" (a model fit to judge) or, with
+    `tells_apart=False`, `answer` too (a model that calls everything the same). `calls` counts
+    the comparisons of memories, `control_calls` the control pairs."""
+
+    def __init__(self, answer: object, tells_apart: bool = True) -> None:
+        self.answer, self.tells_apart = answer, tells_apart
+        self.calls = self.control_calls = 0
 
     def invoke(self, messages: list) -> object:
-        self.calls += 1
+        prompt = messages[0][1]
+        if any(f"<first>{text}</first>" in prompt for text in CONTROL_TEXTS):
+            self.control_calls += 1
+            if self.tells_apart:
+                return type("Reply", (), {"content": "no"})()
+        else:
+            self.calls += 1
         if isinstance(self.answer, Exception):
             raise self.answer
         return type("Reply", (), {"content": self.answer})()
@@ -133,6 +147,17 @@ def test_a_borderline_pair_is_merged_only_when_the_model_says_yes() -> None:
         judge = Judge(answer)
         assert duplicate_groups(texts, vectors=vectors, llm=judge) == [], answer
         assert judge.calls == 1
+
+
+def test_a_model_that_calls_different_facts_the_same_is_not_asked_about_that_language() -> None:
+    texts = {"a": "User walks the dog every morning", "b": "User takes the dog out each morning"}
+    always_yes = Judge("Yes.", tells_apart=False)
+    assert duplicate_groups(texts, vectors=borderline_vectors(1), llm=always_yes) == []
+    assert always_yes.calls == 0  # asked the control pair, then nothing more in English
+    assert 1 <= always_yes.control_calls <= len(DIFFERENT_FACTS["en"])
+    fit = Judge("Yes.")
+    assert duplicate_groups(texts, vectors=borderline_vectors(1), llm=fit) == [["a", "b"]]
+    assert fit.control_calls == len(DIFFERENT_FACTS["en"])  # once per pass, not per pair
 
 
 def test_the_model_is_asked_about_a_bounded_number_of_pairs() -> None:
