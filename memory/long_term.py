@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from memory.branch import Lineage
 from memory.consolidating import Consolidating  # feature: consolidation
-from memory.hot import Hot  # feature: hotness
 from memory.manager import BaseMemoryManager
 from memory.messages import extract_last_turn
 from memory.ranking import DEFAULT_HALF_LIFE_DAYS
@@ -49,7 +48,6 @@ TRACE_FILE = "write-journal-trace.sqlite"  # the default journal's trace (see tr
 class LongTermMemory(
     Consolidating,  # feature: consolidation
     Topical,  # feature: topics
-    Hot,  # feature: hotness
     MemoryUpkeep,
 ):
     """One user's long-term memory: `get_related_memory_from` reads;
@@ -64,7 +62,7 @@ class LongTermMemory(
     Memories injected into replies are noted with `record_recall` (queued, written in batches
     to a recall log in `data_dir`); with the writer's hits and their age they make each
     memory's hotness (`half_life_days` for episodic ones), which orders ties and broad
-    questions (`ranking_type`: `memory.hot`'s, else the plain `memory.ranking.Ranking`).
+    questions (`ranking_type`, see `memory.retrieval.mechanical.RANKINGS`).
     Retrieval drops matches below `min_score` of the best one.
     """
 

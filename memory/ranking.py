@@ -27,7 +27,7 @@ def no_recalls() -> Mapping[str, RecallStats]:
 
 class Ranking:
     """The order without hotness (`memory.retrieval.hotness_ranking.HotnessRanking` is the one
-    with it, and `LongTermMemory.ranking_type` names the one in use): every memory is as alive
+    with it; `memory.retrieval.mechanical.RANKINGS` picks the one in use): every memory is as alive
     as a fresh one (1.0) and none is cold, so ties keep their order (then the newer first) and
     broad questions go newest first. `recall_stats` and `half_life_days` are kept for a ranking
     that reads them."""

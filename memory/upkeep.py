@@ -12,6 +12,7 @@ from memory.manager import BaseMemoryManager
 from memory.ranking import Ranking
 from memory.recall_log import RecallLog, RecallStats
 from memory.retrieval import Retrievers
+from memory.retrieval.mechanical import RANKING
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -22,10 +23,10 @@ if TYPE_CHECKING:
 class MemoryUpkeep:
     """`LongTermMemory`'s upkeep methods, kept apart so the reading and writing doors stay short:
     recall signals and hotness (`memory.hotness`); topics are `memory.topical`'s, consolidation
-    passes `memory.consolidating`'s. `ranking_type` is the plain ranking unless a door before
-    this one (`memory.hot`) names another."""
+    passes `memory.consolidating`'s. `ranking_type` is retrieval's (`RANKINGS`: hotness, when
+    it is there)."""
 
-    ranking_type: type[Ranking] = Ranking
+    ranking_type: type[Ranking] = RANKING
 
     manager: BaseMemoryManager
     retrievers: Retrievers
