@@ -26,7 +26,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory.entity_lexicon import PLACES
-from memory.long_term import LongTermMemory
 from memory.retrieval import Retrievers
 from memory.retrieval.evaluation import load_labelled_set, recall_at, write_items
 from memory.retrieval.mechanical import MechanicalRetriever
@@ -113,7 +112,7 @@ def scaling(folder: Path, sizes: list[int]) -> None:
 
                 transaction.put(f"s{number}", MemoryItem.create(text, theme, "bench"))
         bm25 = timed(lambda: MechanicalRetriever(manager).index(), 3)  # noqa: B023  (reads the store too)
-        table = TopicTable(manager, LongTermMemory.ranking_type().of)  # hotness, as the app's
+        table = TopicTable(manager)
         first = timed(lambda: table.resolve("person:sister"))  # noqa: B023
         manager.add("my sister adopted a puppy", "family")
         rebuild = timed(lambda: table.resolve("person:sister"))  # noqa: B023

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from memory.entities import DATE, KINDS, SUBJECT, Entity, extract_entities
 from memory.item import MemoryItem, time_sort_key
 from memory.manager import BaseMemoryManager
-from memory.ranking import Ranking
+from memory.retrieval.mechanical import RANKING
 from memory.retrieval.query import read_query, theme_key
 from memory.tokenize import normalize
 from memory.topics.membership import Membership
 
 # hotness_of(memory_id, item) → the memory's hotness (LongTermMemory passes its ranking's, which
-# knows the recall log; the default, the plain ranking, counts every memory alike).
+# knows the recall log; the default, retrieval's ranking without recalls, reads the item alone).
 HotnessOf = Callable[[str, MemoryItem], float]
 HEAT_SECONDS = 60.0
 
@@ -61,7 +61,7 @@ class TopicTable:
 
     def __init__(self, manager: BaseMemoryManager, hotness_of: HotnessOf | None = None) -> None:
         self.manager = manager
-        self.hotness_of: HotnessOf = hotness_of or Ranking().of
+        self.hotness_of: HotnessOf = hotness_of or RANKING().of
         self.builds = 0  # views made, one per revision seen (tests and benchmarks read it)
         self._membership: Membership | None = None
         self._view: _View | None = None
