@@ -184,6 +184,7 @@ def test_tombstones_never_come_back(store: Any) -> None:
     assert "m01" in [r["id"] for r in retriever.retrieve("塔罗牌重构")]
 
 
+@pytest.mark.uses("hotness")
 @pytest.mark.parametrize("query", BROAD_QUERIES)
 def test_broad_queries_give_recent_and_frequently_hit_memories(
     yaml_store: YamlMemoryManager, query: str
