@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-import re
-from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Protocol
 
+from memory.episodic import memory_kind
 from memory.item import parse_time
+from memory.ranking import DEFAULT_HALF_LIFE_DAYS
+from memory.recall_log import NEVER_RECALLED, RecallStats
 
-DEFAULT_HALF_LIFE_DAYS = 30.0
 # Below this a memory is "cold": a fresh, never-used memory starts at 1.0 and an unused
 # episodic one crosses 0.25 after two half-lives (60 days by default).
 COLD_BELOW = 0.25
@@ -26,19 +26,6 @@ DISTINCT_QUERY_WEIGHT = 0.5
 STALE_FACTOR = 0.2
 
 
-@dataclass(frozen=True)
-class RecallStats:
-    """How often one memory was injected into a reply: `recalls` times, for `queries` distinct
-    questions, the last time at `last_recalled` (ISO 8601, "" for never)."""
-
-    recalls: int = 0
-    queries: int = 0
-    last_recalled: str = ""
-
-
-NEVER_RECALLED = RecallStats()
-
-
 class Remembered(Protocol):
     """What hotness reads of a memory: a `MemoryItem`, or retrieval's copy of one."""
 
@@ -52,33 +39,6 @@ class Remembered(Protocol):
     def latest_update_time(self) -> str: ...
     @property
     def stale_since(self) -> float: ...
-
-
-# Episodic: tied to a moment (a plan, an event, a dated fact). Evergreen is everything else
-# (identity, lasting preferences, relationships): it does not fade with age.
-_EPISODIC_EN = re.compile(
-    r"\b(plan(s|ned|ning)?|going to|will|next (week|month|year|monday|tuesday|wednesday|"
-    r"thursday|friday|saturday|sunday)|tomorrow|tonight|yesterday|last (week|month|night)|"
-    r"this (week|weekend|month)|appointment|meeting|deadline|flight|trip|visit(ing)?|"
-    r"interview|exam|booked|scheduled|on (mon|tues|wednes|thurs|fri|satur|sun)day|"
-    r"(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]* \d{1,2}|"
-    r"\d{1,2} (jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*|"
-    r"\d{4}-\d{2}-\d{2})\b",
-    re.IGNORECASE,
-)
-_EPISODIC_ZH = re.compile(
-    r"(打算|计划|准备|要去|将要|明天|后天|今晚|下周|下个月|下星期|周[一二三四五六日末]|星期[一二三四五六日天]|"
-    r"昨天|上周|这周|本周|预约|约了|会议|截止|航班|机票|出差|旅行|面试|考试|\d{1,2}月\d{1,2}[日号])"
-)
-
-
-def memory_kind(item: Remembered) -> str:
-    """ "episodic" for plans, events and dated facts (by rule, English and Chinese), else
-    "evergreen"."""
-    text = f"{item.theme} {item.description}"
-    if _EPISODIC_EN.search(text) or _EPISODIC_ZH.search(text):
-        return "episodic"
-    return "evergreen"
 
 
 def hotness(
@@ -126,8 +86,3 @@ def age_days(
 def is_cold(value: float, threshold: float = COLD_BELOW) -> bool:
     """Whether a hotness counts as cold (the editor's badge; consolidation's archive test)."""
     return value < threshold
-
-
-def today(now: datetime | None = None) -> date:
-    """The local calendar date of `now` (default: the current time)."""
-    return (now if now is not None else datetime.now(UTC)).astimezone().date()

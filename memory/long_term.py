@@ -11,15 +11,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from memory.branch import Lineage
 from memory.consolidating import Consolidating  # feature: consolidation
-from memory.hotness import DEFAULT_HALF_LIFE_DAYS
 from memory.manager import BaseMemoryManager
 from memory.messages import extract_last_turn
+from memory.ranking import DEFAULT_HALF_LIFE_DAYS
 from memory.recall_log import RECALL_FILE, RecallLog
 from memory.repair import SelfCheckReport
 from memory.retrieval import RetrievalMode, Retrievers
 from memory.retrieval.embedder import DEFAULT as DEFAULT_EMBEDDINGS
 from memory.retrieval.embedder import resolve_embeddings
-from memory.retrieval.hotness_ranking import HotnessRanking
 from memory.topical import Topical  # feature: topics
 from memory.turn import Turn
 from memory.upkeep import MemoryUpkeep
@@ -63,7 +62,8 @@ class LongTermMemory(
     Memories injected into replies are noted with `record_recall` (queued, written in batches
     to a recall log in `data_dir`); with the writer's hits and their age they make each
     memory's hotness (`half_life_days` for episodic ones), which orders ties and broad
-    questions. Retrieval drops matches below `min_score` of the best one.
+    questions (`ranking_type`, see `memory.retrieval.mechanical.RANKINGS`).
+    Retrieval drops matches below `min_score` of the best one.
     """
 
     def __init__(
@@ -90,7 +90,7 @@ class LongTermMemory(
         self.recall_log = RecallLog(self.data_dir / RECALL_FILE, manager.user_id)
         self.retrievers = Retrievers(
             manager, llm, embeddings=resolve_embeddings(embeddings),
-            hotness=HotnessRanking(self.recall_log.stats, half_life_days),
+            hotness=self.ranking_type(self.recall_log.stats, half_life_days),
         )  # fmt: skip
         self.min_score = min_score  # checked by the setter
         self.journal_path = Path(journal_path) if journal_path else self.data_dir / JOURNAL_FILE

@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memory.hotness import RecallStats
 from memory.item import now_iso
 from memory.tokenize import normalize
 from memory.writer.sqlite_file import open_wal, write_transaction
@@ -32,6 +31,20 @@ STATS_MAX_AGE_SECONDS = 30.0
 # While the file cannot be written (a full disk, a damaged file), recalls wait in memory up to
 # this many; later ones are dropped with a warning rather than growing the process forever.
 MAX_QUEUED = 50_000
+
+
+@dataclass(frozen=True)
+class RecallStats:
+    """How often one memory was injected into a reply: `recalls` times, for `queries` distinct
+    questions, the last time at `last_recalled` (ISO 8601, "" for never)."""
+
+    recalls: int = 0
+    queries: int = 0
+    last_recalled: str = ""
+
+
+NEVER_RECALLED = RecallStats()
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS recalls (

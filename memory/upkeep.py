@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from memory.hotness import NEVER_RECALLED, RecallStats, hotness
+from memory.item import MemoryItem
 from memory.manager import BaseMemoryManager
-from memory.recall_log import RecallLog
+from memory.ranking import Ranking
+from memory.recall_log import RecallLog, RecallStats
 from memory.retrieval import Retrievers
+from memory.retrieval.mechanical import RANKING
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -21,7 +23,10 @@ if TYPE_CHECKING:
 class MemoryUpkeep:
     """`LongTermMemory`'s upkeep methods, kept apart so the reading and writing doors stay short:
     recall signals and hotness (`memory.hotness`); topics are `memory.topical`'s, consolidation
-    passes `memory.consolidating`'s."""
+    passes `memory.consolidating`'s. `ranking_type` is retrieval's (`RANKINGS`: hotness, when
+    it is there)."""
+
+    ranking_type: type[Ranking] = RANKING
 
     manager: BaseMemoryManager
     retrievers: Retrievers
@@ -48,24 +53,28 @@ class MemoryUpkeep:
         self.recall_log.flush()
         return dict(self.recall_log.stats())
 
-    def hotness(self, now: datetime | None = None) -> dict[str, float]:
-        """Every live memory's hotness by id at `now` (default: the current time), with this
-        memory's half-life (see `memory.hotness.hotness`)."""
-        stats, half_life = self.recall_stats(), self.half_life_days
-        return {
-            memory_id: hotness(item, stats.get(memory_id, NEVER_RECALLED), now=now,
-                               half_life_days=half_life)
-            for memory_id, item in self.manager.list_items().items()
-        }  # fmt: skip
+    @property
+    def ranking(self) -> Ranking:
+        """What orders retrieval's ties and broad questions (an instance of `ranking_type`)."""
+        return self.retrievers.mechanical.hotness
+
+    def hotness(
+        self, now: datetime | None = None, items: Mapping[str, MemoryItem] | None = None
+    ) -> dict[str, float]:
+        """Every live memory's hotness (or of `items`) by id at `now` (default: the current
+        time), with this memory's half-life (see `memory.hotness.hotness`; 1.0 each without
+        hotness)."""
+        self.recall_log.flush()  # what is still queued counts
+        return self.ranking.heat(items if items is not None else self.manager.list_items(), now)
 
     @property
     def half_life_days(self) -> float:
         """Days in which an unused episodic memory loses half its hotness (0: no decay)."""
-        return self.retrievers.mechanical.hotness.half_life_days
+        return self.ranking.half_life_days
 
     @half_life_days.setter
     def half_life_days(self, days: float) -> None:
-        self.retrievers.mechanical.hotness.half_life_days = days
+        self.ranking.half_life_days = days
 
     @property
     def min_score(self) -> float:

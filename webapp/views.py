@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from memory.errors import CorruptStoreError
-from memory.hotness import NEVER_RECALLED, hotness, is_cold
 from memory.item import MemoryItem, time_sort_key
 from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
@@ -33,6 +32,8 @@ GROUPS: dict[str, Callable[[LongTermMemory], Sections]] = {
     "topic": by_topic,  # feature: topics
 }
 GROUPINGS = tuple(GROUPS)
+# A card's hotness when only the item is known (no recalls): by the ranking LongTermMemory uses.
+ALONE = LongTermMemory.ranking_type()
 
 
 def card(
@@ -46,7 +47,7 @@ def card(
     in some branch (it stays live: the other branches still read it). `hotness` is `heat` when
     the caller knows more than the item (recalls), else the item's own; `cold` marks one that
     went cold (memory.hotness)."""
-    value = hotness(item) if heat is None else heat
+    value = ALONE.of(memory_id, item) if heat is None else heat
     return {
         "id": memory_id,
         "description": item.description,
@@ -62,7 +63,7 @@ def card(
         "supersedes": item.supersedes,
         "superseded_by": list(superseded_by or []),
         "hotness": round(value, 3),
-        "cold": is_cold(value),
+        "cold": ALONE.is_cold(value),
     }
 
 
@@ -145,11 +146,7 @@ def waterfall(
     manager = memory.manager
     revision = manager.revision
     items = manager.list_items()
-    stats, half_life = memory.recall_stats(), memory.half_life_days
-    heat = {
-        i: round(hotness(item, stats.get(i, NEVER_RECALLED), half_life_days=half_life), 6)
-        for i, item in items.items()
-    }
+    heat = {i: round(value, 6) for i, value in memory.hotness(items=items).items()}
     section_of = GROUPS[group](memory)
 
     def order(memory_id: str, item: MemoryItem) -> tuple[Any, ...]:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
-from memory.hotness import memory_kind, today
+from memory.episodic import memory_kind
 from memory.item import MemoryItem, parse_time
 
 _MONTHS = {
@@ -25,6 +25,11 @@ _CHINESE = re.compile(r"(?:(\d{4})年)?(\d{1,2})月(\d{1,2})[日号]")
 # A date written without a year a little before the memory was written is a past event
 # mentioned late ("we met on 2 May", written on 5 May), not next year's.
 _LOOK_BACK = timedelta(days=30)
+
+
+def today(now: datetime | None = None) -> date:
+    """The local calendar date of `now` (default: the current time)."""
+    return (now if now is not None else datetime.now(UTC)).astimezone().date()
 
 
 def _safe_date(year: int, month: int, day: int) -> date | None:

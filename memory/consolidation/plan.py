@@ -18,8 +18,8 @@ from memory.consolidation.dates import is_stale, passed_date
 from memory.consolidation.semantic import Vectors, embed
 from memory.consolidation.similarity import CONTAINED_JACCARD, SWAPPED_JACCARD, duplicate_groups
 from memory.document import Change
-from memory.hotness import DEFAULT_HALF_LIFE_DAYS, is_cold
 from memory.item import MemoryItem, time_sort_key
+from memory.ranking import DEFAULT_HALF_LIFE_DAYS
 
 logger = logging.getLogger(__name__)
 
@@ -30,8 +30,9 @@ CHUNK = 200  # stale marks or archives per apply turn: one transaction stays sho
 # step refused because one memory changed meanwhile is applied again group by group.
 GROUPS_PER_STEP = 25
 
-# hotness(memory id, item, at) of a memory at a moment (recall statistics included when known)
-HotnessAt = Callable[[str, MemoryItem, datetime], float]
+# cold_at(memory id, item, at): whether a memory was cold at a moment (recall statistics
+# included when known; never, without hotness)
+ColdAt = Callable[[str, MemoryItem, datetime], bool]
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ class ConsolidationPlan:
 def build_plan(
     user_id: str,
     live: Mapping[str, MemoryItem],
-    hotness_at: HotnessAt,
+    cold_at: ColdAt,
     policy: ConsolidationPolicy,
     now: datetime,
     llm: Any | None = None,
@@ -136,7 +137,7 @@ def build_plan(
         if memory_id in grouped:
             continue
         expected = item.latest_update_time
-        if policy.archive_cold_after_days > 0 and is_cold(hotness_at(memory_id, item, cold_since)):
+        if policy.archive_cold_after_days > 0 and cold_at(memory_id, item, cold_since):
             archive.append(
                 Change("archive", memory_id, reason=REASON, expected_update_time=expected)
             )

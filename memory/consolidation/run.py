@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from memory.consolidation.plan import (
     REASON,
+    ColdAt,
     ConsolidationPolicy,
-    HotnessAt,
     PlanStep,
     build_plan,
     load_plan,
@@ -23,9 +23,9 @@ from memory.consolidation.plan import (
 )
 from memory.consolidation.report import ConsolidationReport
 from memory.errors import MemoryNotFound, StaleWrite
-from memory.hotness import NEVER_RECALLED, RecallStats, hotness
 from memory.item import MemoryItem
 from memory.manager import file_stem
+from memory.recall_log import RecallStats
 from memory.retrieval.semantic import SemanticChannel
 from memory.retrieval.vector_store import vector_store_for
 from memory.snapshot import write_snapshot
@@ -50,9 +50,10 @@ def plan_path(memory: LongTermMemory) -> Path:
     return memory.data_dir / PLAN_FOLDER / f"{file_stem(memory.user_id)}.plan.json"
 
 
-def hotness_source(memory: LongTermMemory, policy: ConsolidationPolicy) -> HotnessAt:
-    """How hot a memory is at a moment: with the recall statistics when the memory records
-    them (`recall_stats()`), else from hits and age alone."""
+def cold_source(memory: LongTermMemory, policy: ConsolidationPolicy) -> ColdAt:
+    """Whether a memory was cold at a moment, by the memory's ranking (`ranking_type`, with the
+    pass's half-life): with the recall statistics when the memory records them
+    (`recall_stats()`), else from hits and age alone."""
     stats: dict[str, RecallStats] = {}
     recall_stats = getattr(memory, "recall_stats", None)
     if callable(recall_stats):
@@ -61,11 +62,12 @@ def hotness_source(memory: LongTermMemory, policy: ConsolidationPolicy) -> Hotne
         except Exception:  # archiving a bit early is worse than not at all: see is_cold
             logger.exception("recall statistics unreadable; hotness from hits and age only")
 
-    def at(memory_id: str, item: MemoryItem, moment: datetime) -> float:
-        recall = stats.get(memory_id, NEVER_RECALLED)
-        return hotness(item, recall, now=moment, half_life_days=policy.half_life_days)
+    ranking = memory.ranking_type(lambda: stats, policy.half_life_days)
 
-    return at
+    def cold_at(memory_id: str, item: MemoryItem, moment: datetime) -> bool:
+        return ranking.is_cold(ranking.of(memory_id, item, moment))
+
+    return cold_at
 
 
 def embeddings_of(memory: LongTermMemory) -> Any | None:
@@ -130,9 +132,9 @@ def _run(
         report.resumed = True
     else:
         live = manager.list_items()
-        hotness_at = hotness_source(memory, policy)
+        cold_at = cold_source(memory, policy)
         embeddings = embeddings_of(memory)
-        plan = build_plan(manager.user_id, live, hotness_at, policy, now, llm, embeddings)
+        plan = build_plan(manager.user_id, live, cold_at, policy, now, llm, embeddings)
         report.pass_id = plan.pass_id
         # One removal is always allowed (and restorable): otherwise a store of three memories
         # with one duplicate pair could never be tidied.

@@ -13,7 +13,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-from memory.hotness import memory_kind
+from memory.episodic import memory_kind
 from memory.item import MemoryItem
 from memory.retrieval.date_cue import month_day
 from memory.retrieval.query import theme_key

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 import numpy as np
 import numpy.typing as npt
 
 from memory.hotness import (
-    DEFAULT_HALF_LIFE_DAYS,
     DISTINCT_QUERY_WEIGHT,
     HIT_WEIGHT,
     NEVER_RECALLED,
@@ -18,22 +17,19 @@ from memory.hotness import (
     STALE_FACTOR,
     RecallStats,
     hotness,
+    is_cold,
 )
-from memory.item import parse_time
+from memory.item import MemoryItem, parse_time
+from memory.ranking import DEFAULT_HALF_LIFE_DAYS, Ranking, RecallSource, no_recalls
 from memory.retrieval.bm25_index import Bm25Index
 
 # Hotness changes with the clock only by decay (days): computing it again every minute is plenty.
 REFRESH_SECONDS = 60.0
 
 Floats = npt.NDArray[np.float64]
-RecallSource = Callable[[], Mapping[str, RecallStats]]
 
 
-def _no_recalls() -> Mapping[str, RecallStats]:
-    return {}
-
-
-class HotnessRanking:
+class HotnessRanking(Ranking):
     """`memory.hotness.hotness` for every position of an index at once (numpy), cached until
     the index, the recall stats (`recall_stats()` returns the same mapping while nothing was
     flushed) or the minute change. The per-memory parts (hits, episodic or not) are computed once
@@ -41,14 +37,31 @@ class HotnessRanking:
 
     def __init__(
         self,
-        recall_stats: RecallSource = _no_recalls,
+        recall_stats: RecallSource = no_recalls,
         half_life_days: float = DEFAULT_HALF_LIFE_DAYS,
     ) -> None:
-        self.recall_stats = recall_stats
-        self.half_life_days = half_life_days
+        super().__init__(recall_stats, half_life_days)
         self._static: tuple[tuple[str, int], Floats, npt.NDArray[np.bool_], Floats] | None = None
         self._values: tuple[tuple[object, ...], Mapping[str, RecallStats], Floats] | None = None
         self._broad: dict[bool, tuple[Floats, list[int]]] = {}  # time cue → (hotness, order)
+
+    def of(self, memory_id: str, item: MemoryItem, now: datetime | None = None) -> float:
+        """`memory.hotness.hotness` of one memory, with its recall statistics."""
+        recall = self.recall_stats().get(memory_id, NEVER_RECALLED)
+        return hotness(item, recall, now=now, half_life_days=self.half_life_days)
+
+    def heat(
+        self, items: Mapping[str, MemoryItem], now: datetime | None = None
+    ) -> dict[str, float]:
+        stats, half_life = self.recall_stats(), self.half_life_days
+        return {
+            memory_id: hotness(item, stats.get(memory_id, NEVER_RECALLED), now=now,
+                               half_life_days=half_life)
+            for memory_id, item in items.items()
+        }  # fmt: skip
+
+    def is_cold(self, value: float) -> bool:
+        return is_cold(value)
 
     def values(self, index: Bm25Index, now: float | None = None) -> Floats:
         """Hotness by position (dead positions included, never read) at epoch `now`."""

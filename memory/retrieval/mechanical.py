@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 from memory.branch import Lineage, LineageFilter, filter_ranked, overfetch_k
 from memory.manager import BaseMemoryManager
+from memory.ranking import Ranking
 from memory.retrieval.bm25_index import Bm25Index
-from memory.retrieval.hotness_ranking import HotnessRanking
+from memory.retrieval.hotness_ranking import HotnessRanking  # feature: hotness
 from memory.retrieval.query import read_query
 
 if TYPE_CHECKING:
@@ -18,9 +19,19 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+# What orders ties and broad questions, the editor's hottest-first and what consolidation finds
+# cold: the first of these (hits, recalls and age when hotness is there; else the plain ranking,
+# under which ties keep their order and broad questions go newest first).
+RANKINGS: tuple[type[Ranking], ...] = (
+    HotnessRanking,  # feature: hotness
+    Ranking,
+)
+RANKING = RANKINGS[0]
+
 
 class MechanicalRetriever:
-    """BM25 retrieval with a Chinese/English tokenizer; ties and broad queries go by hotness.
+    """BM25 retrieval with a Chinese/English tokenizer; ties and broad queries go by `hotness`
+    (a `RANKING`; LongTermMemory passes one that reads its recall log).
 
     Usage::
 
@@ -32,12 +43,12 @@ class MechanicalRetriever:
         self,
         manager: BaseMemoryManager,
         *,
-        hotness: HotnessRanking | None = None,
+        hotness: Ranking | None = None,
         min_score: float = 0.0,
     ) -> None:
         self.manager = manager
         # Orders equal scores and broad questions; without recall stats it reads hits and age.
-        self.hotness = hotness if hotness is not None else HotnessRanking()
+        self.hotness = hotness if hotness is not None else RANKING()
         # Matches scoring below this fraction of the best one are dropped (0: none are).
         self.min_score = min_score
         self.builds = 0  # indexes made, one per revision seen (tests and benchmarks read it)
@@ -134,7 +145,7 @@ class MechanicalRetriever:
         """Positions in `index`, best first: BM25 (fused with the semantic channel when it is on)
         without matches below `min_score` of the best, equal scores hottest first; or (unless
         `broad` is False) the broad order for broad queries and bare theme names (see
-        `HotnessRanking.broad_order`)."""
+        `Ranking.broad_order`)."""
         reading = read_query(query, index.theme_keys)
         if broad and reading.theme_key is not None:
             return self.hotness.hottest_first(index, index.themes[reading.theme_key])[:limit]

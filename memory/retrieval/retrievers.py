@@ -14,8 +14,8 @@ from memory.retrieval.topical import TopicalRetrieval  # feature: topics
 
 if TYPE_CHECKING:
     from memory.prompts.writer import Sections
+    from memory.ranking import Ranking
     from memory.retrieval.fusion import RecallChannel
-    from memory.retrieval.hotness_ranking import HotnessRanking
     from memory.retrieval.hybrid import HybridRetriever
     from memory.retrieval.llm import LLMRetriever
     from memory.retrieval.semantic import ChannelStatus
@@ -60,7 +60,7 @@ class Retrievers(
         on_failure: OnFailure = "mechanical",
         embeddings: Any = None,
         min_score: float = 0.0,
-        hotness: HotnessRanking | None = None,
+        hotness: Ranking | None = None,
     ) -> None:
         self.manager = manager
         self.llm = llm

@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memory.branch import Lineage, filter_ranked
-from memory.hotness import NEVER_RECALLED, hotness
-from memory.item import MemoryItem
 from memory.manager import BaseMemoryManager
 from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.query import read_query
@@ -31,14 +29,11 @@ class TopicalRetrieval:
         if self._topics is None:
             from memory.topics.table import TopicTable
 
-            self._topics = TopicTable(self.manager, self._recalled_hotness)
+            # A memory's hotness with its recall signals, the same as ranking's.
+            self._topics = TopicTable(
+                self.manager, lambda i, item: self.mechanical.hotness.of(i, item)
+            )
         return self._topics
-
-    def _recalled_hotness(self, memory_id: str, item: MemoryItem) -> float:
-        """A memory's hotness with its recall signals (the same as ranking's), for topics."""
-        ranking = self.mechanical.hotness
-        recalls = ranking.recall_stats().get(memory_id, NEVER_RECALLED)
-        return hotness(item, recalls, half_life_days=ranking.half_life_days)
 
     def within_topic(
         self, query: str, topic: str, limit: int, lineage: Lineage | None

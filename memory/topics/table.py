@@ -10,15 +10,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from memory.entities import DATE, KINDS, SUBJECT, Entity, extract_entities
-from memory.hotness import hotness
 from memory.item import MemoryItem, time_sort_key
 from memory.manager import BaseMemoryManager
+from memory.retrieval.mechanical import RANKING
 from memory.retrieval.query import read_query, theme_key
 from memory.tokenize import normalize
 from memory.topics.membership import Membership
 
-# hotness_of(memory_id, item) → the memory's hotness (LongTermMemory passes one that knows the
-# recall log; the default reads the item alone).
+# hotness_of(memory_id, item) → the memory's hotness (LongTermMemory passes its ranking's, which
+# knows the recall log; the default, retrieval's ranking without recalls, reads the item alone).
 HotnessOf = Callable[[str, MemoryItem], float]
 HEAT_SECONDS = 60.0
 
@@ -53,10 +53,6 @@ class _View:
     names: dict[str, str] = field(default_factory=dict)  # normalised display name → key
 
 
-def default_hotness(memory_id: str, item: MemoryItem) -> float:
-    return hotness(item)
-
-
 class TopicTable:
     """Topics derived from the live memories of `manager`: rebuildable, never stored. It follows
     the store by its change feed when the backend has one (a write costs what the written
@@ -65,7 +61,7 @@ class TopicTable:
 
     def __init__(self, manager: BaseMemoryManager, hotness_of: HotnessOf | None = None) -> None:
         self.manager = manager
-        self.hotness_of: HotnessOf = hotness_of or default_hotness
+        self.hotness_of: HotnessOf = hotness_of or RANKING().of
         self.builds = 0  # views made, one per revision seen (tests and benchmarks read it)
         self._membership: Membership | None = None
         self._view: _View | None = None

@@ -22,16 +22,16 @@ def test_sort_by_hotness_cold_badge_and_group_by_topic(page, data_dir: Path, use
     page.reload()
     cards = page.locator("#waterfall .card")
     sync_api.expect(cards).to_have_count(5)
-    # Only the plan whose date passed long ago carries the cold badge; every card shows hotness.
-    cold = page.locator(".card", has=page.locator(".badge.cold"))
-    sync_api.expect(cold).to_have_count(1)
-    sync_api.expect(cold).to_contain_text("flight to Tokyo")
-    sync_api.expect(page.locator(".card .hotness")).to_have_count(5)
+    # Only the long-past plan carries the cold badge; every card shows hotness.  # feature: hotness
+    cold = page.locator(".card", has=page.locator(".badge.cold"))  # feature: hotness
+    sync_api.expect(cold).to_have_count(1)  # feature: hotness
+    sync_api.expect(cold).to_contain_text("flight to Tokyo")  # feature: hotness
+    sync_api.expect(page.locator(".card .hotness")).to_have_count(5)  # feature: hotness
     sync_api.expect(cards.first).to_contain_text("visit Kyoto")  # newest first by default
 
-    page.locator("#sort").select_option("hotness")
-    sync_api.expect(cards.first).to_contain_text("works at Google")
-    sync_api.expect(cards.last).to_contain_text("flight to Tokyo")
+    page.locator("#sort").select_option("hotness")  # feature: hotness
+    sync_api.expect(cards.first).to_contain_text("works at Google")  # feature: hotness
+    sync_api.expect(cards.last).to_contain_text("flight to Tokyo")  # feature: hotness
 
     page.locator("#group").select_option("topic")
     mother = page.locator('.group[data-topic="person:mother"]')

@@ -129,6 +129,7 @@ def _dated(manager: BaseMemoryManager, memory_id: str, text: str, written: datet
     write_items(manager, {memory_id: item})
 
 
+@pytest.mark.uses("hotness")
 @pytest.mark.parametrize("backend", ["yaml", "sqlite"])
 def test_passed_plans_are_marked_stale_and_long_cold_ones_archived(backend: str, tmp_path: Path):
     manager = _open(backend, tmp_path)
@@ -198,6 +199,7 @@ def test_a_model_rewrites_a_group_and_a_bad_rewrite_falls_back(tmp_path: Path):
     assert len(merges) == 2  # one call per group (the rest summarise the changed topics)
 
 
+@pytest.mark.uses("hotness")
 def test_every_backend_keeps_what_a_pass_did(
     open_manager: Any, unique_user: str, tmp_path: Path
 ) -> None:

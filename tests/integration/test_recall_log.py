@@ -88,7 +88,7 @@ def test_one_user_s_recalls_never_appear_in_another_s(tmp_path: Path) -> None:
     assert set(alice.recall_stats()) == {tea, bob_tea}
     assert bob.recall_stats() == {}
     assert bob.recall_log.flushes() == (0, 0)
-    assert bob.hotness()[bob_tea] < alice.hotness()[tea]
+    assert bob.hotness()[bob_tea] < alice.hotness()[tea]  # feature: hotness
 
 
 def test_recording_returns_at_once_and_the_batch_is_written_soon_after(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from memory.retrieval import (
     Retrievers,
 )
 from memory.retrieval.evaluation import LabelledSet, load_labelled_set, recall_at, write_items
-from memory.retrieval.hotness_ranking import HotnessRanking
+from memory.retrieval.mechanical import RANKING
 from memory.tokenize import tokenize
 from memory.yaml_manager import YamlMemoryManager
 from tests.fakes import ScriptedAnswers
@@ -151,9 +151,9 @@ def test_an_updated_index_scores_like_a_fresh_one(store: Any) -> None:
         assert [kept.entries[p].id for p in kept.broad_order] == [
             fresh.entries[p].id for p in fresh.broad_order
         ]
-        for time_cue in (True, False):  # hotness reads the updated index like a fresh one
-            assert [kept.entries[p].id for p in HotnessRanking().broad_order(kept, time_cue)] == [
-                fresh.entries[p].id for p in HotnessRanking().broad_order(fresh, time_cue)
+        for time_cue in (True, False):  # the ranking reads the updated index like a fresh one
+            assert [kept.entries[p].id for p in RANKING().broad_order(kept, time_cue)] == [
+                fresh.entries[p].id for p in RANKING().broad_order(fresh, time_cue)
             ]
     assert retriever.builds == 41  # one index per revision, most of them by update
     assert held.scores(tokenize("coffee 猫")) == held_scores  # the reader's index is unchanged
@@ -184,6 +184,7 @@ def test_tombstones_never_come_back(store: Any) -> None:
     assert "m01" in [r["id"] for r in retriever.retrieve("塔罗牌重构")]
 
 
+@pytest.mark.uses("hotness")
 @pytest.mark.parametrize("query", BROAD_QUERIES)
 def test_broad_queries_give_recent_and_frequently_hit_memories(
     yaml_store: YamlMemoryManager, query: str
@@ -195,6 +196,7 @@ def test_broad_queries_give_recent_and_frequently_hit_memories(
     assert "m29" not in found and "m25" not in found  # old and rarely used
 
 
+@pytest.mark.uses("hotness")
 @pytest.mark.parametrize("query", ABOUT_ME_QUERIES)
 def test_questions_about_the_user_give_the_hottest_memories(
     yaml_store: YamlMemoryManager, query: str

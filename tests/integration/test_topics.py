@@ -49,6 +49,7 @@ def answer(memory: LongTermMemory, query: str, **options: object) -> list[str]:
     return [result["description"] for result in found]
 
 
+@pytest.mark.uses("hotness")
 @both_backends
 def test_a_broad_question_naming_a_person_gets_that_persons_memories(
     manager: BaseMemoryManager,
@@ -90,6 +91,7 @@ def test_the_topic_filter_keeps_only_the_topics_memories(manager: BaseMemoryMana
     }
 
 
+@pytest.mark.uses("hotness")
 @both_backends
 def test_topics_list_people_places_and_organisations_hottest_first(
     manager: BaseMemoryManager,

@@ -56,6 +56,7 @@ def cards(page: dict[str, Any]) -> list[dict[str, Any]]:
     return [card for group in page["groups"] for card in group["cards"]]
 
 
+@pytest.mark.uses("hotness")
 def test_cards_show_hotness_and_only_the_faded_plan_is_cold(client: httpx.Client) -> None:
     page = client.get("memories").json()
     shown = {card["description"]: card for card in cards(page)}
@@ -66,6 +67,7 @@ def test_cards_show_hotness_and_only_the_faded_plan_is_cold(client: httpx.Client
     assert shown["User works at Google"]["hotness"] > 2.0
 
 
+@pytest.mark.uses("hotness")
 def test_sort_by_hotness_orders_every_card_and_pages_without_repeats(
     client: httpx.Client,
 ) -> None:

@@ -233,7 +233,7 @@ function renderCard(card) {
     el("p", { class: "meta" },
       el("span", { class: "updated" }, t("updated") + " " + when(card.latest_update_time)),
       el("span", { class: "hits" }, t("hits") + " " + card.hit),
-      el("span", { class: "hotness" }, t("hotness") + " " + Number(card.hotness ?? 0).toFixed(2)),
+      el("span", { class: "hotness" }, t("hotness") + " " + Number(card.hotness ?? 0).toFixed(2)),  // # feature: hotness
       card.cold ? el("span", { class: "badge cold", title: t("coldTitle") }, t("cold")) : null),
     el("div", { class: "actions" },
       el("button", { type: "button", class: "edit", onclick: () => editCard(card) }, t("edit")),
