@@ -18,7 +18,7 @@ from prompts.agent import (
     SAID_RECENTLY_BLOCKS,
     WEEKDAYS_ZH,
 )
-from prompts.compaction import SUMMARY_BLOCKS
+from prompts.compaction import SUMMARY_BLOCKS, SUMMARY_FIND_WORDS
 
 
 def memory_lines(memories: Sequence[dict[str, Any]]) -> str:
@@ -75,11 +75,15 @@ def format_core_context(core_context: dict[str, str], language: str) -> str:
     return CORE_CONTEXT_BLOCKS[language].format(lines="\n".join(lines)) if lines else ""
 
 
-def format_summary(summary: str, language: str) -> str:
+def format_summary(summary: str, language: str, tools: Sequence[str] = ()) -> str:
     """The running summary of the compacted conversation, fenced as reference ("" when none),
-    each line escaped like the memories."""
+    each line escaped like the memories; it points at `search_conversations` only when that
+    is one of the bound `tools`."""
     lines = [escape_data(line) for line in summary.splitlines() if line.strip()]
-    return SUMMARY_BLOCKS[language].format(summary="\n".join(lines)) if lines else ""
+    if not lines:
+        return ""
+    find_words = SUMMARY_FIND_WORDS[language] if "search_conversations" in tools else ""
+    return SUMMARY_BLOCKS[language].format(summary="\n".join(lines), find_words=find_words)
 
 
 def tool_guidance(tools: Sequence[str], language: str) -> str:
@@ -138,7 +142,7 @@ def build_system_prompt(
         .replace("{core_context}", block)
         .replace("{persona}", own_persona)
     )
-    summary_block = format_summary(summary, language)
+    summary_block = format_summary(summary, language, tools)
     return f"{prompt}\n\n{summary_block}" if summary_block else prompt
 
 

@@ -75,6 +75,19 @@ async def test_archive_off_binds_no_search_conversations_and_never_names_it(
     assert "search_memory" in tools and "search_memory" in prompt  # the rest stays
 
 
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_compacted_conversations_summary_names_search_conversations_only_when_bound(
+    language: str,
+) -> None:
+    summary = "The user asked about trains to Porto."
+    with_archive = build_system_prompt(
+        Context(), [], {}, language, summary=summary, tools=("search_conversations",)
+    )
+    assert summary in with_archive and "search_conversations" in with_archive
+    without = build_system_prompt(Context(), [], {}, language, summary=summary, tools=())
+    assert summary in without and "search_conversations" not in without
+
+
 @pytest.mark.uses("topics")
 async def test_topics_have_a_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     _, tools, _ = await one_turn(monkeypatch)
