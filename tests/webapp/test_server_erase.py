@@ -12,7 +12,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.errors import NotFoundError
 
-from memory.archive import ArchivedMessage, SqliteArchive  # feature: archive
+from memory.archive import ArchivedMessage, SqliteArchive
 from memory.yaml_manager import YamlMemoryManager
 from tests.webapp.langgraph_server import run_langgraph_dev
 from tests.webapp.test_server_mount import TINY_GRAPH, as_user
@@ -38,10 +38,9 @@ def server(app_dir: Path) -> Iterator[str]:
 
 def said_in(app_dir: Path, user: str, thread_id: str, text: str) -> None:
     YamlMemoryManager(app_dir / "data", user).add(f"User says: {text}", "life", "seed")
-    archive = SqliteArchive(app_dir / "data" / "conversations", user)  # feature: archive
-    said = ArchivedMessage(user, thread_id, "", "m1", "user", text, time.time())  # feature: archive
-    archive.add([said])  # feature: archive
-    archive.close()  # feature: archive
+    archive = SqliteArchive(app_dir / "data" / "conversations", user)
+    archive.add([ArchivedMessage(user, thread_id, "", "m1", "user", text, time.time())])
+    archive.close()
 
 
 def test_delete_my_data_deletes_my_threads_on_the_server_and_nobody_elses(
@@ -64,10 +63,10 @@ def test_delete_my_data_deletes_my_threads_on_the_server_and_nobody_elses(
     assert done.status_code == 200, done.text
     report = done.json()
     assert report["user_id"] == "alice" and report["threads_deleted"] == [alice_thread]
-    assert report["removed"]["archive: messages"] == 1  # feature: archive
+    assert report["removed"]["archive: messages"] == 1
     with pytest.raises(NotFoundError):
         alice.threads.get(alice_thread)
     assert bob.threads.get(bob_thread)["thread_id"] == bob_thread
     assert YamlMemoryManager(app_dir / "data", "alice").all_items() == {}
     assert len(YamlMemoryManager(app_dir / "data", "bob").list_items()) == 1
-    assert SqliteArchive(app_dir / "data" / "conversations", "bob").count() == 1  # feature: archive
+    assert SqliteArchive(app_dir / "data" / "conversations", "bob").count() == 1
