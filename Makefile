@@ -32,8 +32,8 @@ demo: $(STAMP)  ## two sessions on the offline model: a fact told in session 1 i
 chat: $(STAMP)  ## terminal chat with /memories, /forget, /restore, /search, /back, /new and /quit
 	$(BIN)/python -m graph.cli.chat
 
-archive: $(STAMP)  ## rebuild the conversation archive from make chat's threads (THREADS=, POSTGRES=)
-	$(BIN)/python -m graph.cli.archive rebuild $(if $(POSTGRES),--postgres $(POSTGRES),--threads $(or $(THREADS),data/chat/threads.sqlite))
+archive: $(STAMP)  ## rebuild the conversation archive from make chat's threads (THREADS=, POSTGRES=)  # feature: archive
+	$(BIN)/python -m graph.cli.archive rebuild $(if $(POSTGRES),--postgres $(POSTGRES),--threads $(or $(THREADS),data/chat/threads.sqlite))  # feature: archive
 
 editor: $(STAMP)  ## the memory editor alone on http://127.0.0.1:8765/memories/ (?user=<id>)
 	$(BIN)/python -m webapp

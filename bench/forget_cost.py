@@ -1,6 +1,6 @@
-"""What forgetting costs on the way to a reply: `memory.forgetting.reconcile` (run at the start of
-every turn and before every conversation search) and `search_conversations` with hidden messages,
-against the same search with nothing forgotten, in the same run.
+"""What forgetting costs on the way to a reply: `memory.archive.forgetting.reconcile` (run at
+the start of every turn and before every conversation search) and `search_conversations` with
+hidden messages, against the same search with nothing forgotten, in the same run.
 
 Run: `.venv/bin/python bench/forget_cost.py` (about a minute; `--sizes 10000` for one size).
 
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from retrieval import percentile, synthetic_items, synthetic_queries
 
 from memory.archive import ArchivedMessage, SqliteArchive
-from memory.forgetting import reconcile
+from memory.archive.forgetting import reconcile
 from memory.item import MemoryItem
 from memory.operations import archive as archive_memory
 from memory.sqlite_manager import SqliteMemoryManager

@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory.archive import ArchivedMessage, SqliteArchive
-from memory.forgetting import carrying_messages
+from memory.archive.forgetting import carrying_messages
 from memory.item import MemoryItem
 
 DATA = Path("/work/coord/data/synthetic-persona-chat")

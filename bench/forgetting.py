@@ -6,7 +6,7 @@ timing).
 Residue: eight facts, each naming a made-up word, are told through LocalSession (the chat graph
 with the offline model, YAML memory, the SQLite archive, journal, trace, snapshots), with a
 question turn after them. Then each fact's memory is forgotten the way the writer's delete
-does (`manager.forget`, then `memory.forgetting.reconcile`, the archive's half of a forget),
+does (`manager.forget`, then `memory.archive.forgetting.reconcile`, the archive's half of a forget),
 and afterwards erased (`LongTermMemory.erase`). After each step, for every channel the agent
 or a file reader can reach, the number of facts (of eight) still reachable there:
 retrieval (BM25), `search_memory`, the topic summary of the word, the core context,
@@ -42,8 +42,8 @@ from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.settings import use_settings
 from memory.archive import ArchivedMessage, archives
+from memory.archive.forgetting import reconcile
 from memory.document import Change
-from memory.forgetting import reconcile
 from memory.long_term import LongTermMemory
 from memory.registry import registry
 from memory.snapshot import write_snapshot

@@ -18,14 +18,15 @@ from memory.archive import (
     ArchivedMessage,
     ConversationArchive,
     Window,
+    archive_exists,
     archives,
     checkpoint_time,
 )
+from memory.archive.forgetting import reconcile
 from memory.archive.quotes import is_archive_result, strip_quotes
 from memory.archive.records import content_hash
 from memory.branch import Lineage
 from memory.factory import backend_folder
-from memory.forgetting import reconcile
 from memory.messages import text_of
 
 logger = logging.getLogger(__name__)
@@ -61,9 +62,27 @@ def run_archive(run: RunMemory) -> ConversationArchive | None:
     return archives.open(archive_spec(run.settings), run.user_id)
 
 
+def existing_archive(user_id: str, settings: Settings | None = None) -> ConversationArchive | None:
+    """The user's archive when the deployment keeps one and it holds anything (what erase
+    opens: erasing never creates an archive)."""
+    spec = archive_spec(settings)
+    return archives.open(spec, user_id) if archive_exists(spec, user_id) else None
+
+
+def forget_in_run_archive(run: RunMemory) -> None:
+    """`forget_in_archive` on the run's archive, before a reply; an archive that cannot be
+    opened is logged (the search tool reports it) and skipped."""
+    try:
+        archive = run_archive(run)
+    except Exception:  # an unreachable archive database is the search tool's error to report
+        logger.exception("the conversation archive of %r cannot be opened", run.user_id)
+        return
+    forget_in_archive(run, archive)
+
+
 def forget_in_archive(run: RunMemory, archive: ConversationArchive | None) -> None:
     """Hide what carries each memory the user forgot since the last look, and bring back what a
-    restored one hid (`memory.forgetting.reconcile`): done before the archive is read. A
+    restored one hid (`memory.archive.forgetting.reconcile`): done before the archive is read. A
     failure is logged, never fails the turn."""
     if archive is None:
         return

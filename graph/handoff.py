@@ -18,7 +18,7 @@ from langgraph.utils.runnable import RunnableCallable
 
 import graph.memory_consolidator as consolidator  # feature: consolidation
 from graph.admitting import admit  # feature: admission
-from graph.archiving import archive_turn
+from graph.archiving import archive_turn  # feature: archive
 from graph.context import Context
 from graph.lineage import acurrent_lineage, current_lineage
 from graph.pending import PENDING_NAMESPACE, keep_pending
@@ -108,8 +108,8 @@ async def hand_off(
     turn: Turn | None = None
     mode = ""
     try:
-        # Every turn is archived, admitted or not: nothing said is lost.
-        await asyncio.to_thread(archive_turn, run, state.messages, lineage)
+        # Every turn is archived, admitted or not: nothing said is lost.  # feature: archive
+        await asyncio.to_thread(archive_turn, run, state.messages, lineage)  # feature: archive
         turn = run.finished_turn(state.messages, lineage)
         if turn is None:
             return _outcome(None, "", "skipped")

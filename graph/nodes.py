@@ -8,7 +8,7 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from graph.archiving import forget_in_archive, run_archive
+from graph.archiving import forget_in_run_archive  # feature: archive
 from graph.context import Context
 from graph.lineage import current_lineage
 from graph.models import load_chat_model
@@ -32,7 +32,6 @@ from graph.tool_loop import (
     without_tool_calls,
 )
 from graph.tools import chat_tools, tool_names
-from memory.archive import ConversationArchive
 from memory.forgetting import forgotten_prints
 from memory.metering import metered
 from memory.usage import UsageMeter, add_up, as_dicts, from_dicts
@@ -79,7 +78,7 @@ def forget_before_reading(run: RunMemory, state: State) -> dict[str, Any]:
     """Bring the archive in step with what the user forgot or restored, and the state's update
     that rewrites the running summary without what carries a forgotten memory (or puts back
     what a restore brought back); `{}` when the summary needs no change."""
-    forget_in_archive(run, _archive_or_none(run))
+    forget_in_run_archive(run)  # feature: archive
     if not state.summary:
         return {}
     try:
@@ -88,14 +87,6 @@ def forget_before_reading(run: RunMemory, state: State) -> dict[str, Any]:
         logger.exception("checking the running summary for forgotten memories failed")
         return {}
     return {"summary": summary} if summary is not None else {}
-
-
-def _archive_or_none(run: RunMemory) -> ConversationArchive | None:
-    try:
-        return run_archive(run)
-    except Exception:  # an unreachable archive database is the search tool's error to report
-        logger.exception("the conversation archive of %r cannot be opened", run.user_id)
-        return None
 
 
 def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -10,14 +10,13 @@ from typing import Any
 
 from langgraph.runtime import get_runtime
 
-from graph.archiving import forget_in_archive, run_archive
+from graph.archive_tools import search_conversations  # feature: archive
 from graph.context import Context
 from graph.lineage import current_lineage
 from graph.prompting import format_memories
 from graph.run_memory import open_run_memory
 from graph.settings import Settings, get_settings
 from graph.topic_tools import memories_about  # feature: topics
-from memory.archive import Window, parse_day, render
 from memory.language import resolve_language
 
 SEARCH_LIMIT = 20
@@ -46,45 +45,6 @@ def search_memory(query: str) -> str:
     return format_memories(found, resolve_language(run.context.language, query))
 
 
-def search_conversations(query: str, since: str = "", until: str = "", thread: str = "") -> str:
-    """Search what was said in this user's past conversations (and earlier in this one).
-
-    query: the question, or a few words to look for (any language); a date in it ("last May",
-    "on May 2nd", "去年五月") limits the search to that period. Leave it empty, with
-    since/until, for a broad question about a period ("what happened today?", "what did we
-    talk about this week?"): the daily digests of that period answer it.
-    since / until: optional dates, YYYY-MM-DD (local days, both included) or ISO date-times;
-    work out "last Tuesday" or "上周二" from the current time first.
-    thread: optional; "current" for this conversation only, or a thread id from an earlier
-    result.
-
-    Returns the best few matches with the messages around each, their thread and time.
-    """
-    run = open_run_memory(get_runtime(Context))
-    try:
-        archive = run_archive(run)
-    except Exception as exc:  # the archive's database is unreachable: say so, keep the turn
-        logger.exception("the conversation archive of %r cannot be opened", run.user_id)
-        return f"Error: the conversation archive cannot be read ({type(exc).__name__})."
-    if archive is None:  # not bound when the archive is off (chat_tools); a stale call
-        return "The conversation archive is turned off on this deployment."
-    forget_in_archive(run, archive)
-    try:
-        window = Window(
-            parse_day(since), parse_day(until, end=True),
-            run.thread_id if thread.strip() == "current" else thread.strip() or None,
-            current_lineage(run.config),
-        )  # fmt: skip
-    except ValueError as exc:
-        return f"Error: {exc}"
-    try:
-        # No model call: the archive's full-text index, this branch of this thread only.
-        return render(archive.search(query, window))
-    except Exception as exc:
-        logger.exception("searching the conversation archive of %r failed", run.user_id)
-        return f"Error: the conversation archive cannot be read ({type(exc).__name__})."
-
-
 def convert_units(value: float, unit_from: str, unit_to: str) -> str:
     """Convert a length or temperature: units km, mi, m, ft, c, f.
 
@@ -105,14 +65,14 @@ CHAT_TOOLS: list[Callable[..., Any]] = [
     get_current_time,
     search_memory,
     memories_about,  # feature: topics
-    search_conversations,
+    search_conversations,  # feature: archive
     convert_units,
 ]
 
 # A tool of an optional feature is bound only while its feature is on: a model is never offered
 # (nor told about) a tool that could only answer "turned off".
 FEATURE_OF_TOOL: dict[str, Callable[[Settings], bool]] = {
-    "search_conversations": lambda settings: settings.archive_on,
+    "search_conversations": lambda settings: settings.archive_on,  # feature: archive
     "memories_about": lambda settings: settings.topics,  # feature: topics
 }
 

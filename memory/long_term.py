@@ -25,8 +25,8 @@ from memory.upkeep import MemoryUpkeep
 from memory.writer.queue import BatchPolicy
 
 if TYPE_CHECKING:
-    from memory.archive.base import ConversationArchive
     from memory.erasure import ErasureReport
+    from memory.erasure.archive import ErasableArchive
     from memory.snapshot import SnapshotScheduler
     from memory.writer.queue import (
         DurableWriteQueue,
@@ -316,7 +316,7 @@ class LongTermMemory(
 
     # ── erase (irreversible) ────────────────────────────────────────────
 
-    def erase(self, memory_id: str, *, archive: ConversationArchive | None = None) -> ErasureReport:
+    def erase(self, memory_id: str, *, archive: ErasableArchive | None = None) -> ErasureReport:
         """Remove one memory for good with everything derived from it (versions, history,
         vector, journal and trace rows, snapshots; with `archive`, the archived messages that
         carried it and the digests of their days). Unlike `delete`, nothing can restore it.
@@ -326,7 +326,7 @@ class LongTermMemory(
         return erase_memory(self, memory_id, archive)
 
     def erase_user(
-        self, *, archive: ConversationArchive | None = None, threads: Any = None
+        self, *, archive: ErasableArchive | None = None, threads: Any = None
     ) -> ErasureReport:
         """Remove everything of this user from every tier (see `memory.erasure.erase_user`);
         with `threads` (a checkpointer), the user's threads too. Other users are untouched."""

@@ -19,8 +19,9 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from webapp import conversations, routes
+from webapp import routes
 from webapp.consolidate import consolidate  # feature: consolidation
+from webapp.conversations import search_conversations  # feature: archive
 from webapp.guard import ApiError, check_local_host
 
 PREFIX = "/memories"
@@ -86,7 +87,7 @@ def _page(file_name: str) -> Callable[[Request], Awaitable[Response]]:
 
 
 index = _page("index.html")
-conversations_page = _page("conversations.html")
+conversations_page = _page("conversations.html")  # feature: archive
 
 
 async def to_index(request: Request) -> Response:
@@ -99,9 +100,9 @@ def editor_routes() -> list[BaseRoute]:
     return [
         Route(f"{PREFIX}/", index, methods=["GET"]),
         Route(PREFIX, to_index, methods=["GET"]),
-        Route(f"{PREFIX}/conversations/", conversations_page, methods=["GET"]),
+        Route(f"{PREFIX}/conversations/", conversations_page, methods=["GET"]),  # feature: archive
         Route(f"{api}/whoami", routes.whoami, methods=["GET"]),
-        Route(f"{api}/conversations", conversations.search_conversations, methods=["GET"]),
+        Route(f"{api}/conversations", search_conversations, methods=["GET"]),  # feature: archive
         Route(f"{api}/memories", routes.list_memories, methods=["GET"]),
         Route(f"{api}/memories", routes.add_memory, methods=["POST"]),
         Route(f"{api}/memories/{{id}}", routes.get_memory, methods=["GET"]),

@@ -11,8 +11,8 @@ from starlette.responses import JSONResponse, Response
 
 from graph.archiving import archive_spec
 from memory.archive import SearchResult, Window, archive_exists, archives, parse_day
+from memory.archive.forgetting import reconcile
 from memory.archive.render import local_time
-from memory.forgetting import reconcile
 from memory.long_term import LongTermMemory
 from webapp.access import stored_memory
 from webapp.guard import ApiError, check_local_host, check_same_origin, resolve_caller

@@ -345,11 +345,11 @@ async def stream_events(request: Request, memory: LongTermMemory) -> Response:
 
 def _archive_of(user_id: str) -> Any:
     """The user's conversation archive, when the deployment keeps one and it holds anything."""
-    from graph.archiving import archive_spec
-    from memory.archive import archive_exists, archives
+    archive = None
+    from graph.archiving import existing_archive  # feature: archive
 
-    spec = archive_spec()
-    return archives.open(spec, user_id) if archive_exists(spec, user_id) else None
+    archive = existing_archive(user_id)  # feature: archive
+    return archive
 
 
 def _confirmed(data: dict[str, Any], word: str) -> None:

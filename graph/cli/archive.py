@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import sys
 from collections.abc import Callable, Iterable
@@ -11,13 +12,34 @@ from typing import Any
 from graph.archiving import archive_messages, archive_spec
 from graph.settings import get_settings, load_dotenv
 from memory.archive import ConversationArchive, Window, archives, render
+from memory.archive.forgetting import reconcile
 from memory.branch import Lineage
 from memory.factory import open_memory_manager
-from memory.forgetting import reconcile
+from memory.manager import BaseMemoryManager
 
 logger = logging.getLogger(__name__)
 
+SEARCH_BUDGET_CHARS = 4_000  # what `/search` in `make chat` prints at most
 TURN_END = ("ltm_write",)  # the step whose checkpoint holds a finished turn
+
+
+async def search_command(manager: BaseMemoryManager, line: str, lineage: Lineage | None) -> str:
+    """`/search <text>` in `make chat`: what `search_conversations` finds for the text."""
+    text = line.removeprefix("/search")
+    return await asyncio.to_thread(search_conversations, manager, text, lineage)
+
+
+def search_conversations(manager: BaseMemoryManager, text: str, lineage: Lineage | None) -> str:
+    """What `search_conversations` finds for `text`: the user's other threads and this
+    branch of this one, each hit with the messages around it (what carries a forgotten
+    memory left out)."""
+    if not text.strip():
+        return "  usage: /search <text>"
+    archive = archives.open(archive_spec(), manager.user_id)
+    if archive is None:
+        return "  the conversation archive is off (GULFSTREAM_CONVERSATION_ARCHIVE)"
+    reconcile(manager, archive)
+    return render(archive.search(text, Window(lineage=lineage)), SEARCH_BUDGET_CHARS)
 
 
 def thread_ids(checkpointer: Any) -> list[str]:

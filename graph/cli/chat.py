@@ -9,15 +9,13 @@ import sys
 import uuid
 from pathlib import Path
 
-from graph.archiving import archive_spec
+from graph.cli.archive import search_command  # feature: archive
 from graph.cli.consolidate import tidy_up  # feature: consolidation
 from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.settings import get_settings, load_dotenv
-from memory.archive import Window, archives, render
 from memory.branch import Lineage, Provenance, visible_ids
 from memory.errors import MemoryNotFound
-from memory.forgetting import reconcile
 from memory.item import MemoryItem
 from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
@@ -27,10 +25,10 @@ from memory.writer.staging import ToolEvent
 
 WRITE_WAIT_SECONDS = 120.0
 FORGET_REASON = "forgotten from the terminal chat"
-SEARCH_BUDGET_CHARS = 4_000
 HELP = (
-    "Commands: /memories  /forget <id or text>  /restore <id>  /search <text> (past "
-    "conversations)  /cost (model calls by purpose)  "
+    "Commands: /memories  /forget <id or text>  /restore <id>  "
+    "/search <text> (past conversations)  "  # feature: archive
+    "/cost (model calls by purpose)  "
     "/consolidate (merge duplicates, stale plans, archive cold ones)  "  # feature: consolidation
     "/back (take back your last message: the next one starts a sibling branch)  /new (a new "
     "thread)  /quit"
@@ -124,19 +122,6 @@ def cost_report(memory: LongTermMemory, last_turn: dict[str, dict[str, int]]) ->
     return "\n".join(line for line in lines if line)
 
 
-def search_conversations(manager: BaseMemoryManager, text: str, lineage: Lineage | None) -> str:
-    """What `search_conversations` finds for `text`: the user's other threads and this
-    branch of this one, each hit with the messages around it (what carries a forgotten
-    memory left out)."""
-    if not text.strip():
-        return "  usage: /search <text>"
-    archive = archives.open(archive_spec(), manager.user_id)
-    if archive is None:
-        return "  the conversation archive is off (GULFSTREAM_CONVERSATION_ARCHIVE)"
-    reconcile(manager, archive)
-    return render(archive.search(text, Window(lineage=lineage)), SEARCH_BUDGET_CHARS)
-
-
 async def read_line(prompt: str) -> str | None:
     try:
         return await asyncio.to_thread(input, prompt)
@@ -178,11 +163,8 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
                 target = line.removeprefix("/forget")
                 here = Provenance(thread_id=thread_id, checkpoint_id=at)
                 print(await asyncio.to_thread(forget, session.manager, target, lineage, here))
-            elif line.startswith("/search"):
-                query = line.removeprefix("/search")
-                print(
-                    await asyncio.to_thread(search_conversations, session.manager, query, lineage)
-                )
+            elif line.startswith("/search"):  # feature: archive
+                print(await search_command(session.manager, line, lineage))  # feature: archive
             elif line.startswith("/restore"):
                 target = line.removeprefix("/restore")
                 print(await asyncio.to_thread(restore, session.manager, target))

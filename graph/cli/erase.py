@@ -11,9 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from graph.archiving import archive_spec
+from graph.archiving import existing_archive  # feature: archive
 from graph.settings import get_settings, load_dotenv
-from memory.archive import archive_exists, archives
 from memory.errors import MemoryNotFound
 from memory.registry import registry
 
@@ -57,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
             args.backend or settings.memory_backend, args.user,
             default_data_dir=settings.data_dir, snapshot_delay=None, embeddings="off",
         )  # fmt: skip
-        spec = archive_spec(settings)
-        archive = archives.open(spec, args.user) if archive_exists(spec, args.user) else None
+        archive = None
+        archive = existing_archive(args.user, settings)  # feature: archive
         if args.id:
             report = memory.erase(args.id, archive=archive)
         else:

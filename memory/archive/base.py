@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from memory.archive.dates import question_period
 from memory.archive.query import Terms, Window, query_terms
@@ -20,6 +21,11 @@ from memory.archive.records import (
 )
 from memory.manager import validate_user_id
 from memory.tokenize import tokenize
+
+if TYPE_CHECKING:
+    from memory.erasure.report import ErasureReport
+    from memory.erasure.rows import Needles
+    from memory.item import MemoryItem
 
 DEFAULT_HITS = 3
 DEFAULT_AROUND = 2  # messages before and after each hit
@@ -150,6 +156,30 @@ class ConversationArchive(ABC):
 
     def close(self) -> None:  # noqa: B027 - most backends hold nothing to release
         """Release connections (the archive can be opened again)."""
+
+    # ── what erasure asks (memory.erasure.archive.ErasableArchive) ─────
+
+    def thread_ids(self) -> set[str]:
+        """The threads this user's archive holds messages of."""
+        return {m.thread_id for m in self.messages()}
+
+    def erase_carriers(
+        self,
+        items: dict[str, MemoryItem],
+        chosen: dict[str, MemoryItem],
+        needles: Needles,
+        report: ErasureReport,
+    ) -> None:
+        """Remove the messages and digests that carry the `chosen` memories."""
+        from memory.archive.erasing import erase_carriers
+
+        erase_carriers(self, items, chosen, needles, report)
+
+    def erase_everything(self, report: ErasureReport) -> None:
+        """Remove every message and digest of this user, counted in `report`."""
+        report.count("archive: messages", self.count())
+        for removed in self.erase_all():
+            report.file(removed, "removed")
 
     # ── what search_conversations does ─────────────────────────────────
 

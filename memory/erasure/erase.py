@@ -4,14 +4,10 @@ derived from it, or everything of one user; each returns an ErasureReport."""
 from __future__ import annotations
 
 import logging
-import time
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory.archive.base import ConversationArchive
-from memory.archive.digest import day_bounds, local_day
-from memory.archive.records import MessageKey
+from memory.erasure.archive import ErasableArchive
 from memory.erasure.files import erase_plans, erase_snapshots, erase_yaml_copies
 from memory.erasure.report import ErasureReport
 from memory.erasure.rows import (
@@ -32,8 +28,6 @@ from memory.erasure.stores import (
 )
 from memory.erasure.threads import delete_threads, known_threads
 from memory.errors import MemoryNotFound
-from memory.fingerprint import Fingerprint
-from memory.forgetting import carrying_messages, fingerprint, lineage_of, reseal
 from memory.item import MemoryItem
 from memory.writer.sqlite_file import scrub_file
 
@@ -52,7 +46,7 @@ NO_ARCHIVE_NOTE = "no conversation archive was given: archived messages were not
 
 
 def erase_memory(
-    memory: LongTermMemory, memory_id: str, archive: ConversationArchive | None = None
+    memory: LongTermMemory, memory_id: str, archive: ErasableArchive | None = None
 ) -> ErasureReport:
     """Remove `memory_id` (tombstone or not) and everything derived from it: its versions (the
     copy-on-write versions that supersede it, or that it supersedes), its history, what other
@@ -71,7 +65,7 @@ def erase_memory(
     for item in chosen.values():
         needles.add_texts(item_texts(item))
     if archive is not None:
-        _erase_carriers(archive, items, chosen, needles, report)
+        archive.erase_carriers(items, chosen, needles, report)
     else:
         report.notes.append(NO_ARCHIVE_NOTE)
     memory.recall_log.flush()  # queued recalls of the memory would come back after the erase
@@ -87,7 +81,7 @@ def erase_memory(
 
 
 def erase_user(
-    memory: LongTermMemory, archive: ConversationArchive | None = None, threads: Any = None
+    memory: LongTermMemory, archive: ErasableArchive | None = None, threads: Any = None
 ) -> ErasureReport:
     """Remove everything of the memory's user in every tier: the backend's rows or files, the
     archive, the journal, trace, usage ledger, recall log, topic summaries, snapshots,
@@ -102,9 +96,7 @@ def erase_user(
     _drop_vectors(memory, None, report)
     erase_everything(memory.manager, report)
     if archive is not None:
-        report.count("archive: messages", archive.count())
-        for removed in archive.erase_all():
-            report.file(removed, "removed")
+        archive.erase_everything(report)
     else:
         report.notes.append(NO_ARCHIVE_NOTE)
     _erase_shared_rows(memory, None, report)
@@ -145,79 +137,6 @@ def _versions(items: dict[str, MemoryItem], memory_id: str) -> dict[str, MemoryI
         if linked <= chosen:
             return {i: items[i] for i in sorted(chosen)}
         chosen |= linked
-
-
-def _erase_carriers(
-    archive: ConversationArchive,
-    items: dict[str, MemoryItem],
-    chosen: dict[str, MemoryItem],
-    needles: Needles,
-    report: ErasureReport,
-) -> None:
-    """The archived messages carrying the memory (`memory.forgetting`: its turns, and any
-    message its fingerprint matches, up to now), every copy of them at other checkpoints,
-    the records of what forgetting it hid, and the digests of their days sealed again."""
-    said = archive.messages()
-    prints = {i: fingerprint(lineage_of(item, items)) for i, item in chosen.items()}
-    keys: set[MessageKey] = set()
-    for item in chosen.values():
-        chain = lineage_of(item, items)
-        keys |= set(carrying_messages(archive, item, ancestors=chain[1:], until=time.time()))
-    carried_ids = {key[2] for key in keys if key[2]}
-    candidates = [m for m in said if m.ref in keys or m.message_id in carried_ids]
-    # Irreversible, so only what names it: a batched writer run records its last turn, whose
-    # messages may be another fact's (forgetting narrows those too, from the entry's
-    # batch_size; entries written before it was recorded do not say).
-    messages = [m for m in candidates if _names(m.content, prints, needles)]
-    if len(messages) < len(candidates):
-        report.notes.append(
-            f"{len(candidates) - len(messages)} archived message(s) of the turns that wrote it "
-            "do not name it and were kept"
-        )
-    needles.add_texts(m.content for m in messages)
-    report.count("archive: messages", archive.erase_messages([m.ref for m in messages]))
-    _erase_forgotten_records(archive, prints, needles, {m.ref for m in messages}, report)
-    days = {local_day(m.timestamp) for m in messages}
-    days |= {d.day for d in archive.digests() if needles.in_text(d.text)}
-    days |= {d.day for d in archive.digests() for p in prints.values() if p.carries(d.text)}
-    sealed = sorted({d.day for d in archive.digests()} & days)
-    emptied = [day for day in sealed if not _said_on(archive, day)]
-    report.count("archive: digests", archive.erase_digests(emptied))
-    resealed = [day for day in sealed if day not in emptied]
-    reseal(archive, resealed, prints)  # from what is left, offline; leaving out what carries it
-    report.count("archive: digests sealed again", len(resealed))
-    if not archive.scrub():
-        report.notes.append("the archive's log could not be emptied at once (another reader)")
-
-
-def _names(text: str, prints: dict[str, Fingerprint], needles: Needles) -> bool:
-    return needles.in_text(text) or any(not p.empty and p.carries(text) for p in prints.values())
-
-
-def _said_on(archive: ConversationArchive, day: str) -> bool:
-    start, end = day_bounds(day)
-    return any(m.role in ("user", "assistant") for m in archive.messages(since=start, until=end))
-
-
-def _erase_forgotten_records(
-    archive: ConversationArchive,
-    prints: dict[str, Fingerprint],
-    needles: Needles,
-    erased: set[MessageKey],
-    report: ErasureReport,
-) -> None:
-    """Forgetting kept the digests of the memory's days as they were, for a restore: the
-    memory's record goes, and other records lose the erased messages and such digests."""
-    for memory_id, record in archive.forgotten().items():
-        if memory_id in needles.ids:
-            archive.drop_forgotten(memory_id)
-            report.count("archive: forgotten records", 1)
-            continue
-        digests = tuple(d for d in record.digests if not _names(d.text, prints, needles))
-        messages = tuple(key for key in record.messages if key not in erased)
-        if digests != record.digests or messages != record.messages:
-            archive.put_forgotten(replace(record, messages=messages, digests=digests))
-            report.count("archive: forgotten records rewritten", 1)
 
 
 def _drop_vectors(memory: LongTermMemory, ids: set[str] | None, report: ErasureReport) -> None:

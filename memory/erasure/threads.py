@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from memory.archive.base import ConversationArchive
+from memory.erasure.archive import ErasableArchive
 from memory.erasure.report import ErasureReport
 from memory.erasure.rows import SharedTable, user_rows
 from memory.writer.sqlite_file import scrub
@@ -16,14 +16,14 @@ from memory.writer.sqlite_file import scrub
 
 def known_threads(
     user_id: str,
-    archive: ConversationArchive | None,
+    archive: ErasableArchive | None,
     files: list[tuple[Path, tuple[SharedTable, ...]]],
 ) -> set[str]:
     """The user's threads as far as memory knows them: the archive's, the journal's and the
     trace's."""
     found: set[str] = set()
     if archive is not None:
-        found |= {m.thread_id for m in archive.messages()}
+        found |= archive.thread_ids()
     for path, tables in files:
         for row in user_rows(path, tables, user_id):
             if "turn" in row:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.archive import ArchivedMessage, SqliteArchive
+from memory.archive import ArchivedMessage, SqliteArchive  # feature: archive
 from memory.errors import MemoryNotFound
 from memory.yaml_manager import YamlMemoryManager
 
@@ -30,13 +30,13 @@ def seed(data_dir: Path, user: str, facts: list[str]) -> dict[str, str]:
     (`<backend folder>/conversations`); the ids by fact."""
     store = YamlMemoryManager(data_dir, user)
     ids = {fact: store.add(f"User says: {fact}", "life", "seed") for fact in facts}
-    archive = SqliteArchive(data_dir / "conversations", user)
-    now = time.time()
-    archive.add([
-        ArchivedMessage(user, "t1", "", uuid.uuid4().hex, "user", fact, now + n)
-        for n, fact in enumerate(facts)
-    ])  # fmt: skip
-    archive.close()
+    archive = SqliteArchive(data_dir / "conversations", user)  # feature: archive
+    now = time.time()  # feature: archive
+    archive.add([  # feature: archive
+        ArchivedMessage(user, "t1", "", uuid.uuid4().hex, "user", fact, now + n)  # feature: archive
+        for n, fact in enumerate(facts)  # feature: archive
+    ])  # fmt: skip  # feature: archive
+    archive.close()  # feature: archive
     return ids
 
 
@@ -63,7 +63,7 @@ def test_erase_for_good_asks_first_then_shows_what_went(page, data_dir: Path, us
     page.locator("dialog button.confirm-erase").click()
     report = page.locator("dialog .erase-report")
     sync_api.expect(report).to_contain_text("yaml store: memories: 1")
-    sync_api.expect(report).to_contain_text("archive: messages: 1")
+    sync_api.expect(report).to_contain_text("archive: messages: 1")  # feature: archive
     sync_api.expect(report).to_contain_text("checkpoints")
     page.locator("dialog button", has_text="Close").click()
     sync_api.expect(card(page, "Wenyi")).to_have_count(0)
@@ -109,11 +109,11 @@ def test_delete_this_users_data_needs_their_id_typed_and_spares_the_others(
     dialog.locator("button.confirm-erase").click()
     report = page.locator("dialog .erase-report")
     sync_api.expect(report).to_contain_text("yaml store: memories: 2")
-    sync_api.expect(report).to_contain_text("archive: messages: 2")
+    sync_api.expect(report).to_contain_text("archive: messages: 2")  # feature: archive
     page.locator("dialog button", has_text="Close").click()
     sync_api.expect(page.locator(".card")).to_have_count(0)
     assert files_holding(data_dir, "Tromso") == [] and files_holding(data_dir, "Arvid") == []
     assert [i.description for i in YamlMemoryManager(data_dir, other).list_items().values()] == [
         "User says: I was born in Valparaiso"
     ]
-    assert SqliteArchive(data_dir / "conversations", other).count() == 1
+    assert SqliteArchive(data_dir / "conversations", other).count() == 1  # feature: archive

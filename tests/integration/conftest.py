@@ -145,19 +145,24 @@ def _delete_postgres_rows(users: set[str]) -> None:
             )
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def each_archive(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    """A new user's conversation archive on SQLite, then on the local PostgreSQL (skipped with
-    the reason when none answers); the PostgreSQL rows are cleared afterwards."""
-    from memory.archive.postgres_archive import PostgresArchive
-    from memory.archive.sqlite_archive import SqliteArchive
+ON_POSTGRES = pytest.param("postgres", marks=pytest.mark.postgres)  # feature: archive
 
-    user = f"archive-{uuid.uuid4().hex[:8]}"
-    if request.param == "sqlite":
-        yield SqliteArchive(tmp_path / "conversations", user)
-        return
-    if reason := postgres_unreachable_reason():
-        pytest.skip(reason)
-    opened = PostgresArchive(POSTGRES_URL, user)
-    yield opened
-    opened.clear()
+
+@pytest.fixture(params=["sqlite", ON_POSTGRES])  # feature: archive
+def each_archive(  # feature: archive
+    request: pytest.FixtureRequest,  # feature: archive
+    tmp_path: Path,  # feature: archive
+) -> Iterator[Any]:  # feature: archive
+    """A new user's archive, on SQLite then on PostgreSQL."""  # feature: archive
+    from memory.archive.postgres_archive import PostgresArchive  # feature: archive
+    from memory.archive.sqlite_archive import SqliteArchive  # feature: archive
+
+    user = f"archive-{uuid.uuid4().hex[:8]}"  # feature: archive
+    if request.param == "sqlite":  # feature: archive
+        yield SqliteArchive(tmp_path / "conversations", user)  # feature: archive
+        return  # feature: archive
+    if reason := postgres_unreachable_reason():  # feature: archive
+        pytest.skip(reason)  # feature: archive
+    opened = PostgresArchive(POSTGRES_URL, user)  # feature: archive
+    yield opened  # feature: archive
+    opened.clear()  # feature: archive

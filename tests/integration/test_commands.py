@@ -227,6 +227,7 @@ async def test_chat_memories_and_forget_follow_the_branch_and_never_edit_an_ance
     assert (tmp_path / "m" / "write-journal.sqlite").exists()  # the journal beside the store
 
 
+@pytest.mark.uses("archive")
 def test_chat_search_finds_past_conversations_on_this_branch_and_make_archive_rebuilds_them(
     tmp_path: Path,
 ) -> None:

@@ -135,7 +135,7 @@ async def test_erase_of_a_chinese_fact_leaves_no_byte_of_it(deployment: Path) ->
 async def test_erase_after_forget_also_removes_what_forgetting_kept_for_a_restore(
     deployment: Path,
 ) -> None:
-    from memory.forgetting import reconcile
+    from memory.archive.forgetting import reconcile
 
     place = planted_word()
     memory = await tell(deployment, "ada", facts_of(place, "Mei"))

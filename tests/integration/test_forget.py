@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from graph.archiving import archive_spec
-from graph.cli.chat import forget, restore, search_conversations
+from graph.cli.archive import search_conversations
+from graph.cli.chat import forget, restore
 from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.settings import use_settings

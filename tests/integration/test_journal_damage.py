@@ -17,7 +17,7 @@ import pytest
 from graph.agent import compile_graph
 from graph.context import Context
 from graph.settings import get_settings, use_settings
-from memory.archive import SqliteArchive
+from memory.archive import SqliteArchive  # feature: archive
 from memory.long_term import LongTermMemory
 from memory.registry import registry
 from memory.turn import Turn
@@ -182,6 +182,7 @@ def test_a_damaged_wal_is_detected_instead_of_silently_dropping_turns(tmp_path: 
         assert kept.execute("SELECT count(*) FROM turns").fetchone()[0] == recovery.salvaged
 
 
+@pytest.mark.uses("archive")
 def test_a_full_disk_under_the_archive_never_fails_the_turn(
     full_disk: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -9,16 +9,10 @@ from pathlib import Path
 
 from memory.archive import ArchivedMessage, DigestSealer, SearchResult, SqliteArchive
 from memory.archive.base import hidden_note
+from memory.archive.forgetting import carrying_messages, reconcile
 from memory.branch import Provenance
 from memory.document import Change
-from memory.forgetting import (
-    Fingerprint,
-    carrying_messages,
-    forgotten_prints,
-    reconcile,
-    redact,
-    redact_core_context,
-)
+from memory.forgetting import Fingerprint, forgotten_prints, redact, redact_core_context
 from memory.item import MemoryItem
 from memory.operations import archive as archive_memory
 from memory.yaml_manager import YamlMemoryManager

@@ -64,6 +64,7 @@ async def one_turn(monkeypatch: pytest.MonkeyPatch, **settings: Any) -> tuple[st
     return str(system.content), model.bound[0], app
 
 
+@pytest.mark.uses("archive")
 async def test_archive_off_binds_no_search_conversations_and_never_names_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -69,13 +69,16 @@ WITHOUT_LANGCHAIN = textwrap.dedent(
     ledger = UsageLedger(folder / "usage.sqlite")
     ledger.record("alice", "run-1", {"chat": Usage(1, 10, 2)})
     assert ledger.totals("alice")["chat"].calls == 1
-    # The conversation archive, its search and its digests too.
-    import time
-    from memory.archive import ArchivedMessage, DigestSealer, SqliteArchive, render
-    archive = SqliteArchive(folder / "conversations", "alice")
-    said = ArchivedMessage("alice", "t1", "c1", "m1", "user", "我下周要去上海出差", time.time())
-    archive.add([said])
-    assert "上海" in render(archive.search("上海")) and DigestSealer().seal(archive)
+    # The conversation archive, its search and its digests too.  # feature: archive
+    import time  # feature: archive
+    from memory.archive import ArchivedMessage, DigestSealer, SqliteArchive  # feature: archive
+    from memory.archive import render  # feature: archive
+    archive = SqliteArchive(folder / "conversations", "alice")  # feature: archive
+    text, now = "我下周要去上海出差", time.time()  # feature: archive
+    said = ArchivedMessage("alice", "t1", "c1", "m1", "user", text, now)  # feature: archive
+    archive.add([said])  # feature: archive
+    assert "上海" in render(archive.search("上海"))  # feature: archive
+    assert DigestSealer().seal(archive)  # feature: archive
     assert not any(name.startswith(("langchain", "langgraph")) and sys.modules[name]
                    for name in sys.modules), "something imported LangChain or LangGraph"
     print("library ok")

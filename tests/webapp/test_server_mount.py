@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memory.archive import ArchivedMessage, SqliteArchive
+from memory.archive import ArchivedMessage, SqliteArchive  # feature: archive
 from tests.webapp.langgraph_server import run_langgraph_dev
 
 pytestmark = pytest.mark.slow
@@ -143,6 +143,7 @@ def test_no_cors_header_on_the_editor_even_for_a_signed_in_user(server: str) -> 
         assert not [h for h in response.headers if h.lower().startswith("access-control-")]
 
 
+@pytest.mark.uses("archive")
 def test_the_conversation_search_is_the_signed_in_users_own(server: str, app_dir: Path) -> None:
     archive = SqliteArchive(app_dir / "data" / "conversations", "alice")
     archive.add([ArchivedMessage("alice", "t1", "c1", "m1", "user", "Alice's locker is 4711",
