@@ -50,16 +50,6 @@ class HotnessRanking(Ranking):
         recall = self.recall_stats().get(memory_id, NEVER_RECALLED)
         return hotness(item, recall, now=now, half_life_days=self.half_life_days)
 
-    def heat(
-        self, items: Mapping[str, MemoryItem], now: datetime | None = None
-    ) -> dict[str, float]:
-        stats, half_life = self.recall_stats(), self.half_life_days
-        return {
-            memory_id: hotness(item, stats.get(memory_id, NEVER_RECALLED), now=now,
-                               half_life_days=half_life)
-            for memory_id, item in items.items()
-        }  # fmt: skip
-
     def is_cold(self, value: float) -> bool:
         return is_cold(value)
 
