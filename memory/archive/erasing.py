@@ -50,10 +50,11 @@ def erase_carriers(
     needles.add_texts(m.content for m in messages)
     report.count("archive: messages", archive.erase_messages([m.ref for m in messages]))
     _erase_forgotten_records(archive, prints, needles, {m.ref for m in messages}, report)
+    digests = archive.digests()  # read once: nothing changes them until erase_digests below
     days = {local_day(m.timestamp) for m in messages}
-    days |= {d.day for d in archive.digests() if needles.in_text(d.text)}
-    days |= {d.day for d in archive.digests() for p in prints.values() if p.carries(d.text)}
-    sealed = sorted({d.day for d in archive.digests()} & days)
+    days |= {d.day for d in digests if needles.in_text(d.text)}
+    days |= {d.day for d in digests for p in prints.values() if p.carries(d.text)}
+    sealed = sorted({d.day for d in digests} & days)
     emptied = [day for day in sealed if not _said_on(archive, day)]
     report.count("archive: digests", archive.erase_digests(emptied))
     resealed = [day for day in sealed if day not in emptied]
