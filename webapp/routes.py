@@ -345,7 +345,7 @@ async def stream_events(request: Request, memory: LongTermMemory) -> Response:
 
 def _archive_of(user_id: str) -> Any:
     """The user's conversation archive, when the deployment keeps one and it holds anything."""
-    archive = None
+    archive = None  # what stays when the archive feature is deleted (docs/CUSTOMIZING.md)
     from graph.archiving import existing_archive  # feature: archive
 
     archive = existing_archive(user_id)  # feature: archive

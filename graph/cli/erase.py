@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
             args.backend or settings.memory_backend, args.user,
             default_data_dir=settings.data_dir, snapshot_delay=None, embeddings="off",
         )  # fmt: skip
-        archive = None
+        archive = None  # what stays when the archive feature is deleted (docs/CUSTOMIZING.md)
         archive = existing_archive(args.user, settings)  # feature: archive
         if args.id:
             report = memory.erase(args.id, archive=archive)
