@@ -15,6 +15,7 @@ from memory.manager import BaseMemoryManager
 from memory.sqlite_manager import SqliteMemoryManager
 from memory.store_manager import StoreMemoryManager, namespace_label
 from memory.yaml_manager import YamlMemoryManager
+from tests.integration.archive_fixture import each_archive  # noqa: F401  # feature: archive
 
 POSTGRES_URL = os.environ.get(
     "GULFSTREAM_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
@@ -143,26 +144,3 @@ def _delete_postgres_rows(users: set[str]) -> None:
             conn.execute(
                 "DELETE FROM store WHERE prefix LIKE %s", (f"memories%.{namespace_label(user)}",)
             )
-
-
-ON_POSTGRES = pytest.param("postgres", marks=pytest.mark.postgres)  # feature: archive
-
-
-@pytest.fixture(params=["sqlite", ON_POSTGRES])  # feature: archive
-def each_archive(  # feature: archive
-    request: pytest.FixtureRequest,  # feature: archive
-    tmp_path: Path,  # feature: archive
-) -> Iterator[Any]:  # feature: archive
-    """A new user's archive, on SQLite then on PostgreSQL."""  # feature: archive
-    from memory.archive.postgres_archive import PostgresArchive  # feature: archive
-    from memory.archive.sqlite_archive import SqliteArchive  # feature: archive
-
-    user = f"archive-{uuid.uuid4().hex[:8]}"  # feature: archive
-    if request.param == "sqlite":  # feature: archive
-        yield SqliteArchive(tmp_path / "conversations", user)  # feature: archive
-        return  # feature: archive
-    if reason := postgres_unreachable_reason():  # feature: archive
-        pytest.skip(reason)  # feature: archive
-    opened = PostgresArchive(POSTGRES_URL, user)  # feature: archive
-    yield opened  # feature: archive
-    opened.clear()  # feature: archive
