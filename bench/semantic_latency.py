@@ -4,7 +4,10 @@ and the memory the vectors take, at 1k, 10k and 100k memories with the offline m
 Run: `.venv/bin/python bench/semantic_latency.py` (offline; about two minutes on two cores);
 `--sizes 10000` for one size. "with 3 preceding turns" is the dialogue query of
 memory/retrieval/dialogue_query.py (BM25 per text, one batch embedding, the weighted mean vector)
-against the same path on the latest message alone.
+against the same path on the latest message alone. "said in conversations" is the same store with
+each memory's thread set (conversations of 20 memories, or one thread for everything, as a bot
+that keeps one thread per user has): the fused ranking then also reads the memory each of its best
+ones' conversation created next, against the memories alone.
 
 The offline model embeds 5,000 distinct synthetic memories for real; larger stores reuse those
 vectors (a query's cost depends on how many rows it scores, not on what they hold), handed to the
@@ -14,6 +17,7 @@ channel as kept vectors, the path a restart takes.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import random
 import sys
 import time
@@ -111,6 +115,28 @@ def main() -> None:
               f"(matrix with spare rows {channel.nbytes / 2**20:.1f} MiB; peak while loading "
               f"{peak / 2**20:.1f} MiB); loading kept vectors {load_ms:.0f} ms")  # fmt: skip
         one_new(manager, fused, channel, rng)
+        said_in_conversations(items, kept, encoder, queries, total)
+
+
+def said_in_conversations(
+    items: dict, kept: MemoryVectors, encoder: OfflineEncoder, queries: list[str], alone: list
+) -> None:
+    """The fused query when the memories carry the conversation that wrote them."""
+    for label, per_thread in (("conversations of 20", 20), ("one conversation", len(items))):
+        said = {memory_id: dataclasses.replace(item, origin={"thread_id": f"c{n // per_thread}"})
+                for n, (memory_id, item) in enumerate(items.items())}  # fmt: skip
+        manager = InMemoryManager(said)
+        retriever = MechanicalRetriever(manager)
+        channel = SemanticChannel(encoder, kept)
+        retriever.fused = FusedRanking(channel)
+        channel.sync(retriever.index())
+        for query in queries[:5]:
+            retriever.retrieve(query)
+        times = [timed(partial(retriever.retrieve, query)) for query in queries]
+        row(f"fused, {label}", times)
+        print(f"    = {p(times, 0.5) / p(alone, 0.5):.2f}x the memories alone at p50, "
+              f"{p(times, 0.95) / p(alone, 0.95):.2f}x at p95")  # fmt: skip
+        one_new(manager, retriever, channel, random.Random(7))
 
 
 def dialogue_fused(

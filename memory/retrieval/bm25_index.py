@@ -41,12 +41,18 @@ class IndexedMemory:
     updated_at: float  # epoch seconds; 0 when the time is missing or unreadable
     hit: int
     stale_since: float = 0.0  # epoch seconds consolidation marked it stale; 0: current
+    thread_id: str = ""  # the conversation that wrote it (its origin); "" unknown
+    created_at: float = 0.0  # epoch seconds of its creation, its place in that conversation
 
     @classmethod
     def of(cls, memory_id: str, item: MemoryItem) -> IndexedMemory:
         hit = item.hit if isinstance(item.hit, int) else 0
+        origin = item.origin if isinstance(item.origin, dict) else {}
+        created = item.history[0].get("time", "") if item.history else ""
         return cls(memory_id, item.description, item.theme, item.latest_update_time,
-                   _epoch(item.latest_update_time), hit, item.stale_since)  # fmt: skip
+                   _epoch(item.latest_update_time), hit, item.stale_since,
+                   str(origin.get("thread_id") or ""),
+                   _epoch(created or item.latest_update_time))  # fmt: skip
 
     @cached_property
     def episodic(self) -> bool:
@@ -86,6 +92,12 @@ class Bm25Index:
     # The calendar day each position was written (month * 100 + day; 0 unknown), for queries
     # that name a day ("what did I say on May 2nd").
     days: npt.NDArray[np.int16] = field(default_factory=lambda: np.zeros(0, dtype=np.int16))
+    # thread id → the positions its memories were indexed at (dead ones included); shared
+    conversations: dict[str, list[int]] = field(default_factory=dict)
+    created_at: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
+    _conversations_sorted: dict[str, npt.NDArray[np.intp]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @classmethod
     def build(
@@ -172,6 +184,7 @@ class Bm25Index:
         refreshed: dict[int, IndexedMemory] | None = None,
     ) -> Bm25Index:
         entries, positions, postings = self.entries, self.positions, self.postings
+        conversations = self.conversations
         alive = np.concatenate([self.alive, np.ones(len(added), dtype=bool)])
         updated_at = self.updated_at.copy()
         days = self.days.copy()
@@ -198,6 +211,8 @@ class Bm25Index:
             position = len(entries)
             entries.append(entry)
             positions[entry.id] = position
+            if entry.thread_id:
+                conversations.setdefault(entry.thread_id, []).append(position)
             counts = Counter(tokenize(f"{entry.theme} {entry.description}"))
             for term, count in counts.items():
                 new_postings.setdefault(term, []).append((position, count))
@@ -230,6 +245,8 @@ class Bm25Index:
             days=np.concatenate([days, np.fromiter(
                 (month_day(entry.latest_update_time) for entry in added), np.int16, len(added)
             )]),
+            conversations=conversations,
+            created_at=np.concatenate([self.created_at, [entry.created_at for entry in added]]),
         )  # fmt: skip
 
     @property
@@ -303,6 +320,28 @@ class Bm25Index:
             return np.zeros(0, dtype=np.intp)
         count = self.count
         return np.flatnonzero(np.isin(self.days[:count], days) & self.alive[:count])
+
+    def next_in_conversation(self, position: int) -> int | None:
+        """The live memory created next in the conversation (thread) that created the one at
+        `position`; None when that one has no thread or is its conversation's newest."""
+        thread = self.entries[position].thread_id
+        if not thread:
+            return None
+        members = self._conversation(thread)
+        at = np.flatnonzero(members == position)
+        return int(members[at[0] + 1]) if len(at) and at[0] + 1 < len(members) else None
+
+    def _conversation(self, thread: str) -> npt.NDArray[np.intp]:
+        """The thread's live positions by creation time, once per index (a user who keeps one
+        thread for everything has all their memories in it)."""
+        members = self._conversations_sorted.get(thread)
+        if members is None:
+            listed = np.asarray(self.conversations.get(thread, ()), dtype=np.intp)
+            listed = listed[listed < self.count]
+            listed = listed[self.alive[listed]]
+            members = listed[np.lexsort((listed, self.created_at[listed]))]
+            self._conversations_sorted[thread] = members
+        return members
 
     def coverage(self, tokens: list[str], position: int) -> float:
         """The IDF-weighted share of the query's distinct terms that the memory at `position`

@@ -69,7 +69,8 @@ class DialogueSet:
 
 
 def load_dialogue_sets(path: str | Path) -> dict[str, DialogueSet]:
-    """tests/data/memorybank_set.json by language; a memory's time is noon of its day."""
+    """tests/data/memorybank_set.json by language; a memory's time is noon of its day, its
+    thread the user's conversation of that day."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     sets: dict[str, DialogueSet] = {}
     for number, user in enumerate(data["users"]):
@@ -77,7 +78,10 @@ def load_dialogue_sets(path: str | Path) -> dict[str, DialogueSet]:
         pooled = sets.setdefault(lang, DialogueSet(lang, {}, [], {}))
         prefix = f"u{number:02d}-"
         for raw in user["memories"]:
-            item = MemoryItem.create(raw["description"], raw["theme"], "dialogue set")
+            # A day of the source is one conversation: its turns share a thread, in order.
+            day = raw["id"].split("/")[0]
+            item = MemoryItem.create(raw["description"], raw["theme"], "dialogue set",
+                                     origin={"thread_id": prefix + day})  # fmt: skip
             stamp = f"{raw['description'][:10]}T12:00:00+00:00"
             item.latest_update_time = stamp
             item.history[-1]["time"] = stamp

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -47,6 +47,12 @@ class FusionWeights:
     # BM25's own confidence: its side weighs min(1, coverage / `lexical_coverage`), the
     # coverage being the IDF-weighted share of the query's terms its best memory holds; 0 off.
     lexical_coverage: float = 0.0
+    # A topic opened is followed by its details ("one of my paintings was chosen for an
+    # exhibition", then "the inspiration came from a trip to Tibet"): each of the fused
+    # `conversation_sources` best passes `next_in_conversation` × its score to the memory its
+    # conversation created next. Fitted on the tuning split (docs/MEMORY.md); 0 off.
+    next_in_conversation: float = 0.5
+    conversation_sources: int = 5
 
 
 DEFAULT_WEIGHTS = FusionWeights()
@@ -61,11 +67,14 @@ def fuse_scores(
     weights: FusionWeights = DEFAULT_WEIGHTS,
     hotness: HotnessOf | None = None,
     lexical_coverage: float = 1.0,
+    next_in_conversation: Callable[[int], int | None] | None = None,
 ) -> list[int]:
     """Items ordered by the fused score of `lexical` (item, BM25 score) and `semantic` (item,
-    cosine, best first) plus the `dated` items (written on a day the query names); equal scores
-    go to the hotter item, then to BM25's order, then to the embedding's. `lexical_coverage`
-    is how much of the query BM25's best match holds (`Bm25Index.coverage`)."""
+    cosine, best first) plus the `dated` items (written on a day the query names) and a share
+    of the best ones' scores for the memory their conversation created next
+    (`next_in_conversation(item)`, `Bm25Index.next_in_conversation`); equal scores go to the
+    hotter item, then to BM25's order, then to the embedding's. `lexical_coverage` is how much
+    of the query BM25's best match holds (`Bm25Index.coverage`)."""
     scores: dict[int, float] = {}
     first_seen: dict[int, int] = {}
     best_lexical = max((score for _, score in lexical), default=0.0)
@@ -89,7 +98,25 @@ def fuse_scores(
     for item in dated:
         scores[item] = scores.get(item, 0.0) + weights.date
         first_seen.setdefault(item, len(first_seen))
+    if next_in_conversation is not None and weights.next_in_conversation > 0:
+        _pass_to_next(scores, first_seen, next_in_conversation, weights)
     return _ordered(scores, first_seen, limit, hotness)
+
+
+def _pass_to_next(
+    scores: dict[int, float],
+    first_seen: dict[int, int],
+    next_in_conversation: Callable[[int], int | None],
+    weights: FusionWeights,
+) -> None:
+    # From the scores before any share is passed: a chain of three does not carry the first
+    # one's score to the third.
+    best = sorted(scores.items(), key=lambda pair: (-pair[1], first_seen[pair[0]]))
+    for item, score in best[: weights.conversation_sources]:
+        following = next_in_conversation(item)
+        if following is not None and score > 0:
+            scores[following] = scores.get(following, 0.0) + weights.next_in_conversation * score
+            first_seen.setdefault(following, len(first_seen))
 
 
 def lexical_confidence(coverage: float, weights: FusionWeights = DEFAULT_WEIGHTS) -> float:
@@ -224,7 +251,8 @@ class FusedRanking:
                                 hotness=hotness, min_score=min_score)  # fmt: skip
         coverage = best_coverage(index, reading, lexical, self.weights)
         return fuse_scores(lexical, semantic, limit, dated=dated, weights=self.weights,
-                           hotness=hotness, lexical_coverage=coverage)  # fmt: skip
+                           hotness=hotness, lexical_coverage=coverage,
+                           next_in_conversation=index.next_in_conversation)  # fmt: skip
 
 
 def lexical_shortlist(

@@ -103,6 +103,8 @@ def check_written_and_recalled(first: dict[str, Any], second: dict[str, Any], sa
     item = next(i for i in memory.manager.list_items().values() if "Lisbon" in i.description)
     # With a checkpointer the write knows where it was said (branch-aware); without, it cannot.
     assert bool(item.origin.get("checkpoint_id")) == (saver is not None), item.origin
+    # The conversation it was said in, with or without: retrieval reads what it said next.
+    assert item.origin.get("thread_id"), item.origin
 
 
 def skip_without_postgres(maker: Callable[..., Any]) -> None:
