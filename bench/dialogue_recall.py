@@ -166,7 +166,9 @@ def variants() -> dict[str, Ranker]:
         "fused, day cut at 50": lambda s: fuse_scores(s[0], s[1], 10, dated=s[4], weights=alone),
         "fused, BM25 cov. 0.5": fused(dataclasses.replace(alone, lexical_coverage=0.5)),
         "fitted on tuning": fused(TUNING_FIT),
+        "memories alone, emb 1.0 (before)": fused(dataclasses.replace(alone, embedding=1.0)),
         "fused, memory alone": fused(alone),
+        "next memory, emb 1.0": fused(dataclasses.replace(DEFAULT_WEIGHTS, embedding=1.0)),
         "BM25 + next memory": lambda s: fuse_scores(s[0], [], 10, next_in_conversation=s[5]),
         **{
             f"next {share} of top {top}": fused(
@@ -198,11 +200,11 @@ def recall(prepared: Prepared, queries: list[LabelledQuery], ranker: Ranker, k: 
 def table(languages: dict[str, Prepared], rankers: dict[str, Ranker]) -> None:
     columns = [(split, lang, k) for split in ("tuning", "held-out") for lang in ("zh", "en")
                for k in (5, 10)]  # fmt: skip
-    print(f"{'':22s}" + "".join(f"{f'{s[:4]} {lang}@{k}':>12s}" for s, lang, k in columns))
+    print(f"{'':32s}" + "".join(f"{f'{s[:4]} {lang}@{k}':>11s}" for s, lang, k in columns))
     for label, ranker in rankers.items():
         cells = [recall(languages[lang], languages[lang].data.split(split), ranker, k)
                  for split, lang, k in columns]  # fmt: skip
-        print(f"{label:22s}" + "".join(f"{cell:12.3f}" for cell in cells))
+        print(f"{label:32s}" + "".join(f"{cell:11.3f}" for cell in cells))
 
 
 def fit(languages: dict[str, Prepared]) -> None:
@@ -353,7 +355,8 @@ def realtalk_table() -> None:
                 split_of[queries[-1].id] = raw["split"]
         prepared.append(prepare(DialogueSet("en", items, queries, split_of)))
     rankers = {k: v for k, v in variants().items() if k in (
-        "BM25 alone", "embeddings alone", "fused, memory alone", "fused (default)")}  # fmt: skip
+        "BM25 alone", "embeddings alone", "memories alone, emb 1.0 (before)", "fused, memory alone",
+        "next memory, emb 1.0", "fused (default)")}  # fmt: skip
     print(f"REALTALK: {sum(len(p.data.items) for p in prepared)} messages in "
           f"{len(prepared)} chats; recall@5 / @10 (questions)")  # fmt: skip
     for label, ranker in rankers.items():
@@ -362,7 +365,7 @@ def realtalk_table() -> None:
             for k in (5, 10):
                 found = [recall(p, [q], ranker, k) for p in prepared for q in p.data.split(split)]
                 cells.append(f"{split} @{k} {sum(found) / len(found):.3f} ({len(found)})")
-        print(f"  {label:22s}" + "   ".join(cells))
+        print(f"  {label:34s}" + "   ".join(cells))
 
 
 def main() -> None:

@@ -34,11 +34,11 @@ class FusionWeights:
     over `confident_margin` (capped at 1). A flat similarity profile (every memory about as
     close, chit-chat, a query the model does not understand) weighs nothing; `lexical_gap`
     also lowers it when BM25's first place stands out from its second. Fitted on the tuning
-    split of tests/data/memorybank_set.json with bench/semantic_recall.py; the held-out split
-    checks them (docs/MEMORY.md has both).
+    splits of tests/data/memorybank_set.json and of REALTALK's chats with
+    bench/dialogue_recall.py; the held-out splits check them (docs/MEMORY.md has both).
     """
 
-    embedding: float = 1.0
+    embedding: float = 0.7
     cosine_floor: float = 0.1
     date: float = 1.0
     confident_margin: float = 0.1
