@@ -276,6 +276,12 @@ class MemoryItem:
         self.deleted = False
 
     @property
+    def created_time(self) -> str:
+        """When the memory was created: its first history entry's time ("" when that entry has
+        none), `latest_update_time` for an item without a history."""
+        return self.history[0].get("time", "") if self.history else self.latest_update_time
+
+    @property
     def stale_since(self) -> float:
         """When consolidation marked the memory stale (its date passed), in epoch seconds; 0 when
         it is not stale. An update, merge or restore since makes it current again."""

@@ -274,7 +274,7 @@ def _created_time(item: MemoryItem) -> str:
     for entry in item.history:
         if entry.get("action") == "create" and "via" not in entry:
             return entry.get("time", "")
-    return item.history[0].get("time", "") if item.history else item.latest_update_time
+    return item.created_time
 
 
 _postgres_stores: dict[str, Any] = {}

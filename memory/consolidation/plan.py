@@ -112,7 +112,7 @@ def build_plan(
     plan = ConsolidationPlan(secrets.token_hex(6), user_id, now.isoformat(), len(live))
     shared = {i: item for i, item in live.items() if item.scope == "user"}
     # Oldest first, so a group's survivor defaults to the memory that was there first.
-    ordered = sorted(shared, key=lambda i: time_sort_key(_created(shared[i])))
+    ordered = sorted(shared, key=lambda i: time_sort_key(shared[i].created_time))
     texts = {i: shared[i].description for i in ordered}
     groups = duplicate_groups(
         texts,
@@ -166,10 +166,6 @@ def _vectors(embeddings: Any | None, texts: dict[str, str]) -> Vectors | None:
     except Exception:
         logger.exception("consolidation: memories not embedded; duplicates found by words only")
         return None
-
-
-def _created(item: MemoryItem) -> str:
-    return item.history[0].get("time", "") if item.history else item.latest_update_time
 
 
 def _merge_changes(

@@ -48,11 +48,10 @@ class IndexedMemory:
     def of(cls, memory_id: str, item: MemoryItem) -> IndexedMemory:
         hit = item.hit if isinstance(item.hit, int) else 0
         origin = item.origin if isinstance(item.origin, dict) else {}
-        created = item.history[0].get("time", "") if item.history else ""
         return cls(memory_id, item.description, item.theme, item.latest_update_time,
                    _epoch(item.latest_update_time), hit, item.stale_since,
                    str(origin.get("thread_id") or ""),
-                   _epoch(created or item.latest_update_time))  # fmt: skip
+                   _epoch(item.created_time or item.latest_update_time))  # fmt: skip
 
     @cached_property
     def episodic(self) -> bool:
