@@ -4,7 +4,6 @@ turn is archived; the daily digests are sealed by graph/digests.py."""
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,8 +31,6 @@ from memory.messages import text_of
 logger = logging.getLogger(__name__)
 
 ARCHIVE_FOLDER = "conversations"
-# LangGraph Platform gives a deployment its PostgreSQL in these (the store lives there too).
-PLATFORM_DATABASE_VARIABLES = ("DATABASE_URI", "POSTGRES_URI")
 
 
 def archive_spec(settings: Settings | None = None) -> str:
@@ -44,15 +41,10 @@ def archive_spec(settings: Settings | None = None) -> str:
     spec = settings.conversation_archive.strip()
     if spec.lower() != "auto":
         return spec
-    kind, _, target = settings.memory_backend.partition(":")
-    if kind.strip().lower() == "postgres":
-        return f"postgres:{target}"
+    if settings.shared_database:
+        return f"postgres:{settings.shared_database}"
     folder = backend_folder(settings.memory_backend)
     if folder is None:
-        for name in PLATFORM_DATABASE_VARIABLES:
-            # `langgraph dev` sets DATABASE_URI=":memory:" for its in-process runtime.
-            if os.environ.get(name, "").startswith(("postgres://", "postgresql://")):
-                return f"postgres:{os.environ[name]}"
         folder = Path(settings.data_dir)
     return f"sqlite:{folder / ARCHIVE_FOLDER}"
 

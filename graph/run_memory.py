@@ -133,6 +133,7 @@ def open_run_memory(
         default_data_dir=settings.data_dir,
         snapshot_delay=settings.snapshot_seconds,
         embeddings=deployment_embeddings(),
+        lock_database=settings.shared_database,
     )
     memory.batching = settings.batch_policy()  # the deployment's, for the local queue
     memory.half_life_days = settings.hotness_half_life_days  # the deployment's, like batching

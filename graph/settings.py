@@ -25,6 +25,8 @@ DEFAULT_BUDGET_TOKENS = 16_000  # when the chat model's window is unknown
 DEFAULT_BUDGET_FRACTION = 0.5
 MIN_BUDGET_TOKENS = 200
 DOTENV = ".env"
+# LangGraph Platform gives a deployment its PostgreSQL in these (the store lives there too).
+PLATFORM_DATABASE_VARIABLES = ("DATABASE_URI", "POSTGRES_URI")
 # Old variable names still read (with a warning) when the new one is unset.
 RENAMED_VARIABLES = {
     # It named the conversation archive but read like GULFSTREAM_ARCHIVE_COLD_AFTER_DAYS
@@ -228,6 +230,13 @@ class Settings:
         default="",
         metadata={"help": "graph/auth.py's example tokens: 'token1:alice,token2:bob'"},
     )
+    platform_database: str = field(
+        default="",
+        metadata={
+            "help": "the deployment's PostgreSQL, shared by its replicas: LangGraph Platform "
+            "sets DATABASE_URI (or POSTGRES_URI), read when this is unset"
+        },
+    )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -245,6 +254,11 @@ class Settings:
             raw = source.get(ENV_PREFIX + spec.name.upper())
             if raw is not None and raw.strip() != "":
                 values[spec.name] = parse_value(spec.name, raw.strip(), spec.default)
+        for name in PLATFORM_DATABASE_VARIABLES:
+            # `langgraph dev` sets DATABASE_URI=":memory:" for its in-process runtime.
+            if source.get(name, "").startswith(("postgres://", "postgresql://")):
+                values.setdefault("platform_database", source[name])
+                break
         return cls(**values)
 
     def __post_init__(self) -> None:
@@ -320,6 +334,18 @@ class Settings:
         if not window:
             return DEFAULT_BUDGET_TOKENS
         return max(MIN_BUDGET_TOKENS, int(window * fraction))
+
+    @property
+    def shared_database(self) -> str | None:
+        """The PostgreSQL every process of the deployment shares: `postgres:<dsn>`'s own, else
+        for the `store` backend the platform's; None when the processes share none."""
+        kind, _, target = self.memory_backend.partition(":")
+        kind = kind.strip().lower()
+        if kind == "postgres":
+            return target.strip() or None
+        if kind == "store" and not target.strip():
+            return self.platform_database or None
+        return None
 
     @property
     def archive_on(self) -> bool:

@@ -63,3 +63,15 @@ class PartlyApplied(MemoryError_):
             f"turns {', '.join(applied)} of the batch were already applied; nothing was applied "
             "now: write the rest as a batch of its own"
         )
+
+
+class MemoryBusy(MemoryError_):
+    """Another process held this user's write lock longer than the wait allowed: nothing was
+    written; the same call can be made again."""
+
+    def __init__(self, user_id: str, waited_seconds: float) -> None:
+        self.user_id = user_id
+        super().__init__(
+            f"the memory of user {user_id!r} is being written by another process; waited "
+            f"{waited_seconds:g} s for its write lock, nothing was written: try again"
+        )

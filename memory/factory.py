@@ -20,8 +20,14 @@ STORE_NEEDS_SERVER = (
 )
 
 
-def open_memory_manager(spec: str, user_id: str, store: Any | None = None) -> BaseMemoryManager:
-    """Open the manager named by `spec` for `user_id`; a bad spec raises ValueError."""
+def open_memory_manager(
+    spec: str, user_id: str, store: Any | None = None, *, lock_database: str | None = None
+) -> BaseMemoryManager:
+    """Open the manager named by `spec` for `user_id`; a bad spec raises ValueError.
+
+    `lock_database` (a PostgreSQL connection string) is where the `store` backend takes its
+    write lock, so that processes sharing the store (replicas of one deployment) never
+    interleave a write; `postgres:<dsn>` always locks in its own database."""
     kind, _, target = spec.partition(":")
     kind = kind.strip().lower()
     if kind == "yaml":
@@ -46,13 +52,20 @@ def open_memory_manager(spec: str, user_id: str, store: Any | None = None) -> Ba
             # Silently using an in-process store would forget every memory at exit while the
             # write journal marks the turns done.
             raise ValueError(STORE_NEEDS_SERVER)
+        if lock_database:
+            from memory.postgres import postgres_lock
+
+            return StoreMemoryManager(store, user_id, postgres_lock(lock_database))
         return StoreMemoryManager(store, user_id)
     if kind == "postgres":
-        from memory.store_manager import StoreMemoryManager, open_postgres_store
+        from memory.postgres import open_postgres_store, postgres_lock
+        from memory.store_manager import StoreMemoryManager
 
         if not target:
             raise ValueError(f"memory backend {spec!r} needs a connection string: {SPEC_HELP}")
-        return StoreMemoryManager(open_postgres_store(target), user_id)
+        return StoreMemoryManager(
+            open_postgres_store(target), user_id, postgres_lock(target), writes_in_lock=True
+        )
     raise ValueError(f"unknown memory backend {spec!r}: {SPEC_HELP}")
 
 
@@ -87,7 +100,7 @@ def has_stored_memory(spec: str, user_id: str, store: Any | None = None) -> bool
             return False  # `store:memory` without a store: a new, empty in-process store
         return _store_has_user(store, user_id)
     if kind == "postgres":
-        from memory.store_manager import open_postgres_store
+        from memory.postgres import open_postgres_store
 
         return _store_has_user(open_postgres_store(target), user_id)
     raise ValueError(f"unknown memory backend {spec!r}: {SPEC_HELP}")

@@ -66,7 +66,7 @@ class BaseMemoryManager(ABC):
         self.last_report: SelfCheckReport | None = None
         self._writes_blocked: str | None = None
         self._change_listeners: list[Callable[[], object]] = []
-        self._document_cache: tuple[int, MemoryDocument] | None = None
+        self._document_cache: tuple[int | str, MemoryDocument] | None = None
 
     # ── storage primitives (what a backend implements) ──────────────────
 
@@ -86,7 +86,7 @@ class BaseMemoryManager(ABC):
         """The backend's part of `self_check`: (issues, repaired); raise if unusable."""
         return [], []
 
-    def _stored_revision(self) -> int | None:
+    def _stored_revision(self) -> int | str | None:
         """The revision as one cheap point read, or None when the backend has none."""
         return None
 

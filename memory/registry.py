@@ -41,9 +41,11 @@ class MemoryRegistry:
         snapshot_delay: float | None = DEFAULT_DELAY_SECONDS,
         consumer: TurnConsumer | None = None,
         embeddings: Any = DEFAULT_EMBEDDINGS,
+        lock_database: str | None = None,
     ) -> LongTermMemory:
-        """The user's memory for backend `spec` (a `store` backend uses `store`); ValueError
-        for a bad spec or user id. A FAIL self-check stops its writes (reads go on). The journal
+        """The user's memory for backend `spec` (a `store` backend uses `store`, locking its
+        writes in `lock_database` when processes share it); ValueError for a bad spec or user
+        id. A FAIL self-check stops its writes (reads go on). The journal
         and trace live in the backend's folder, else in `default_data_dir`. `embeddings` is
         used when the memory is first opened (see `LongTermMemory`)."""
         key = (spec, user_id, id(store) if store is not None else 0)
@@ -55,8 +57,9 @@ class MemoryRegistry:
                 memory = self.peek_key(key)
                 if memory is None:
                     memory = self._make(
-                        spec, user_id, store, default_data_dir, snapshot_delay, embeddings
-                    )
+                        spec, user_id, store, default_data_dir, snapshot_delay, embeddings,
+                        lock_database,
+                    )  # fmt: skip
                     with self._lock:
                         self._open[key] = memory
                         self._opening.pop(key, None)
@@ -84,8 +87,9 @@ class MemoryRegistry:
         default_data_dir: str | os.PathLike[str] | None,
         snapshot_delay: float | None,
         embeddings: Any,
+        lock_database: str | None,
     ) -> LongTermMemory:
-        manager = open_memory_manager(spec, user_id, store)
+        manager = open_memory_manager(spec, user_id, store, lock_database=lock_database)
         report = manager.self_check()
         log = logger.error if report.status == "FAIL" else logger.info
         log(

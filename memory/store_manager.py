@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +14,7 @@ from langgraph.store.base import BaseStore, PutOp
 from memory.core_context import StoredChanges, merge, read_stored, resolve_changes
 from memory.document import MemoryDocument, MemoryTransaction
 from memory.item import MemoryItem, now_iso, time_sort_key
+from memory.locking import WriteLock, process_lock
 from memory.manager import BaseMemoryManager
 from memory.repair import item_from_raw
 
@@ -25,9 +27,6 @@ CORE_CONTEXT_KEY = "core_context"
 PROBE_KEY = "self_check_probe"
 PAGE_SIZE = 1000  # store.search returns at most `limit` items: read in pages
 WRITE_CHUNK = 2000  # Postgres allows 65535 parameters per statement; a put uses four
-
-_locks: dict[tuple[int, str], threading.RLock] = {}
-_locks_guard = threading.Lock()
 
 
 def namespace_label(user_id: str) -> str:
@@ -44,11 +43,6 @@ def underlying_store(store: Any) -> Any:
         seen.add(id(store))
         store = store._store
     return store
-
-
-def _lock_for(store: BaseStore, user_id: str) -> threading.RLock:
-    with _locks_guard:
-        return _locks.setdefault((id(underlying_store(store)), user_id), threading.RLock())
 
 
 class _StoreTransaction(MemoryTransaction):
@@ -85,30 +79,57 @@ class _StoreTransaction(MemoryTransaction):
 class StoreMemoryManager(BaseMemoryManager):
     """`store`: items in namespace ("memories", user), keyed by memory id, value = the item dict.
 
-    The revision lives in ("memories_meta", user) and the applied turn ids in
-    ("memories_turns", user). Each write is one `store.batch` of puts. Writers are serialised by
-    a lock per (store, user) inside this process; across processes this relies on the server
-    running one writer per user (the `memory_writer` graph runs per thread with a multitask
-    strategy), because BaseStore offers no transactions or compare-and-set.
+    The revision (a counter and a random stamp of the write that set it) lives in
+    ("memories_meta", user) and the applied turn ids in ("memories_turns", user). Each write is
+    one `store.batch` of puts made under `lock`, read-modify-write included: BaseStore offers no
+    transaction or compare-and-set, so every process writing this user must take the same lock.
+    The default serialises this process's threads only; processes sharing one PostgreSQL pass
+    a `memory.locking.PostgresLock` on it. With `writes_in_lock` (the store's tables are in the
+    lock's database) the writes go through the lock's own transaction and commit with its
+    release: all of a write or none of it, even when the process dies midway.
     """
 
     backend = "store"
 
-    def __init__(self, store: BaseStore, user_id: str) -> None:
+    def __init__(
+        self,
+        store: BaseStore,
+        user_id: str,
+        lock: WriteLock | None = None,
+        *,
+        writes_in_lock: bool = False,
+    ) -> None:
         super().__init__(user_id)
         self.store = store
         label = namespace_label(self.user_id)
         self.items_ns = (ITEMS_NAMESPACE, label)
         self.meta_ns = (META_NAMESPACE, label)
         self.turns_ns = (TURNS_NAMESPACE, label)
-        self._lock = _lock_for(store, self.user_id)
+        self._lock = lock if lock is not None else process_lock(underlying_store(store))
+        self._lock_name = f"{ITEMS_NAMESPACE}/{label}"
+        self._writes_in_lock = writes_in_lock
+        self._writer = threading.local()  # the store this thread writes through while locked
 
     # ── primitives ──────────────────────────────────────────────────────
 
     @contextmanager
     def _write_lock(self) -> Iterator[None]:
-        with self._lock:
-            yield
+        with self._lock.hold(self._lock_name, self.user_id) as connection:
+            outer = getattr(self._writer, "store", None)
+            if outer is None and self._writes_in_lock and connection is not None:
+                from langgraph.store.postgres import PostgresStore
+
+                self._writer.store = PostgresStore(connection)
+            try:
+                yield
+            finally:
+                self._writer.store = outer
+
+    @property
+    def _writes(self) -> BaseStore:
+        """Where writes go: the lock's transaction while it is held there, else the store."""
+        writer = getattr(self._writer, "store", None)
+        return writer if writer is not None else self.store
 
     @contextmanager
     def transaction(self) -> Iterator[MemoryTransaction]:
@@ -128,7 +149,7 @@ class StoreMemoryManager(BaseMemoryManager):
                 for t in transaction.turns
             ]
             ops.append(self._revision_op(self._revision() + 1))
-            self.store.batch(ops)  # after the body succeeded: an error above writes nothing
+            self._writes.batch(ops)  # after the body succeeded: an error above writes nothing
         if transaction.dirty:
             self._notify_changed()
 
@@ -143,7 +164,7 @@ class StoreMemoryManager(BaseMemoryManager):
             if not wanted:
                 return current
             context = merge(current, wanted)
-            self.store.put(self.meta_ns, CORE_CONTEXT_KEY, context, index=False)
+            self._writes.put(self.meta_ns, CORE_CONTEXT_KEY, context, index=False)
         return context
 
     def _core_context_op(self, context: dict[str, str]) -> PutOp:
@@ -175,18 +196,23 @@ class StoreMemoryManager(BaseMemoryManager):
         ops.append(self._core_context_op(document.core_context))
         # The revision goes last so that a reader never sees the new revision with old items.
         for start in range(0, len(ops), WRITE_CHUNK):
-            self.store.batch(ops[start : start + WRITE_CHUNK])
-        self.store.batch([self._revision_op(document.revision)])
+            self._writes.batch(ops[start : start + WRITE_CHUNK])
+        self._writes.batch([self._revision_op(document.revision)])
 
     # ── store access ────────────────────────────────────────────────────
 
     def _revision_op(self, revision: int) -> PutOp:
-        return PutOp(self.meta_ns, REVISION_KEY, {"revision": revision}, index=False)
+        # The stamp tells two writes apart even if they ever set the same counter (two
+        # processes writing without a shared lock): caches keyed on it reload either way.
+        value = {"revision": revision, "stamp": secrets.token_hex(8)}
+        return PutOp(self.meta_ns, REVISION_KEY, value, index=False)
 
     def _revision(self) -> int:
+        return _counter(self._revision_value())
+
+    def _revision_value(self) -> dict[str, Any]:
         stored = self.store.get(self.meta_ns, REVISION_KEY)
-        value = stored.value.get("revision") if stored else 0
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+        return stored.value if stored else {}
 
     def _search_all(self, namespace: tuple[str, ...]) -> list[tuple[str, dict[str, Any]]]:
         """Every (key, value) directly in `namespace`, read page by page."""
@@ -217,8 +243,10 @@ class StoreMemoryManager(BaseMemoryManager):
 
     # ── cheap reads ─────────────────────────────────────────────────────
 
-    def _stored_revision(self) -> int:
-        return self._revision()
+    def _stored_revision(self) -> str:
+        value = self._revision_value()
+        counter, stamp = _counter(value), value.get("stamp")
+        return f"{counter}.{stamp}" if isinstance(stamp, str) and stamp else str(counter)
 
     def _read_item(self, memory_id: str) -> MemoryItem | None:
         return self._get_item(memory_id)
@@ -259,15 +287,20 @@ class StoreMemoryManager(BaseMemoryManager):
                 # Only a repair moves the revision: rewriting it unconditionally could set it
                 # back under a writer in another process (the store has no compare-and-set).
                 ops.append(self._revision_op(revision + 1))
-                self.store.batch(ops)
+                self._writes.batch(ops)
             self._probe_writable()
         return [], repaired
 
     def _probe_writable(self) -> None:
         """Prove that the store takes writes with a key of its own, then remove it."""
         probe_ns = (META_NAMESPACE, namespace_label(self.user_id), PROBE_KEY)
-        self.store.batch([PutOp(probe_ns, PROBE_KEY, {"probe": now_iso()}, index=False)])
-        self.store.batch([PutOp(probe_ns, PROBE_KEY, None)])
+        self._writes.batch([PutOp(probe_ns, PROBE_KEY, {"probe": now_iso()}, index=False)])
+        self._writes.batch([PutOp(probe_ns, PROBE_KEY, None)])
+
+
+def _counter(value: dict[str, Any]) -> int:
+    counter = value.get("revision", 0)
+    return counter if isinstance(counter, int) and not isinstance(counter, bool) else 0
 
 
 def _created_time(item: MemoryItem) -> str:
@@ -275,29 +308,3 @@ def _created_time(item: MemoryItem) -> str:
         if entry.get("action") == "create" and "via" not in entry:
             return entry.get("time", "")
     return item.created_time
-
-
-_postgres_stores: dict[str, Any] = {}
-_postgres_guard = threading.Lock()
-
-
-def open_postgres_store(conn_string: str) -> Any:
-    """A set-up PostgresStore for `conn_string`, one per process, its connection kept open.
-
-    Needs the `postgres` extra (langgraph-checkpoint-postgres and psycopg).
-    """
-    with _postgres_guard:
-        store = _postgres_stores.get(conn_string)
-        if store is None:
-            from langgraph.store.postgres import PostgresStore
-            from psycopg import Connection
-            from psycopg.rows import dict_row
-
-            # The same settings as PostgresStore.from_conn_string, without closing on exit.
-            conn = Connection.connect(
-                conn_string, autocommit=True, prepare_threshold=0, row_factory=dict_row
-            )
-            store = PostgresStore(conn)
-            store.setup()
-            _postgres_stores[conn_string] = store
-        return store
