@@ -2,13 +2,15 @@
 
     python -m tests.integration.contended_writer write BACKEND DSN USER HIT_ID EDIT_ID HITS EDITS GO
     python -m tests.integration.contended_writer hold BACKEND DSN USER
+    python -m tests.integration.contended_writer add BACKEND DSN USER DESCRIPTION HUMAN
 
 `write` waits for the file GO (so that every process starts together), then hits HIT_ID HITS
 times and edits EDIT_ID EDITS times in between, and prints one JSON line: its edits and the
 errors raised, by type. `hold` takes the user's write lock, writes a memory through it, prints
-"holding" and sleeps until it is killed. BACKEND is `postgres` (the `postgres:` backend) or
-`store` (a StoreMemoryManager over a PostgresStore of its own, locking in DSN, as the platform's
-store does).
+"holding" and sleeps until it is killed. `add` adds one memory and sets the core context's
+`human`, as a replica serving the user's next turn would. BACKEND is `postgres` (the
+`postgres:` backend) or `store` (a StoreMemoryManager over a PostgresStore of its own, locking
+in DSN, as the platform's store does).
 """
 
 from __future__ import annotations
@@ -71,6 +73,11 @@ def main(argv: list[str]) -> None:
     manager = open_manager(backend, dsn, user)
     if mode == "hold":
         hold(manager)
+        return
+    if mode == "add":
+        description, human = argv[4:6]
+        print(manager.add(description, "replica"), flush=True)
+        manager.set_core_context(human=human)
         return
     hit_id, edit_id, hits, edits, go = argv[4:9]
     while not Path(go).exists():

@@ -16,6 +16,7 @@ import pytest
 
 from memory.errors import MemoryBusy
 from memory.locking import PostgresLock
+from memory.long_term import LongTermMemory
 from memory.store_manager import StoreMemoryManager
 from tests.integration.conftest import (
     POSTGRES_URL,
@@ -117,3 +118,18 @@ def test_a_write_that_cannot_get_the_lock_is_refused_with_a_clear_error(user: st
         holder.wait(10)
     assert manager.get(kept).hit == 0  # refused, not half done
     assert manager.hit(kept) == 1  # and the same call goes through once the lock is free
+
+
+@pytest.mark.parametrize("backend", ["postgres", "store"])
+def test_a_replica_sees_another_replicas_write_on_its_next_read(backend: str, user: str) -> None:
+    reader = LongTermMemory(open_manager(backend, POSTGRES_URL, user), embeddings="off")
+    reader.manager.add("User drinks green tea every morning", "taste")
+    assert reader.get_related_memory_from("cello lessons", "mechanical") == []
+    assert reader.get_core_context() == {}  # read once: whatever it caches is now stale
+    writer = spawn("add", backend, POSTGRES_URL, user, "User takes cello lessons", "Ana, 34")
+    output, _ = writer.communicate(timeout=60)
+    assert writer.returncode == 0, output
+    found = reader.get_related_memory_from("cello lessons", "mechanical")
+    assert [memory["description"] for memory in found] == ["User takes cello lessons"]
+    assert reader.get_core_context()["human"] == "Ana, 34"
+    assert reader.search("cello") == [output.strip().splitlines()[-1]]  # the editor's search too

@@ -1,4 +1,5 @@
-"""Per-thread store wrappers share one lock per user; self_check leaves the revision alone."""
+"""Per-thread store wrappers share one lock per user; self_check leaves the revision alone; a
+cached reader sees any write, even one that set the revision number it cached."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
+from memory.item import MemoryItem
 from memory.store_manager import REVISION_KEY, StoreMemoryManager
 
 HITS_PER_THREAD = 150
@@ -75,3 +77,20 @@ def test_self_check_does_not_rewrite_the_revision_when_nothing_was_repaired() ->
     assert report.status == "OK"
     assert store.revision_puts == []  # a racing writer's newer revision is never set back
     assert writer.revision == written
+
+
+def test_a_write_that_set_the_same_revision_number_still_reaches_a_cached_reader() -> None:
+    store = InMemoryStore()
+    reader = StoreMemoryManager(store, "alice")
+    reader.add("User likes tea", "taste")
+    assert len(reader.list_items()) == 1  # cached at this revision
+    # A second writer that read the same revision (no shared lock) writes an item and sets the
+    # same revision number the reader cached, as two racing read-modify-writes would.
+    counter = reader._revision()
+    coffee = MemoryItem(description="User likes coffee", theme="taste")
+    store.put(reader.items_ns, "racer01", coffee.to_dict())
+    store.put(reader.meta_ns, REVISION_KEY, {"revision": counter, "stamp": "second-writer"})
+    assert {item.description for item in reader.list_items().values()} == {
+        "User likes tea",
+        "User likes coffee",
+    }
