@@ -16,7 +16,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from memory.document import Change
-from memory.errors import CorruptStoreError, MemoryNotFound, StaleWrite, WritesDisabled
+from memory.errors import (
+    CorruptStoreError,
+    MemoryBusy,
+    MemoryNotFound,
+    StaleWrite,
+    WritesDisabled,
+)
 from memory.item import check_description, check_reason, check_theme
 from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
@@ -113,7 +119,7 @@ def api(handler: Callable[[Request, LongTermMemory], Awaitable[Response]]) -> Ha
             return error_response(404, str(exc), "id")
         except WritesDisabled as exc:
             return error_response(409, str(exc), None)
-        except CorruptStoreError as exc:
+        except (CorruptStoreError, MemoryBusy) as exc:  # MemoryBusy: nothing written, try again
             return error_response(503, str(exc), None)
         except transfer.ImportRejected as exc:
             return error_response(400, str(exc), exc.field)
