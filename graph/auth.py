@@ -22,6 +22,7 @@ from graph.pending import PENDING_NAMESPACE
 from graph.run_memory import DEAD_WRITES_NAMESPACE
 from graph.settings import get_settings
 from memory.manager import validate_user_id
+from memory.store_changes import CHANGES_NAMESPACE
 from memory.store_manager import (
     BACKUP_NAMESPACE,
     ITEMS_NAMESPACE,
@@ -36,8 +37,8 @@ OWNER_KEY = "owner"
 # memory writer's failed turns (DEAD_WRITES_NAMESPACE) and the turns waiting for their batch
 # (PENDING_NAMESPACE) are the user's too: listed, sent again.
 MEMORY_NAMESPACES = frozenset(
-    {ITEMS_NAMESPACE, META_NAMESPACE, TURNS_NAMESPACE, BACKUP_NAMESPACE, DEAD_WRITES_NAMESPACE,
-     PENDING_NAMESPACE}
+    {ITEMS_NAMESPACE, META_NAMESPACE, TURNS_NAMESPACE, BACKUP_NAMESPACE, CHANGES_NAMESPACE,
+     DEAD_WRITES_NAMESPACE, PENDING_NAMESPACE}
 )  # fmt: skip
 EDITOR_PAGE_PREFIX = "/memories"
 EDITOR_API_PREFIX = "/memories/api/"

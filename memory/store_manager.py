@@ -17,6 +17,12 @@ from memory.item import MemoryItem, now_iso, time_sort_key
 from memory.locking import WriteLock, process_lock
 from memory.manager import BaseMemoryManager
 from memory.repair import item_from_raw
+from memory.store_changes import (
+    CHANGES_NAMESPACE,
+    ChangeFeed,
+    revision_counter,
+    revision_token,
+)
 
 ITEMS_NAMESPACE = "memories"
 META_NAMESPACE = "memories_meta"
@@ -105,6 +111,7 @@ class StoreMemoryManager(BaseMemoryManager):
         self.items_ns = (ITEMS_NAMESPACE, label)
         self.meta_ns = (META_NAMESPACE, label)
         self.turns_ns = (TURNS_NAMESPACE, label)
+        self.changes = ChangeFeed(store, (CHANGES_NAMESPACE, label), self.items_ns)
         self._lock = lock if lock is not None else process_lock(underlying_store(store))
         self._lock_name = f"{ITEMS_NAMESPACE}/{label}"
         self._writes_in_lock = writes_in_lock
@@ -148,7 +155,11 @@ class StoreMemoryManager(BaseMemoryManager):
                 PutOp(self.turns_ns, t, {"applied_at": applied}, index=False)
                 for t in transaction.turns
             ]
-            ops.append(self._revision_op(self._revision() + 1))
+            counter, stamp = self._revision() + 1, secrets.token_hex(8)
+            ops += self.changes.entry_ops(
+                counter, stamp, list(transaction.pending), transaction.turns
+            )
+            ops.append(self._revision_op(counter, stamp))
             self._writes.batch(ops)  # after the body succeeded: an error above writes nothing
         if transaction.dirty:
             self._notify_changed()
@@ -201,14 +212,14 @@ class StoreMemoryManager(BaseMemoryManager):
 
     # ── store access ────────────────────────────────────────────────────
 
-    def _revision_op(self, revision: int) -> PutOp:
+    def _revision_op(self, revision: int, stamp: str | None = None) -> PutOp:
         # The stamp tells two writes apart even if they ever set the same counter (two
         # processes writing without a shared lock): caches keyed on it reload either way.
-        value = {"revision": revision, "stamp": secrets.token_hex(8)}
+        value = {"revision": revision, "stamp": stamp or secrets.token_hex(8)}
         return PutOp(self.meta_ns, REVISION_KEY, value, index=False)
 
     def _revision(self) -> int:
-        return _counter(self._revision_value())
+        return revision_counter(self._revision_value())
 
     def _revision_value(self) -> dict[str, Any]:
         stored = self.store.get(self.meta_ns, REVISION_KEY)
@@ -244,9 +255,32 @@ class StoreMemoryManager(BaseMemoryManager):
     # ── cheap reads ─────────────────────────────────────────────────────
 
     def _stored_revision(self) -> str:
-        value = self._revision_value()
-        counter, stamp = _counter(value), value.get("stamp")
-        return f"{counter}.{stamp}" if isinstance(stamp, str) and stamp else str(counter)
+        return revision_token(self._revision_value())
+
+    def changes_since(self, token: str) -> tuple[str, dict[str, MemoryItem]] | None:
+        delta = self.changes.since(token, self._revision_value())
+        return None if delta is None else (delta.token, delta.items)
+
+    def _read_document(self) -> MemoryDocument:
+        """The cached document brought up to date from the change feed (a few point reads)
+        when it can be, else read whole: another replica's write costs what it changed."""
+        cached = self._document_cache
+        if cached is not None:
+            delta = self.changes.since(str(cached[0]), self._revision_value())
+            if delta is not None:
+                if delta.token != cached[0]:
+                    old = cached[1]
+                    seen = set(old.applied_turns)
+                    document = MemoryDocument(
+                        {**old.items, **delta.items},
+                        old.applied_turns + [t for t in delta.turns if t not in seen],
+                        delta.counter,
+                        old.core_context,
+                    )
+                    self._document_cache = (delta.token, document)
+                    return document
+                return cached[1]
+        return super()._read_document()
 
     def _read_item(self, memory_id: str) -> MemoryItem | None:
         return self._get_item(memory_id)
@@ -296,11 +330,6 @@ class StoreMemoryManager(BaseMemoryManager):
         probe_ns = (META_NAMESPACE, namespace_label(self.user_id), PROBE_KEY)
         self._writes.batch([PutOp(probe_ns, PROBE_KEY, {"probe": now_iso()}, index=False)])
         self._writes.batch([PutOp(probe_ns, PROBE_KEY, None)])
-
-
-def _counter(value: dict[str, Any]) -> int:
-    counter = value.get("revision", 0)
-    return counter if isinstance(counter, int) and not isinstance(counter, bool) else 0
 
 
 def _created_time(item: MemoryItem) -> str:

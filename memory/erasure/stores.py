@@ -121,12 +121,14 @@ def erase_everything(manager: BaseMemoryManager, report: ErasureReport) -> None:
 
 def _erase_namespaces(manager: Any) -> int:
     """Delete every key under the user's namespaces of every kind this code writes (items,
-    revision and core context, applied turns, repaired originals, vectors, self-check probes)
+    revision and core context, applied turns, the change feed, repaired originals, vectors,
+    self-check probes)
     through the store's own search and delete: no other namespace is touched, and a store that
     cannot list namespaces (the server's, through the SDK) works the same."""
     from langgraph.store.base import PutOp
 
     from memory.retrieval.vector_store import VECTORS_NAMESPACE
+    from memory.store_changes import CHANGES_NAMESPACE
     from memory.store_manager import (
         BACKUP_NAMESPACE,
         ITEMS_NAMESPACE,
@@ -137,8 +139,11 @@ def _erase_namespaces(manager: Any) -> int:
 
     store, label, page = manager.store, namespace_label(manager.user_id), 1000
     kinds = [
-        (k, label) for k in (ITEMS_NAMESPACE, META_NAMESPACE, TURNS_NAMESPACE, BACKUP_NAMESPACE)
-    ]
+        (k, label)
+        for k in (
+            ITEMS_NAMESPACE, META_NAMESPACE, TURNS_NAMESPACE, BACKUP_NAMESPACE, CHANGES_NAMESPACE
+        )
+    ]  # fmt: skip
     kinds += [(VECTORS_NAMESPACE, owner) for owner in vector_owners(label)]
     erased = 0
     with manager._write_lock():
