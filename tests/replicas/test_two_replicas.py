@@ -36,8 +36,15 @@ def stored(dsn: str, user_id: str) -> BaseMemoryManager:
     return open_memory_manager(f"postgres:{dsn}", user_id)
 
 
-def memory_id(manager: BaseMemoryManager, needle: str) -> str:
-    ids = [i for i, item in manager.list_items().items() if needle in item.description]
+async def memory_id(manager: BaseMemoryManager, replica: Replica) -> str:
+    """The id of the memory that holds NEEDLE; added through `replica`'s editor when a test
+    runs without the first one (`-k`)."""
+    ids = [i for i, item in manager.list_items().items() if NEEDLE in item.description]
+    if not ids:
+        async with replica.editor() as editor:
+            added = await editor.post("memories", json={"description": MEMORY, "theme": "habits"})
+        assert added.status_code == 201, added.text
+        ids = [added.json()["id"]]
     assert len(ids) == 1, {i: item.description for i, item in manager.list_items().items()}
     return ids[0]
 
@@ -60,13 +67,13 @@ async def test_a_memory_written_through_a_is_recalled_through_b(
     assert MEMORY in remembered(asked), b.log_tail()
 
 
-@pytest.mark.xfail(strict=False, reason=LOST_UPDATES)
+@pytest.mark.xfail(strict=False, raises=AssertionError, reason=LOST_UPDATES)
 async def test_hits_and_edits_of_one_memory_through_both_replicas_at_once_all_land(
     replicas: tuple[Replica, Replica], postgres_dsn: str
 ) -> None:
     a, b = replicas
     manager = stored(postgres_dsn, a.user_id)
-    target = memory_id(manager, NEEDLE)
+    target = await memory_id(manager, a)
     hits_before = manager.get(target).hit
     async with a.editor() as editor_a, b.editor() as editor_b:
         turns = [r.say(HIT_PREFIX + NEEDLE) for r in (a, b) for _ in range(TURNS_EACH)]
@@ -87,6 +94,7 @@ async def test_hits_and_edits_of_one_memory_through_both_replicas_at_once_all_la
 
 @pytest.mark.xfail(
     strict=False,
+    raises=AssertionError,
     reason="server state files (recall log, trace, consolidation trigger, topic summaries) "
     "stay in GULFSTREAM_DATA_DIR until they move to PostgreSQL",
 )
@@ -103,8 +111,8 @@ async def test_a_replica_killed_mid_write_loses_nothing_and_the_other_serves_the
 ) -> None:
     a, b = replicas
     manager = stored(postgres_dsn, a.user_id)
+    target = await memory_id(manager, a)
     before = set(manager.list_items())
-    target = memory_id(manager, NEEDLE)
     seen = len(a.stub.requests)
     dying = [asyncio.create_task(a.say(HIT_PREFIX + NEEDLE)) for _ in range(TURNS_EACH)]
     await writer_at_work(a, seen)
