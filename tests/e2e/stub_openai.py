@@ -7,6 +7,7 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -93,11 +94,13 @@ class StubOpenAI:
         delay_seconds: float = 0.0,
         writer_delay_seconds: float | None = None,
         failing_chat_requests: int = 0,
+        script: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ):
         self.requests: list[dict[str, Any]] = []
         self.delay_seconds = delay_seconds
         self.writer_delay_seconds = writer_delay_seconds
         self.failing_chat_requests = failing_chat_requests
+        self.script = script or scripted_reply  # another lane's writer may do more than create
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -114,7 +117,7 @@ class StubOpenAI:
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self.send_error(404)
                     return
-                message = scripted_reply(request)
+                message = stub.script(request)
                 tools = {t["function"]["name"] for t in request.get("tools") or []}
                 if stub.failing_chat_requests > 0 and "create_memory" not in tools:
                     stub.failing_chat_requests -= 1
