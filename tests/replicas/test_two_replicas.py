@@ -28,7 +28,6 @@ MEMORY = f"The user said: {FACT}"  # what the stub writer makes of it
 NEEDLE = "oolong tea every morning"  # every edit below keeps it, so HIT turns still find it
 TURNS_EACH = 4  # HIT turns per replica, run at once
 EDITS_EACH = 3  # editor edits per replica, at the same time
-LOST_UPDATES = "lost updates until the cross-process lock lands"
 
 
 def stored(dsn: str, user_id: str) -> BaseMemoryManager:
@@ -67,7 +66,6 @@ async def test_a_memory_written_through_a_is_recalled_through_b(
     assert MEMORY in remembered(asked), b.log_tail()
 
 
-@pytest.mark.xfail(strict=False, raises=AssertionError, reason=LOST_UPDATES)
 async def test_hits_and_edits_of_one_memory_through_both_replicas_at_once_all_land(
     replicas: tuple[Replica, Replica], postgres_dsn: str
 ) -> None:
