@@ -44,6 +44,17 @@ def postgres_unreachable_reason() -> str | None:
         return f"PostgreSQL at {POSTGRES_URL} is unreachable: {exc}"
 
 
+def require_postgres() -> str:
+    """The test database's URL; when it does not answer, the test is skipped, or failed under
+    CI (a green run must not hide that the PostgreSQL tests never ran)."""
+    reason = postgres_unreachable_reason()
+    if reason is not None:
+        if os.environ.get("CI", "").lower() in {"true", "1"}:
+            pytest.fail(f"{reason} (CI is set: the PostgreSQL tests must run)", pytrace=False)
+        pytest.skip(reason)
+    return POSTGRES_URL
+
+
 class _Stores:
     """Opens a fresh store object over the same data each time; closes them all at the end."""
 

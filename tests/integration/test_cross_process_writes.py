@@ -21,7 +21,7 @@ from memory.store_manager import StoreMemoryManager
 from tests.integration.conftest import (
     POSTGRES_URL,
     _delete_postgres_rows,
-    postgres_unreachable_reason,
+    require_postgres,
 )
 from tests.integration.contended_writer import open_manager
 
@@ -34,10 +34,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 @pytest.fixture
 def user() -> Iterator[str]:
     """A fresh user on the local PostgreSQL (missing there: skipped, but failed under CI)."""
-    if reason := postgres_unreachable_reason():
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
+    require_postgres()
     name = f"contended-{uuid.uuid4().hex[:8]}"
     yield name
     _delete_postgres_rows({name})

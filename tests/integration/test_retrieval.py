@@ -349,9 +349,17 @@ def test_retrieval_answer_does_not_stream_into_the_chat(yaml_store: YamlMemoryMa
     assert chunks[-1][1]["found"][0]["id"] == "m01"
 
 
-def test_the_sqlite_change_feed_gives_what_changed_since_a_revision(tmp_path: Path) -> None:
-    sqlite_module = pytest.importorskip("memory.sqlite_manager")
-    manager = sqlite_module.SqliteMemoryManager(tmp_path / "memory.db", "alice")
+@pytest.mark.parametrize("backend", ["sqlite", "store"])
+def test_the_change_feed_gives_what_changed_since_a_revision(tmp_path: Path, backend: str) -> None:
+    if backend == "sqlite":
+        sqlite_module = pytest.importorskip("memory.sqlite_manager")
+        manager: Any = sqlite_module.SqliteMemoryManager(tmp_path / "memory.db", "alice")
+    else:
+        from langgraph.store.memory import InMemoryStore
+
+        from memory.store_manager import StoreMemoryManager
+
+        manager = StoreMemoryManager(InMemoryStore(), "alice")
     kept = manager.add("User likes tea", "taste")
     other = manager.add("User lives in Porto", "identity")
     token = manager.change_token()
@@ -359,7 +367,7 @@ def test_the_sqlite_change_feed_gives_what_changed_since_a_revision(tmp_path: Pa
     manager.hit(kept)
     manager.delete(other, "moved")
     new = manager.add("User lives in Lisbon", "identity")
-    now, changed = manager.changes_since(token)  # type: ignore[misc]
+    now, changed = manager.changes_since(token)
     assert now == manager.change_token() and set(changed) == {kept, other, new}
     assert changed[other].deleted and changed[kept].hit == 1
     assert manager.changes_since(now) == (now, {})

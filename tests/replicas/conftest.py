@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,37 +10,16 @@ import pytest
 
 from tests.e2e.server import DevServer, copy_app, stub_model_env
 from tests.e2e.stub_openai import StubOpenAI
+from tests.integration.conftest import require_postgres
 from tests.replicas.replica import Replica
 from tests.replicas.stub import replica_reply
 
-POSTGRES_URL = os.environ.get(
-    "GULFSTREAM_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test"
-)
 STARTUP_SECONDS = 180  # two servers importing the app at once on two loaded cores
-
-
-def postgres_missing() -> str | None:
-    """None when the test database answers, else why not."""
-    try:
-        import psycopg
-    except ImportError:
-        return "psycopg is not installed (pip install -e '.[postgres]')"
-    try:
-        with psycopg.connect(POSTGRES_URL, connect_timeout=3):
-            return None
-    except psycopg.OperationalError as exc:
-        return f"PostgreSQL at {POSTGRES_URL} is unreachable: {exc}"
 
 
 @pytest.fixture(scope="module")
 def postgres_dsn() -> str:
-    reason = postgres_missing()
-    if reason is not None:
-        if os.environ.get("CI", "").lower() in {"true", "1"}:
-            # A green CI run must not hide that the replica lane never ran.
-            pytest.fail(f"{reason} (CI is set: the replica lane must run)", pytrace=False)
-        pytest.skip(reason)
-    return POSTGRES_URL
+    return require_postgres()
 
 
 @pytest.fixture(scope="module")
