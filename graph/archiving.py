@@ -4,7 +4,6 @@ turn is archived; the daily digests are sealed by graph/digests.py."""
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from graph.run_memory import RunMemory
-from graph.settings import Settings, get_settings
+from graph.settings import Settings, get_settings, state_database
 from memory.archive import (
     ArchivedMessage,
     ConversationArchive,
@@ -32,28 +31,20 @@ from memory.messages import text_of
 logger = logging.getLogger(__name__)
 
 ARCHIVE_FOLDER = "conversations"
-# LangGraph Platform gives a deployment its PostgreSQL in these (the store lives there too).
-PLATFORM_DATABASE_VARIABLES = ("DATABASE_URI", "POSTGRES_URI")
 
 
 def archive_spec(settings: Settings | None = None) -> str:
     """The deployment's archive (`GULFSTREAM_CONVERSATION_ARCHIVE`), `auto` resolved: beside
-    the memory store (its folder, or its PostgreSQL), for the `store` backend the platform's
-    PostgreSQL when it names one, else a folder in `GULFSTREAM_DATA_DIR`."""
+    the memory store (its folder, or its PostgreSQL: `state_database`), else a folder in
+    `GULFSTREAM_DATA_DIR`."""
     settings = settings or get_settings()
     spec = settings.conversation_archive.strip()
     if spec.lower() != "auto":
         return spec
-    kind, _, target = settings.memory_backend.partition(":")
-    if kind.strip().lower() == "postgres":
-        return f"postgres:{target}"
-    folder = backend_folder(settings.memory_backend)
-    if folder is None:
-        for name in PLATFORM_DATABASE_VARIABLES:
-            # `langgraph dev` sets DATABASE_URI=":memory:" for its in-process runtime.
-            if os.environ.get(name, "").startswith(("postgres://", "postgresql://")):
-                return f"postgres:{os.environ[name]}"
-        folder = Path(settings.data_dir)
+    dsn = state_database(settings)
+    if dsn is not None:
+        return f"postgres:{dsn}"
+    folder = backend_folder(settings.memory_backend) or Path(settings.data_dir)
     return f"sqlite:{folder / ARCHIVE_FOLDER}"
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from graph.env_values import ENV_PREFIX, parse_value, read_dotenv
+from memory.factory import backend_folder
+from memory.state_db import is_postgres_dsn
 from memory.writer.protocols import PROTOCOLS
 from memory.writer.queue import MAX_BATCH_SIZE, BatchPolicy
 from memory.writer.timeouts import PREFILL_TOKENS_PER_SECOND
@@ -51,7 +53,8 @@ class Settings:
         default="data",
         metadata={
             "help": "the write journal and trace of a backend without a folder of its own "
-            "(store, postgres); yaml and sqlite keep them beside their files"
+            "(store, postgres) when no PostgreSQL holds them (postgres:<dsn>, or the platform's "
+            "DATABASE_URI for store); yaml and sqlite keep them beside their files"
         },
     )
     write_mode: str = field(
@@ -373,6 +376,34 @@ def use_settings(settings: Settings | None = None, **changes: Any) -> Iterator[S
     finally:
         with _lock:
             _current = previous
+
+
+# LangGraph Platform gives a deployment its PostgreSQL in these (the store lives there too).
+PLATFORM_DATABASE_VARIABLES = ("DATABASE_URI", "POSTGRES_URI")
+
+
+def platform_database() -> str | None:
+    """The PostgreSQL URL the platform gave the deployment, None when it named none (`langgraph
+    dev` sets DATABASE_URI=":memory:" for its in-process runtime)."""
+    for name in PLATFORM_DATABASE_VARIABLES:
+        value = os.environ.get(name, "").strip()
+        if is_postgres_dsn(value):
+            return value
+    return None
+
+
+def state_database(settings: Settings | None = None) -> str | None:
+    """The PostgreSQL beside the memories, for what the deployment keeps besides them (the
+    conversation archive, recall log, write trace, topic summaries, consolidation state): the
+    backend's own for `postgres:<dsn>`, the platform's for a backend without a folder (the
+    `store`); None for yaml and sqlite (files in their folder, or GULFSTREAM_DATA_DIR)."""
+    settings = settings or get_settings()
+    kind, _, target = settings.memory_backend.partition(":")
+    if kind.strip().lower() == "postgres":
+        return target.strip() or None
+    if backend_folder(settings.memory_backend) is None:
+        return platform_database()
+    return None
 
 
 def custom_auth_configured() -> bool:

@@ -41,11 +41,13 @@ class MemoryRegistry:
         snapshot_delay: float | None = DEFAULT_DELAY_SECONDS,
         consumer: TurnConsumer | None = None,
         embeddings: Any = DEFAULT_EMBEDDINGS,
+        state_database: str | None = None,
     ) -> LongTermMemory:
         """The user's memory for backend `spec` (a `store` backend uses `store`); ValueError
         for a bad spec or user id. A FAIL self-check stops its writes (reads go on). The journal
-        and trace live in the backend's folder, else in `default_data_dir`. `embeddings` is
-        used when the memory is first opened (see `LongTermMemory`)."""
+        and trace live in the backend's folder, else in `default_data_dir`; the trace, recall
+        log and the other records in PostgreSQL with `state_database` (the deployment's, see
+        `LongTermMemory`). `embeddings` is used when the memory is first opened."""
         key = (spec, user_id, id(store) if store is not None else 0)
         memory = self.peek_key(key)
         if memory is None:
@@ -55,8 +57,9 @@ class MemoryRegistry:
                 memory = self.peek_key(key)
                 if memory is None:
                     memory = self._make(
-                        spec, user_id, store, default_data_dir, snapshot_delay, embeddings
-                    )
+                        spec, user_id, store, default_data_dir, snapshot_delay, embeddings,
+                        state_database,
+                    )  # fmt: skip
                     with self._lock:
                         self._open[key] = memory
                         self._opening.pop(key, None)
@@ -84,6 +87,7 @@ class MemoryRegistry:
         default_data_dir: str | os.PathLike[str] | None,
         snapshot_delay: float | None,
         embeddings: Any,
+        state_database: str | None = None,
     ) -> LongTermMemory:
         manager = open_memory_manager(spec, user_id, store)
         report = manager.self_check()
@@ -94,8 +98,9 @@ class MemoryRegistry:
             report.repaired,
         )  # fmt: skip
         memory = LongTermMemory(
-            manager, data_dir=manager.data_dir or default_data_dir, embeddings=embeddings
-        )
+            manager, data_dir=manager.data_dir or default_data_dir, embeddings=embeddings,
+            state_database=state_database,
+        )  # fmt: skip
         if report.status != "FAIL":
             memory.snapshots = attach_snapshots(
                 manager, snapshot_delay, on_restore=lambda: _vectors_after_bulk_load(memory)

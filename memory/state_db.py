@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
-from memory.writer.sqlite_file import open_wal
+from memory.writer.sqlite_file import open_wal, scrub
 
 PG_PREFIX = "gulfstream_"  # every table and index of this project in a shared PostgreSQL
 # A statement names its tables `{p}name`: `name` in a SQLite file, `gulfstream_name` in
@@ -65,6 +65,15 @@ class StateDatabase:
         """Whether anything may be stored yet (reading never creates a file)."""
         return True
 
+    def tables(self) -> set[str]:
+        """The names of the tables present (without the PostgreSQL prefix)."""
+        raise NotImplementedError
+
+    def scrub(self, tables: Sequence[str]) -> bool:
+        """Leave none of the deleted rows' bytes in `tables`' pages (VACUUM); False when a
+        reader kept some for now (a SQLite WAL held open)."""
+        raise NotImplementedError
+
     def close(self) -> None:
         """Let go of the connection (opened again when used again)."""
 
@@ -111,6 +120,13 @@ class SqliteState(StateDatabase):
 
     def exists(self) -> bool:
         return self._connection is not None or self.path.exists()
+
+    def tables(self) -> set[str]:
+        return {row[0] for row in self.query("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+    def scrub(self, tables: Sequence[str]) -> bool:
+        with self._lock:  # the whole file: VACUUM in SQLite rebuilds every table at once
+            return scrub(self.connection())
 
     def close(self) -> None:
         with self._lock:
@@ -162,7 +178,7 @@ class SharedConnection:
         """Make `schema` (PostgreSQL statements) before the next statement, and after each
         reconnection."""
         with self._lock:
-            if schema not in self._schemas:
+            if schema.strip() and schema not in self._schemas:
                 self._schemas.append(schema)
 
     @contextmanager
@@ -211,6 +227,21 @@ class PostgresState(StateDatabase):
     def transaction(self) -> Iterator[Transaction]:
         with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
             yield _PostgresStatements(cursor)
+
+    def tables(self) -> set[str]:
+        rows = self.query(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+        )
+        return {name[len(PG_PREFIX) :] for (name,) in rows if name.startswith(PG_PREFIX)}
+
+    def scrub(self, tables: Sequence[str]) -> bool:
+        # Deleted rows stay in the table's pages until VACUUM reclaims them (autovacuum does it
+        # later; this does it now; VACUUM runs outside a transaction). The server's own WAL and
+        # backups are the operator's.
+        with self.pool.connection() as conn:
+            for table in tables:
+                conn.execute(f"VACUUM {PG_PREFIX}{table}")
+        return True
 
     def describe(self) -> str:
         return "PostgreSQL (tables gulfstream_*)"

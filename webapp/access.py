@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from graph.embeddings import deployment_embeddings
-from graph.settings import get_settings
+from graph.settings import get_settings, state_database
 from memory.document import MemoryDocument
 from memory.errors import WritesDisabled
 from memory.factory import backend_folder, has_stored_memory
@@ -70,6 +70,7 @@ def open_memory(caller: Caller, loop: asyncio.AbstractEventLoop) -> LongTermMemo
         default_data_dir=settings.data_dir,
         snapshot_delay=settings.snapshot_seconds,
         embeddings=deployment_embeddings(),
+        state_database=state_database(settings),
     )
 
 

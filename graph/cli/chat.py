@@ -13,7 +13,7 @@ from graph.cli.archive import search_command  # feature: archive
 from graph.cli.consolidate import tidy_up  # feature: consolidation
 from graph.cli.session import LocalSession
 from graph.context import Context
-from graph.settings import get_settings, load_dotenv
+from graph.settings import get_settings, load_dotenv, state_database
 from memory.branch import Lineage, Provenance, visible_ids
 from memory.errors import MemoryNotFound
 from memory.item import MemoryItem
@@ -202,7 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     load_dotenv()
     try:  # a bad GULFSTREAM_* variable, or 'store' without a LangGraph server's store
         context = Context()
-        registry.open(get_settings().memory_backend, context.user_id)
+        settings = get_settings()
+        registry.open(
+            settings.memory_backend, context.user_id, default_data_dir=settings.data_dir,
+            state_database=state_database(settings),
+        )  # fmt: skip
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

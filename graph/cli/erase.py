@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.archiving import existing_archive  # feature: archive
-from graph.settings import get_settings, load_dotenv
+from graph.settings import get_settings, load_dotenv, state_database
 from memory.errors import MemoryNotFound
 from memory.registry import registry
 
@@ -52,9 +52,11 @@ def main(argv: list[str] | None = None) -> int:
         print("not erased", file=sys.stderr)
         return 1
     try:
+        backend = args.backend or settings.memory_backend
         memory = registry.open(
-            args.backend or settings.memory_backend, args.user,
-            default_data_dir=settings.data_dir, snapshot_delay=None, embeddings="off",
+            backend, args.user, default_data_dir=settings.data_dir, snapshot_delay=None,
+            embeddings="off",
+            state_database=state_database(settings.with_changes(memory_backend=backend)),
         )  # fmt: skip
         archive = None  # what stays when the archive feature is deleted (docs/CUSTOMIZING.md)
         archive = existing_archive(args.user, settings)  # feature: archive

@@ -19,7 +19,7 @@ from graph.context import Context
 from graph.embeddings import deployment_embeddings
 from graph.lineage import alineage_of
 from graph.run_memory import writer_consumer
-from graph.settings import get_settings
+from graph.settings import get_settings, state_database
 from memory.branch import Lineage
 from memory.long_term import LongTermMemory
 from memory.registry import registry
@@ -86,6 +86,7 @@ class LocalSession:
             snapshot_delay=settings.snapshot_seconds,
             consumer=writer_consumer(),
             embeddings=deployment_embeddings(),
+            state_database=state_database(settings),
         )
         if self.on_memory_event is not None:
             self.memory.add_listener(self.on_memory_event)

@@ -19,7 +19,7 @@ from memory.turn import Turn
 from memory.usage import ByPurpose, Usage
 from memory.writer.staging import StagedChange, ToolEvent
 
-_SCHEMA = """
+SCHEMA = """
 CREATE TABLE IF NOT EXISTS {p}write_trace (
     user_id    TEXT NOT NULL,
     turn_id    TEXT NOT NULL,
@@ -60,7 +60,7 @@ _ADMISSION_ROW = upsert(
 # files only: the PostgreSQL tables were made with the check as it is).
 _WITH_FAILED = (
     "DROP INDEX IF EXISTS write_trace_by_user; ALTER TABLE write_trace RENAME TO write_trace_old;"
-    + _SCHEMA
+    + SCHEMA
     + "INSERT INTO write_trace SELECT * FROM write_trace_old; DROP TABLE write_trace_old;"
 )
 UNMATCHED_FORGET = "nothing was forgotten: no memory matched what the user asked to forget"
@@ -108,7 +108,7 @@ class WriteTrace:
         # NORMAL: a record of what happened, not the turns themselves (the journal keeps those
         # durably); a commit then costs no fsync, which matters on the reply path.
         self.db = target if isinstance(target, StateDatabase) else SqliteState(
-            Path(target), _SCHEMA, synchronous="NORMAL"
+            Path(target), SCHEMA, synchronous="NORMAL"
         )  # fmt: skip
         if isinstance(self.db, SqliteState):
             table = self.db.query("SELECT sql FROM sqlite_master WHERE name = 'write_trace'")
@@ -290,7 +290,7 @@ class WriteTrace:
         self.db.close()
 
 
-_USAGE_SCHEMA = """
+USAGE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS {p}model_usage (
     user_id       TEXT NOT NULL,
     run_id        TEXT NOT NULL,             -- a chat turn's id, or "writer:" + a turn id
@@ -317,7 +317,7 @@ class UsageLedger:
     def __init__(self, target: str | os.PathLike[str] | StateDatabase) -> None:
         # NORMAL: an account of calls already made, not data that must survive a power cut.
         self.db = target if isinstance(target, StateDatabase) else SqliteState(
-            Path(target), _USAGE_SCHEMA, synchronous="NORMAL"
+            Path(target), USAGE_SCHEMA, synchronous="NORMAL"
         )  # fmt: skip
 
     def record(
