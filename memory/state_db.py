@@ -238,9 +238,11 @@ class PostgresState(StateDatabase):
         # Deleted rows stay in the table's pages until VACUUM reclaims them (autovacuum does it
         # later; this does it now; VACUUM runs outside a transaction). The server's own WAL and
         # backups are the operator's.
+        present = self.tables()
         with self.pool.connection() as conn:
             for table in tables:
-                conn.execute(f"VACUUM {PG_PREFIX}{table}")
+                if table in present:  # a feature never used has no table
+                    conn.execute(f"VACUUM {PG_PREFIX}{table}")
         return True
 
     def describe(self) -> str:
