@@ -118,6 +118,12 @@ class SqliteState(StateDatabase):
                 raise
             connection.execute("COMMIT")
 
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        # A plain read, not `BEGIN IMMEDIATE`: readers (the editor, every retrieval's recall
+        # stats) must not take the write lock from the processes writing the file.
+        with self._lock:
+            return self.connection().execute(sql.replace(TABLE_MARK, ""), params).fetchall()
+
     def exists(self) -> bool:
         return self._connection is not None or self.path.exists()
 
@@ -227,6 +233,10 @@ class PostgresState(StateDatabase):
     def transaction(self) -> Iterator[Transaction]:
         with self.pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
             yield _PostgresStatements(cursor)
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self.pool.connection() as conn:  # autocommit: one round trip, no BEGIN/COMMIT
+            return list(conn.execute(pg_sql(sql), params).fetchall())
 
     def tables(self) -> set[str]:
         rows = self.query(

@@ -222,3 +222,20 @@ async def test_erase_user_leaves_no_row_of_them_in_any_gulfstream_table(tmp_path
     assert user_rows_by_table(bob) == bob_before  # the other user is untouched
     assert expected <= {table for table, count in bob_before.items() if count}
     assert memories[bob].manager.list_items()
+
+
+def test_an_unfinished_pass_s_plan_is_found_by_the_next_replica(tmp_path: Path) -> None:
+    from memory.consolidation.plan import ConsolidationPlan, PlanStep
+    from memory.consolidation.state import consolidation_state
+    from memory.document import Change
+
+    user = fresh_user("dan")
+    plan = ConsolidationPlan("p1", user, "2026-12-01T00:00:00+00:00", 2, [
+        PlanStep("stale", [Change("stale", "m1", reason="consolidation")])
+    ])  # fmt: skip
+    consolidation_state(replica(user, tmp_path / "one")).save_plan(plan)
+    other = consolidation_state(replica(user, tmp_path / "two"))
+    assert other.load_plan() == plan
+    other.drop_plan()
+    assert consolidation_state(replica(user, tmp_path / "one")).load_plan() is None
+    assert files_in(tmp_path) == []
