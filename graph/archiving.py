@@ -35,17 +35,15 @@ ARCHIVE_FOLDER = "conversations"
 
 def archive_spec(settings: Settings | None = None) -> str:
     """The deployment's archive (`GULFSTREAM_CONVERSATION_ARCHIVE`), `auto` resolved: beside
-    the memory store (its folder, or its PostgreSQL), for the `store` backend the platform's
-    PostgreSQL when it names one, else a folder in `GULFSTREAM_DATA_DIR`."""
+    the memory store (its folder, or its PostgreSQL: `Settings.shared_database`), else a folder in
+    `GULFSTREAM_DATA_DIR`."""
     settings = settings or get_settings()
     spec = settings.conversation_archive.strip()
     if spec.lower() != "auto":
         return spec
     if settings.shared_database:
         return f"postgres:{settings.shared_database}"
-    folder = backend_folder(settings.memory_backend)
-    if folder is None:
-        folder = Path(settings.data_dir)
+    folder = backend_folder(settings.memory_backend) or Path(settings.data_dir)
     return f"sqlite:{folder / ARCHIVE_FOLDER}"
 
 

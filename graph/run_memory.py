@@ -19,7 +19,12 @@ from graph.context import Context
 from graph.embeddings import deployment_embeddings
 from graph.lineage import checkpoint_is_saved, current_checkpoint_id
 from graph.models import check_model_allowed, is_offline, load_chat_model
-from graph.settings import Settings, custom_auth_configured, get_settings, is_studio_user
+from graph.settings import (
+    Settings,
+    custom_auth_configured,
+    get_settings,
+    is_studio_user,
+)
 from memory.branch import Lineage
 from memory.long_term import LongTermMemory
 from memory.messages import extract_last_turn, preceding_exchange
@@ -133,7 +138,7 @@ def open_run_memory(
         default_data_dir=settings.data_dir,
         snapshot_delay=settings.snapshot_seconds,
         embeddings=deployment_embeddings(),
-        lock_database=settings.shared_database,
+        shared_database=settings.shared_database,
     )
     memory.batching = settings.batch_policy()  # the deployment's, for the local queue
     memory.half_life_days = settings.hotness_half_life_days  # the deployment's, like batching

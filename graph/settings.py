@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.env_values import ENV_PREFIX, parse_value, read_dotenv
+from memory.state_db import is_postgres_dsn
 from memory.writer.protocols import PROTOCOLS
 from memory.writer.queue import MAX_BATCH_SIZE, BatchPolicy
 from memory.writer.timeouts import PREFILL_TOKENS_PER_SECOND
@@ -53,7 +54,8 @@ class Settings:
         default="data",
         metadata={
             "help": "the write journal and trace of a backend without a folder of its own "
-            "(store, postgres); yaml and sqlite keep them beside their files"
+            "(store, postgres) when no PostgreSQL holds them (postgres:<dsn>, or the platform's "
+            "DATABASE_URI for store); yaml and sqlite keep them beside their files"
         },
     )
     write_mode: str = field(
@@ -256,8 +258,8 @@ class Settings:
                 values[spec.name] = parse_value(spec.name, raw.strip(), spec.default)
         for name in PLATFORM_DATABASE_VARIABLES:
             # `langgraph dev` sets DATABASE_URI=":memory:" for its in-process runtime.
-            if source.get(name, "").startswith(("postgres://", "postgresql://")):
-                values.setdefault("platform_database", source[name])
+            if is_postgres_dsn(source.get(name, "").strip()):
+                values.setdefault("platform_database", source[name].strip())
                 break
         return cls(**values)
 

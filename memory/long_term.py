@@ -15,10 +15,12 @@ from memory.manager import BaseMemoryManager
 from memory.messages import extract_last_turn
 from memory.ranking import DEFAULT_HALF_LIFE_DAYS
 from memory.recall_log import RECALL_FILE, RecallLog
+from memory.recall_log import SCHEMA as RECALL_SCHEMA
 from memory.repair import SelfCheckReport
 from memory.retrieval import RetrievalMode, Retrievers
 from memory.retrieval.embedder import DEFAULT as DEFAULT_EMBEDDINGS
 from memory.retrieval.embedder import resolve_embeddings
+from memory.state_db import StateDatabase, open_state
 from memory.topical import Topical  # feature: topics
 from memory.turn import Turn
 from memory.upkeep import MemoryUpkeep
@@ -64,6 +66,11 @@ class LongTermMemory(
     memory's hotness (`half_life_days` for episodic ones), which orders ties and broad
     questions (`ranking_type`, see `memory.retrieval.mechanical.RANKINGS`).
     Retrieval drops matches below `min_score` of the best one.
+
+    With `state_database` (a PostgreSQL URL: the deployment's, shared by its replicas), the
+    recall log, write trace, usage ledger, topic summaries and consolidation's count and plan
+    are rows of its `gulfstream_*` tables instead of files in `data_dir`; the journal, which only
+    the local write mode opens, stays a file.
     """
 
     def __init__(
@@ -82,12 +89,16 @@ class LongTermMemory(
         batching: BatchPolicy | None = None,
         half_life_days: float = DEFAULT_HALF_LIFE_DAYS,
         min_score: float = 0.0,
+        state_database: str | None = None,
     ) -> None:
         self.manager = manager
         folder = data_dir if data_dir is not None else manager.data_dir
         self.data_dir = Path(folder if folder is not None else DEFAULT_DATA_DIR)
+        self.state_dsn = state_database or None
         # The file is created by the first flush only: reading stats never makes one.
-        self.recall_log = RecallLog(self.data_dir / RECALL_FILE, manager.user_id)
+        self.recall_log = RecallLog(
+            self.state_database(RECALL_FILE, RECALL_SCHEMA, "NORMAL"), manager.user_id
+        )
         self.retrievers = Retrievers(
             manager, llm, embeddings=resolve_embeddings(embeddings),
             hotness=self.ranking_type(self.recall_log.stats, half_life_days),
@@ -177,6 +188,17 @@ class LongTermMemory(
             except Exception:  # the live view is optional; the write is not
                 logger.exception("memory event listener %r failed", callback)
 
+    def state_database(self, file: str, schema: str, synchronous: str = "") -> StateDatabase:
+        """Where one kind of record lives: the deployment's PostgreSQL (`state_database`),
+        else the SQLite `file` in `data_dir` (NORMAL `synchronous`: records of what happened,
+        not data that must survive a power cut)."""
+        return open_state(self.state_dsn, self.data_dir / file, schema, synchronous)
+
+    @property
+    def has_trace(self) -> bool:
+        """Whether a write trace may hold anything (reading it then creates nothing)."""
+        return self.state_dsn is not None or self.trace_path.exists()
+
     @property
     def trace_path(self) -> Path:
         """The write trace's file: `<journal name>-trace.sqlite` beside the journal."""
@@ -187,9 +209,10 @@ class LongTermMemory(
         """The flat trace of applied changes, beside the journal (opened on first use)."""
         with self._open_lock:
             if self._trace is None:
-                from memory.writer.trace import WriteTrace
+                from memory.writer.trace import SCHEMA, WriteTrace
 
-                self._trace = WriteTrace(self.trace_path)
+                path = self.trace_path
+                self._trace = WriteTrace(open_state(self.state_dsn, path, SCHEMA, "NORMAL"))
             return self._trace
 
     @property
@@ -197,9 +220,10 @@ class LongTermMemory(
         """Model calls and tokens by purpose, per run, beside the journal (opened on first use)."""
         with self._open_lock:
             if self._usage is None:
-                from memory.writer.trace import UsageLedger
+                from memory.writer.trace import USAGE_SCHEMA, UsageLedger
 
-                self._usage = UsageLedger(self.trace_path)
+                path = self.trace_path
+                self._usage = UsageLedger(open_state(self.state_dsn, path, USAGE_SCHEMA, "NORMAL"))
             return self._usage
 
     # ── write interface ─────────────────────────────────────────────────

@@ -6,7 +6,6 @@ import atexit
 import hashlib
 import logging
 import os
-import sqlite3
 import threading
 import time
 import weakref
@@ -15,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory.item import now_iso
+from memory.state_db import SqliteState, StateDatabase
 from memory.tokenize import normalize
-from memory.writer.sqlite_file import open_wal, write_transaction
 
 logger = logging.getLogger(__name__)
 
@@ -25,9 +24,11 @@ FLUSH_SECONDS = 2.0  # how long a recall waits in memory before its batch is wri
 # Hotness barely moves past a few dozen distinct questions (it grows with a log): more hashes
 # per memory would only grow the file.
 MAX_QUERIES_PER_MEMORY = 100
-# Another process (a CLI beside the server) may flush into the same file: cached stats are
-# read again at least this often even without a flush of our own.
+# Other processes (a CLI beside the server, the replicas of a deployment) flush into the same
+# rows: cached stats are read again whenever the user's flush count moved (one primary-key
+# read), and at least this often even when it did not (an erase deletes rows, not flushes).
 STATS_MAX_AGE_SECONDS = 30.0
+UNREADABLE = -1  # the flush count of a log that could not be read (the stats cache's key)
 # While the file cannot be written (a full disk, a damaged file), recalls wait in memory up to
 # this many; later ones are dropped with a warning rather than growing the process forever.
 MAX_QUEUED = 50_000
@@ -46,21 +47,21 @@ class RecallStats:
 NEVER_RECALLED = RecallStats()
 
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS recalls (
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS {p}recalls (
     user_id       TEXT NOT NULL,
     memory_id     TEXT NOT NULL,
     recalls       INTEGER NOT NULL,
     last_recalled TEXT NOT NULL,
     PRIMARY KEY (user_id, memory_id)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS recall_queries (  -- hashes only: the questions may be private
+CREATE TABLE IF NOT EXISTS {p}recall_queries (  -- hashes only: the questions may be private
     user_id    TEXT NOT NULL,
     memory_id  TEXT NOT NULL,
     query_hash TEXT NOT NULL,
     PRIMARY KEY (user_id, memory_id, query_hash)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS recall_flushes (  -- one count per user: batches and recalls written
+CREATE TABLE IF NOT EXISTS {p}recall_flushes (  -- one count per user: batches and recalls written
     user_id TEXT PRIMARY KEY,
     flushes INTEGER NOT NULL,
     recalls INTEGER NOT NULL,
@@ -88,22 +89,26 @@ class RecallLog:
     """One user's recalls: `record` only queues (the reply path pays a lock and an append); a
     daemon timer writes the queue `flush_seconds` later in one transaction, and `flush` /
     `close` / the process's normal exit write what is left. The file is shared by every user of
-    a data folder and by processes (WAL, busy timeout); rows are keyed by user id."""
+    a data folder and by processes (WAL, busy timeout), or PostgreSQL tables shared by every
+    replica (`StateDatabase`); rows are keyed by user id, counts added in SQL, never read and
+    written back, so that no process's recalls are lost."""
 
     def __init__(
-        self, path: str | os.PathLike[str], user_id: str, flush_seconds: float = FLUSH_SECONDS
+        self,
+        target: str | os.PathLike[str] | StateDatabase,
+        user_id: str,
+        flush_seconds: float = FLUSH_SECONDS,
     ) -> None:
-        self.path = Path(path)
+        # NORMAL: losing the last batch to a power cut costs a little hotness, not a fact.
+        self.db = recall_database(target)
         self.user_id = user_id
         self.flush_seconds = flush_seconds
         self.generation = 0  # flushes written by this object (the stats cache's key)
         self._queue: list[QueuedRecall] = []
         self._queue_lock = threading.Lock()
-        self._db_lock = threading.Lock()
         self._flush_lock = threading.Lock()  # one flush at a time: a batch is written once
         self._timer: threading.Timer | None = None
-        self._connection: sqlite3.Connection | None = None
-        self._stats: tuple[int, float, dict[str, RecallStats]] | None = None
+        self._stats: tuple[tuple[int, int], float, dict[str, RecallStats]] | None = None
         self.dropped = 0  # recalls refused because the queue was full
         _open_logs.add(self)
 
@@ -116,8 +121,9 @@ class RecallLog:
         with self._queue_lock:
             if len(self._queue) + len(ids) > MAX_QUEUED:
                 if not self.dropped:
-                    logger.warning("recall log %s is not being written; dropping recalls of "
-                                   "user %r until it is", self.path, self.user_id)  # fmt: skip
+                    logger.warning("recall log %s is not being written; dropping recalls "
+                                   "of user %r until it is", self.db.describe(),
+                                   self.user_id)  # fmt: skip
                 self.dropped += len(ids)
                 return 0
             self._queue.extend(QueuedRecall(i, hashed, moment) for i in ids)
@@ -166,7 +172,9 @@ class RecallLog:
         try:
             self.flush()
         except Exception:  # kept queued; the next record or close tries again
-            logger.exception("writing recalls of user %r to %s failed", self.user_id, self.path)
+            logger.exception(
+                "writing recalls of user %r to %s failed", self.user_id, self.db.describe()
+            )
 
     def _write(self, batch: list[QueuedRecall]) -> None:
         counts: dict[str, tuple[int, str]] = {}
@@ -174,93 +182,84 @@ class RecallLog:
             seen, _ = counts.get(recall.memory_id, (0, ""))
             counts[recall.memory_id] = (seen + 1, recall.time)
         user = self.user_id
-        with write_transaction(self._db_lock, self._db()) as db:
+        with self.db.transaction() as db:
             db.executemany(
-                "INSERT INTO recalls VALUES (?, ?, ?, ?) ON CONFLICT (user_id, memory_id) DO "
-                "UPDATE SET recalls = recalls + excluded.recalls, "
-                "last_recalled = max(last_recalled, excluded.last_recalled)",
+                "INSERT INTO {p}recalls VALUES (?, ?, ?, ?) ON CONFLICT (user_id, memory_id) DO "
+                "UPDATE SET recalls = {p}recalls.recalls + excluded.recalls, last_recalled = "
+                "CASE WHEN excluded.last_recalled > {p}recalls.last_recalled "
+                "THEN excluded.last_recalled ELSE {p}recalls.last_recalled END",
                 [(user, memory_id, n, last) for memory_id, (n, last) in counts.items()],
             )
             db.executemany(
-                "INSERT OR IGNORE INTO recall_queries SELECT ?, ?, ? WHERE (SELECT count(*) "
-                "FROM recall_queries WHERE user_id = ? AND memory_id = ?) < ?",
+                "INSERT INTO {p}recall_queries SELECT ?, ?, ? WHERE (SELECT count(*) FROM "
+                "{p}recall_queries WHERE user_id = ? AND memory_id = ?) < ? ON CONFLICT DO NOTHING",
                 [
                     (user, memory_id, hashed, user, memory_id, MAX_QUERIES_PER_MEMORY)
                     for memory_id, hashed in {(r.memory_id, r.query_hash) for r in batch}
                 ],
             )
             db.execute(
-                "INSERT INTO recall_flushes VALUES (?, 1, ?, ?) ON CONFLICT (user_id) DO UPDATE "
-                "SET flushes = flushes + 1, recalls = recalls + excluded.recalls, "
+                "INSERT INTO {p}recall_flushes VALUES (?, 1, ?, ?) ON CONFLICT (user_id) DO UPDATE "
+                "SET flushes = {p}recall_flushes.flushes + 1, "
+                "recalls = {p}recall_flushes.recalls + excluded.recalls, "
                 "last_flush = excluded.last_flush",
                 (user, len(batch), now_iso()),
             )
 
     def stats(self) -> dict[str, RecallStats]:
-        """Every memory's recall stats as written (queued recalls not included), read from the
-        file once per flush of this log (and at least every STATS_MAX_AGE_SECONDS)."""
-        cached = self._stats
-        if (
-            cached is not None
-            and cached[0] == self.generation
-            and time.monotonic() - cached[1] < STATS_MAX_AGE_SECONDS
-        ):
-            return cached[2]
-        generation, read_at = self.generation, time.monotonic()
+        """Every memory's recall stats as written (queued recalls not included), read again
+        when a flush by any process moved the user's flush count (and at least every
+        STATS_MAX_AGE_SECONDS)."""
+        cached, now = self._stats, time.monotonic()
+        fresh = cached is not None and now - cached[1] < STATS_MAX_AGE_SECONDS
+        if cached is not None and fresh and cached[0] == (self.generation, UNREADABLE):
+            return cached[2]  # the last read failed: not tried again on every reply
+        unreadable: tuple[type[BaseException], ...] = (*self.db.errors, OSError)
         try:
-            stats = self._read() if self._connection is not None or self.path.exists() else {}
-        except (sqlite3.Error, OSError):
-            # Ranking reads this: a damaged or unreadable log costs the recall signal, never
+            key = (self.generation, self.flushes()[0])
+            if cached is not None and fresh and cached[0] == key:
+                return cached[2]
+            stats = self._read() if self.db.exists() else {}
+        except unreadable:
+            # Ranking reads this: a damaged or unreachable log costs the recall signal, never
             # the retrieval (tried again after STATS_MAX_AGE_SECONDS; the file is left as is).
-            logger.exception("recall log %s could not be read; ranking without it", self.path)
-            stats = {}
-        self._stats = (generation, read_at, stats)
+            logger.exception("recall log %s could not be read; ranking without it",
+                             self.db.describe())  # fmt: skip
+            key, stats = (self.generation, UNREADABLE), {}
+        self._stats = (key, now, stats)
         return stats
 
     def flushes(self) -> tuple[int, int]:
         """(transactions written, recalls written) for this user, by every process."""
-        if self._connection is None and not self.path.exists():
+        if not self.db.exists():
             return 0, 0
-        with self._db_lock:
-            row = (
-                self._db()
-                .execute(
-                    "SELECT flushes, recalls FROM recall_flushes WHERE user_id = ?",
-                    (self.user_id,),
-                )
-                .fetchone()
-            )
-        return (int(row[0]), int(row[1])) if row else (0, 0)
+        rows = self.db.query(
+            "SELECT flushes, recalls FROM {p}recall_flushes WHERE user_id = ?", (self.user_id,)
+        )
+        return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
 
     def _read(self) -> dict[str, RecallStats]:
-        with self._db_lock:
-            rows = (
-                self._db()
-                .execute(
-                    "SELECT r.memory_id, r.recalls, r.last_recalled, (SELECT count(*) FROM "
-                    "recall_queries q WHERE q.user_id = r.user_id AND q.memory_id = r.memory_id) "
-                    "FROM recalls r WHERE r.user_id = ?",
-                    (self.user_id,),
-                )
-                .fetchall()
-            )
+        rows = self.db.query(
+            "SELECT r.memory_id, r.recalls, r.last_recalled, (SELECT count(*) FROM "
+            "{p}recall_queries q WHERE q.user_id = r.user_id AND q.memory_id = r.memory_id) "
+            "FROM {p}recalls r WHERE r.user_id = ?",
+            (self.user_id,),
+        )
         return {row[0]: RecallStats(int(row[1]), int(row[3]), str(row[2])) for row in rows}
-
-    def _db(self) -> sqlite3.Connection:
-        if self._connection is None:
-            # NORMAL: losing the last batch to a power cut costs a little hotness, not a fact.
-            self._connection = open_wal(self.path, _SCHEMA, synchronous="NORMAL")
-        return self._connection
 
     def close(self) -> None:
         """Write what is queued and close the file (it is opened again when used again)."""
         try:
             self.flush()
         finally:
-            with self._db_lock:
-                if self._connection is not None:
-                    self._connection.close()
-                    self._connection = None
+            self.db.close()
+
+
+def recall_database(target: str | os.PathLike[str] | StateDatabase) -> StateDatabase:
+    """`target` itself, or the SQLite file at that path (made by the first flush only)."""
+    if isinstance(target, StateDatabase):
+        return target
+    return SqliteState(Path(target), SCHEMA, synchronous="NORMAL")
 
 
 _open_logs: weakref.WeakSet[RecallLog] = weakref.WeakSet()

@@ -41,13 +41,14 @@ class MemoryRegistry:
         snapshot_delay: float | None = DEFAULT_DELAY_SECONDS,
         consumer: TurnConsumer | None = None,
         embeddings: Any = DEFAULT_EMBEDDINGS,
-        lock_database: str | None = None,
+        shared_database: str | None = None,
     ) -> LongTermMemory:
-        """The user's memory for backend `spec` (a `store` backend uses `store`, locking its
-        writes in `lock_database` when processes share it); ValueError for a bad spec or user
-        id. A FAIL self-check stops its writes (reads go on). The journal
-        and trace live in the backend's folder, else in `default_data_dir`. `embeddings` is
-        used when the memory is first opened (see `LongTermMemory`)."""
+        """The user's memory for backend `spec` (a `store` backend uses `store`); ValueError
+        for a bad spec or user id. A FAIL self-check stops its writes (reads go on). The journal
+        and trace live in the backend's folder, else in `default_data_dir`. `shared_database`
+        is the PostgreSQL the deployment's processes share: the `store` backend takes each
+        write's lock there, and the trace, recall log and the other records live there (see
+        `LongTermMemory`). `embeddings` is used when the memory is first opened."""
         key = (spec, user_id, id(store) if store is not None else 0)
         memory = self.peek_key(key)
         if memory is None:
@@ -58,7 +59,7 @@ class MemoryRegistry:
                 if memory is None:
                     memory = self._make(
                         spec, user_id, store, default_data_dir, snapshot_delay, embeddings,
-                        lock_database,
+                        shared_database,
                     )  # fmt: skip
                     with self._lock:
                         self._open[key] = memory
@@ -87,9 +88,9 @@ class MemoryRegistry:
         default_data_dir: str | os.PathLike[str] | None,
         snapshot_delay: float | None,
         embeddings: Any,
-        lock_database: str | None,
+        shared_database: str | None,
     ) -> LongTermMemory:
-        manager = open_memory_manager(spec, user_id, store, lock_database=lock_database)
+        manager = open_memory_manager(spec, user_id, store, lock_database=shared_database)
         report = manager.self_check()
         log = logger.error if report.status == "FAIL" else logger.info
         log(
@@ -98,8 +99,9 @@ class MemoryRegistry:
             report.repaired,
         )  # fmt: skip
         memory = LongTermMemory(
-            manager, data_dir=manager.data_dir or default_data_dir, embeddings=embeddings
-        )
+            manager, data_dir=manager.data_dir or default_data_dir, embeddings=embeddings,
+            state_database=shared_database,
+        )  # fmt: skip
         if report.status != "FAIL":
             memory.snapshots = attach_snapshots(
                 manager, snapshot_delay, on_restore=lambda: _vectors_after_bulk_load(memory)

@@ -32,13 +32,15 @@ class Topical:
 
     @property
     def topic_summaries(self) -> SummaryStore:
-        """The stored topic summaries, in `data_dir` (opened on first use)."""
+        """The stored topic summaries, in `data_dir` or the state database (opened on first
+        use)."""
         with self._open_lock:
             if self._summaries is None:
                 from memory.erasure.rows import SUMMARIES_FILE
-                from memory.topics.summaries import SummaryStore
+                from memory.topics.summaries import SCHEMA, SummaryStore
 
-                self._summaries = SummaryStore(self.data_dir / SUMMARIES_FILE)
+                memory = cast("LongTermMemory", self)
+                self._summaries = SummaryStore(memory.state_database(SUMMARIES_FILE, SCHEMA))
             return self._summaries
 
     def topics(self) -> list[Topic]:

@@ -70,7 +70,7 @@ def open_memory(caller: Caller, loop: asyncio.AbstractEventLoop) -> LongTermMemo
         default_data_dir=settings.data_dir,
         snapshot_delay=settings.snapshot_seconds,
         embeddings=deployment_embeddings(),
-        lock_database=settings.shared_database,
+        shared_database=settings.shared_database,
     )
 
 

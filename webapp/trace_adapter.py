@@ -23,23 +23,28 @@ def trace_file(memory: LongTermMemory) -> Path:
 def recent_entries(memory: LongTermMemory) -> tuple[list[TraceEntry], list[AdmissionEntry]]:
     """The user's latest applied changes and admission decisions, newest first (nothing before
     the first turn was recorded)."""
-    path = trace_file(memory)
-    if not path.exists():  # opening a WriteTrace would create the file; the editor only reads
+    if not memory.has_trace:  # opening a WriteTrace would create the file; the editor only reads
         return [], []
-    trace = WriteTrace(path)
+    if memory.state_dsn:  # the deployment's rows, whichever replica wrote them
+        return _entries(memory.trace, memory.user_id)
+    trace = WriteTrace(trace_file(memory))
     try:
-        user = memory.user_id
-        return trace.for_user(user, limit=RECENT_ROWS), trace.admissions(user, limit=RECENT_ROWS)
+        return _entries(trace, memory.user_id)
     finally:
         trace.close()
 
 
+def _entries(trace: WriteTrace, user: str) -> tuple[list[TraceEntry], list[AdmissionEntry]]:
+    return trace.for_user(user, limit=RECENT_ROWS), trace.admissions(user, limit=RECENT_ROWS)
+
+
 def usage_totals(memory: LongTermMemory) -> dict[str, dict[str, int]]:
     """The user's model calls and tokens so far by purpose (`memory.usage`); {} before any."""
-    path = trace_file(memory)
-    if not path.exists():
+    if not memory.has_trace:
         return {}
-    ledger = UsageLedger(path)
+    if memory.state_dsn:
+        return as_dicts(memory.usage.totals(memory.user_id))
+    ledger = UsageLedger(trace_file(memory))
     try:
         return as_dicts(ledger.totals(memory.user_id))
     finally:
@@ -75,8 +80,11 @@ def row(entry: TraceEntry) -> dict[str, Any]:
     }
 
 
-def trace_signature(memory: LongTermMemory) -> tuple[tuple[str, int, int], ...]:
-    """Size and mtime of the trace file and its WAL: it moves whenever a row is written."""
+def trace_signature(memory: LongTermMemory) -> tuple[Any, ...]:
+    """What moves whenever a row is written: the user's row counts and latest times in the
+    state database, else the size and mtime of the trace file and its WAL."""
+    if memory.state_dsn:
+        return memory.trace.signature(memory.user_id)
     stamps = []
     path = trace_file(memory)
     for part in (path, path.with_name(path.name + "-wal")):

@@ -202,7 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     load_dotenv()
     try:  # a bad GULFSTREAM_* variable, or 'store' without a LangGraph server's store
         context = Context()
-        registry.open(get_settings().memory_backend, context.user_id)
+        settings = get_settings()
+        registry.open(
+            settings.memory_backend, context.user_id, default_data_dir=settings.data_dir,
+            shared_database=settings.shared_database,
+        )  # fmt: skip
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

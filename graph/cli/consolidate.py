@@ -48,8 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
     settings = get_settings()
+    backend = args.backend or settings.memory_backend
+    shared = settings.with_changes(memory_backend=backend).shared_database
     try:
-        manager = open_memory_manager(args.backend or settings.memory_backend, args.user)
+        manager = open_memory_manager(backend, args.user, lock_database=shared)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -61,8 +63,9 @@ def main(argv: list[str] | None = None) -> int:
         llm = load_chat_model(os.environ.get("GULFSTREAM_WRITER_MODEL") or Context().writer_model)
     # The data folder the chat and the server use, so an interrupted pass resumes either way.
     memory = LongTermMemory(
-        manager, data_dir=manager.data_dir or settings.data_dir, embeddings="off"
-    )
+        manager, data_dir=manager.data_dir or settings.data_dir, embeddings="off",
+        state_database=shared,
+    )  # fmt: skip
     try:
         report = memory.consolidate(llm, policy=consolidation_policy(settings))
     except (CorruptStoreError, WritesDisabled, OSError, ValueError) as exc:

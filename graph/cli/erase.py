@@ -52,9 +52,11 @@ def main(argv: list[str] | None = None) -> int:
         print("not erased", file=sys.stderr)
         return 1
     try:
+        backend = args.backend or settings.memory_backend
         memory = registry.open(
-            args.backend or settings.memory_backend, args.user,
-            default_data_dir=settings.data_dir, snapshot_delay=None, embeddings="off",
+            backend, args.user, default_data_dir=settings.data_dir, snapshot_delay=None,
+            embeddings="off",
+            shared_database=settings.with_changes(memory_backend=backend).shared_database,
         )  # fmt: skip
         archive = None  # what stays when the archive feature is deleted (docs/CUSTOMIZING.md)
         archive = existing_archive(args.user, settings)  # feature: archive

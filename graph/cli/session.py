@@ -86,6 +86,7 @@ class LocalSession:
             snapshot_delay=settings.snapshot_seconds,
             consumer=writer_consumer(),
             embeddings=deployment_embeddings(),
+            shared_database=settings.shared_database,
         )
         if self.on_memory_event is not None:
             self.memory.add_listener(self.on_memory_event)

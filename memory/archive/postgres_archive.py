@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from memory.archive.base import ConversationArchive
@@ -16,6 +14,7 @@ from memory.archive.records import (
     ForgottenRecord,
     MessageKey,
 )
+from memory.state_db import pool_for
 from memory.tokenize import tokenize
 
 # Documents and queries are the tokenizer's terms taken as they are (array_to_tsvector and
@@ -67,35 +66,6 @@ _COLUMNS = "thread_id, checkpoint_id, message_id, role, content, ts, position, c
 _FORGOTTEN = "memory_id, forgotten_at, messages, digests"
 
 
-class SharedConnection:
-    """One autocommit connection per database for the whole process, used by one statement
-    (or transaction) at a time, opened again when it broke; the schema is made once."""
-
-    def __init__(self, dsn: str) -> None:
-        self.dsn = dsn
-        self._lock = threading.Lock()
-        self._conn: Any = None
-
-    @contextmanager
-    def connection(self) -> Iterator[Any]:
-        import psycopg
-
-        with self._lock:
-            if self._conn is None or self._conn.closed or self._conn.broken:
-                self._conn = psycopg.connect(self.dsn, autocommit=True)
-                self._conn.execute(_SCHEMA)
-            yield self._conn
-
-
-_shared: dict[str, SharedConnection] = {}
-_shared_lock = threading.Lock()
-
-
-def pool_for(dsn: str) -> SharedConnection:
-    with _shared_lock:
-        return _shared.setdefault(dsn, SharedConnection(dsn))
-
-
 def tsquery(terms: Sequence[str], any_term: bool) -> str:
     """A tsquery of quoted lexemes (the tokenizer's terms hold no quote)."""
     return (" | " if any_term else " & ").join(f"'{term}'" for term in terms)
@@ -110,6 +80,7 @@ class PostgresArchive(ConversationArchive):
     def __init__(self, dsn: str, user_id: str) -> None:
         super().__init__(user_id)
         self.pool = pool_for(dsn)
+        self.pool.require(_SCHEMA)
 
     def add(self, messages: Sequence[ArchivedMessage]) -> int:
         rows = []

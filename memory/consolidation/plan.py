@@ -189,19 +189,15 @@ def _merge_changes(
     ]  # fmt: skip
 
 
-def save_plan(plan: ConsolidationPlan, path: Path) -> None:
-    """Write the plan atomically (a half-written plan is never read back)."""
-    data = {"version": PLAN_VERSION, **asdict(plan)}
-    write_text_atomically(path, json.dumps(data, ensure_ascii=False))
+def plan_text(plan: ConsolidationPlan) -> str:
+    """The plan as the JSON text it is kept as (a file, or a row of the state database)."""
+    return json.dumps({"version": PLAN_VERSION, **asdict(plan)}, ensure_ascii=False)
 
 
-def load_plan(path: Path) -> ConsolidationPlan | None:
-    """The saved plan of an interrupted pass, or None when there is none; ValueError when the
-    file is not a plan this version can read."""
-    if not path.exists():
-        return None
+def parse_plan(text: str, where: str) -> ConsolidationPlan:
+    """The plan in `text`; ValueError naming `where` when it is not one this version reads."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(text)
         if data.pop("version", None) != PLAN_VERSION:
             raise ValueError("unknown version")
         steps = [
@@ -210,5 +206,18 @@ def load_plan(path: Path) -> ConsolidationPlan | None:
         return ConsolidationPlan(**data, steps=steps)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError(
-            f"{path} is not a consolidation plan this version can read: {exc}"
+            f"{where} is not a consolidation plan this version can read: {exc}"
         ) from exc
+
+
+def save_plan(plan: ConsolidationPlan, path: Path) -> None:
+    """Write the plan atomically (a half-written plan is never read back)."""
+    write_text_atomically(path, plan_text(plan))
+
+
+def load_plan(path: Path) -> ConsolidationPlan | None:
+    """The saved plan of an interrupted pass, or None when there is none; ValueError when the
+    file is not a plan this version can read."""
+    if not path.exists():
+        return None
+    return parse_plan(path.read_text(encoding="utf-8"), str(path))  # bad UTF-8: a ValueError

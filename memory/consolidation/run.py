@@ -18,10 +18,9 @@ from memory.consolidation.plan import (
     ConsolidationPolicy,
     PlanStep,
     build_plan,
-    load_plan,
-    save_plan,
 )
 from memory.consolidation.report import ConsolidationReport
+from memory.consolidation.state import PLAN_FOLDER, ConsolidationState, consolidation_state
 from memory.errors import MemoryNotFound, StaleWrite
 from memory.item import MemoryItem
 from memory.manager import file_stem
@@ -36,9 +35,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-PLAN_FOLDER = "consolidation"
 _passes_lock = threading.Lock()
-_running: dict[Path, threading.Lock] = {}
+_running: dict[tuple[str, str], threading.Lock] = {}
 # Each memory's consolidation vectors, loaded once and kept in step pass after pass.
 _description_vectors: weakref.WeakKeyDictionary[LongTermMemory, SemanticChannel] = (
     weakref.WeakKeyDictionary()
@@ -46,7 +44,8 @@ _description_vectors: weakref.WeakKeyDictionary[LongTermMemory, SemanticChannel]
 
 
 def plan_path(memory: LongTermMemory) -> Path:
-    """Where a pass keeps its plan until it is done: beside the journal."""
+    """Where a pass keeps its plan until it is done without a state database: beside the
+    journal (see `memory.consolidation.state`)."""
     return memory.data_dir / PLAN_FOLDER / f"{file_stem(memory.user_id)}.plan.json"
 
 
@@ -98,11 +97,11 @@ def consolidate(
     policy: ConsolidationPolicy | None = None,
 ) -> ConsolidationReport:
     """Run one pass (or finish the one an interrupted run planned) and report what it did."""
-    path = plan_path(memory)
+    state = consolidation_state(memory)
     with _passes_lock:
-        lock = _running.setdefault(path, threading.Lock())
+        lock = _running.setdefault((state.where, memory.user_id), threading.Lock())
     with lock:  # one pass per user at a time in this process
-        report = _run(memory, path, llm, now or datetime.now(UTC), policy or ConsolidationPolicy())
+        report = _run(memory, state, llm, now or datetime.now(UTC), policy or ConsolidationPolicy())
     from memory.consolidation.trigger import reset_writes
 
     reset_writes(memory)  # a refused pass too: the next one waits for as many writes again
@@ -111,7 +110,7 @@ def consolidate(
 
 def _run(
     memory: LongTermMemory,
-    path: Path,
+    state: ConsolidationState,
     llm: Any | None,
     now: datetime,
     policy: ConsolidationPolicy,
@@ -120,12 +119,11 @@ def _run(
     manager = memory.manager
     report = ConsolidationReport(manager.user_id)
     try:
-        plan = load_plan(path)
+        plan = state.load_plan()
     except ValueError:
         # Steps it applied are recorded in the store by their turn ids; a fresh plan starts
         # from the store as it is now. The unreadable file is kept for a look, not reused.
-        aside = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
-        path.replace(aside)
+        aside = state.set_aside_plan()
         logger.exception("consolidation plan set aside as %s; planning again", aside)
         plan = None
     if plan is not None and plan.user_id == manager.user_id:
@@ -154,7 +152,7 @@ def _run(
             report.duration_seconds = time.monotonic() - started
             return report
         plan.snapshot = str(_snapshot(memory, plan.pass_id))
-        save_plan(plan, path)
+        state.save_plan(plan)
     report.pass_id, report.snapshot, report.rewritten = plan.pass_id, plan.snapshot, plan.rewritten
     for number, step in enumerate(plan.steps):
         turn_id = plan.turn_id(number)
@@ -168,7 +166,7 @@ def _run(
                     report.skipped.append(f"{turn_id}.{part}")
         else:
             report.skipped.append(turn_id)
-    path.unlink(missing_ok=True)
+    state.drop_plan()
     report.topics_summarised = refresh_after_pass(memory, llm)  # feature: topics
     report.kept = manager.live_count()
     report.duration_seconds = time.monotonic() - started

@@ -4,16 +4,12 @@ spell (local mode); a hook of the local write queue that runs it on the writer's
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory.atomic_file import write_text_atomically
 from memory.consolidation.plan import ConsolidationPolicy
-from memory.manager import file_stem
+from memory.consolidation.state import consolidation_state
 
 if TYPE_CHECKING:
     from memory.consolidation.report import ConsolidationReport
@@ -24,7 +20,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 NEARLY_FULL = 0.9  # share of the capacity at which a pass runs to make room
-_counter_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -38,34 +33,20 @@ class ConsolidationSchedule:
     policy: ConsolidationPolicy = field(default_factory=ConsolidationPolicy)
 
 
-def _counter_path(memory: LongTermMemory) -> Path:
-    return memory.data_dir / "consolidation" / f"{file_stem(memory.user_id)}.writes.json"
-
-
 def writes_since_pass(memory: LongTermMemory) -> int:
     """Writer runs applied since the last consolidation pass (0 when unknown)."""
-    try:
-        return int(json.loads(_counter_path(memory).read_text(encoding="utf-8"))["writes"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return 0
-
-
-def _store_count(memory: LongTermMemory, writes: int) -> None:
-    write_text_atomically(_counter_path(memory), json.dumps({"writes": writes}))
+    return consolidation_state(memory).writes()
 
 
 def note_write(memory: LongTermMemory) -> int:
-    """Count one more applied writer run; returns the count since the last pass."""
-    with _counter_lock:
-        writes = writes_since_pass(memory) + 1
-        _store_count(memory, writes)
-        return writes
+    """Count one more applied writer run; returns the count since the last pass (by every
+    process of the deployment when its state is in PostgreSQL)."""
+    return consolidation_state(memory).add_write()
 
 
 def reset_writes(memory: LongTermMemory) -> None:
     """A pass ran (or refused): counting starts again."""
-    with _counter_lock:
-        _store_count(memory, 0)
+    consolidation_state(memory).reset()
 
 
 def due_reason(memory: LongTermMemory, schedule: ConsolidationSchedule, writes: int) -> str:

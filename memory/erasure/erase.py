@@ -13,6 +13,7 @@ from memory.erasure.report import ErasureReport
 from memory.erasure.rows import (
     JOURNAL_TABLES,
     RECALL_TABLES,
+    STATE_TABLES,
     SUMMARIES_FILE,
     SUMMARY_TABLES,
     TRACE_TABLES,
@@ -29,6 +30,7 @@ from memory.erasure.stores import (
 from memory.erasure.threads import delete_threads, known_threads
 from memory.errors import MemoryNotFound
 from memory.item import MemoryItem
+from memory.state_db import PostgresState, StateDatabase
 from memory.writer.sqlite_file import scrub_file
 
 if TYPE_CHECKING:
@@ -89,7 +91,8 @@ def erase_user(
     threads too. Other users' rows and files are left as they are."""
     memory.manager._check_writable()
     report = ErasureReport(memory.user_id)
-    thread_ids = known_threads(memory.user_id, archive, _shared_files(memory)[:2])
+    shared = _shared_files(memory)
+    thread_ids = known_threads(memory.user_id, archive, shared[:2] + shared[4:])
     if memory.snapshots is not None:  # a snapshot due after the erase would write one back
         memory.snapshots.cancel()
     memory.recall_log.discard()
@@ -159,28 +162,40 @@ def _drop_vectors(memory: LongTermMemory, ids: set[str] | None, report: ErasureR
             close()
 
 
-def _shared_files(memory: LongTermMemory) -> list[tuple[Path, tuple[SharedTable, ...]]]:
+def _shared_files(
+    memory: LongTermMemory,
+) -> list[tuple[Path | StateDatabase, tuple[SharedTable, ...]]]:
+    """The databases several users share: the journal, trace, recall log and summaries files in
+    the data folder (a deployment that moved to a state database may have left some), and the
+    state database."""
     from memory.recall_log import RECALL_FILE
 
-    return [
+    shared: list[tuple[Path | StateDatabase, tuple[SharedTable, ...]]] = [
         (memory.journal_path, JOURNAL_TABLES),
         (memory.trace_path, TRACE_TABLES),
         (memory.data_dir / RECALL_FILE, RECALL_TABLES),
         (memory.data_dir / SUMMARIES_FILE, SUMMARY_TABLES),
     ]
+    if memory.state_dsn:
+        shared.append((PostgresState(memory.state_dsn, ""), STATE_TABLES))
+    return shared
 
 
 def _erase_shared_rows(memory: LongTermMemory, match: Any, report: ErasureReport) -> None:
-    for path, tables in _shared_files(memory):
-        removed = erase_rows(path, tables, memory.user_id, match)
+    for target, tables in _shared_files(memory):
+        removed = erase_rows(target, tables, memory.user_id, match)
         for place, count in removed.items():
             report.count(place, count)
-        if path.exists():
-            if not scrub_file(path):
+        if isinstance(target, StateDatabase):
+            if removed:
+                target.scrub([spec.table for spec in tables])
+                report.file(target.describe(), "vacuumed")
+        elif target.exists():
+            if not scrub_file(target):
                 report.notes.append(
-                    f"{path}-wal is held by a reader: emptied at its next checkpoint"
+                    f"{target}-wal is held by a reader: emptied at its next checkpoint"
                 )
-            report.file(path, "vacuumed")
+            report.file(target, "vacuumed")
 
 
 def _erase_side_files(

@@ -1,17 +1,17 @@
-"""The rows of one user (or of one memory) in the SQLite files several users share: the write
-journal, the write trace with its admissions and usage ledger, the recall log, topic summaries."""
+"""The rows of one user (or of one memory) in the databases several users share (SQLite files, or
+the deployment's PostgreSQL): the write journal, the write trace with its admissions and usage
+ledger, the recall log, topic summaries, consolidation's state."""
 
 from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory.writer.sqlite_file import BUSY_TIMEOUT_MS
+from memory.state_db import SqliteState, StateDatabase
 
 ERASED = "[erased]"
 _SEPARATORS = re.compile(r"(?:\s*;\s*){2,}")
@@ -45,6 +45,9 @@ RECALL_TABLES = (
 # memory.topics keeps its summaries there; erased even when that feature is gone.
 SUMMARIES_FILE = "topic-summaries.sqlite"
 SUMMARY_TABLES = (SharedTable("topic summaries", "topic_summaries", ("user_id", "topic")),)
+# memory.consolidation.state's row per user, in a state database (files hold it elsewhere).
+CONSOLIDATION_TABLES = (SharedTable("consolidation state", "consolidation", ("user_id",)),)
+STATE_TABLES = TRACE_TABLES + RECALL_TABLES + SUMMARY_TABLES + CONSOLIDATION_TABLES
 
 
 @dataclass
@@ -113,62 +116,69 @@ def strings_in(value: Any) -> Iterator[str]:
             yield from strings_in(parsed)
 
 
+def shared_database(target: Path | StateDatabase) -> StateDatabase:
+    """`target`, or the SQLite file at that path (opened only when it exists)."""
+    return target if isinstance(target, StateDatabase) else SqliteState(target, "")
+
+
 def user_rows(
-    path: Path, tables: tuple[SharedTable, ...], user_id: str
+    target: Path | StateDatabase, tables: tuple[SharedTable, ...], user_id: str
 ) -> Iterator[dict[str, Any]]:
-    """Every row of `user_id` in `tables` of the file at `path` (read only)."""
-    if not path.exists():
+    """Every row of `user_id` in `tables` of the database (a SQLite file, read only)."""
+    db = shared_database(target)
+    if not db.exists():
         return
-    connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000)
     try:
-        present = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
+        present = db.tables()
         for spec in tables:
             if spec.table in present:
-                cursor = connection.execute(
-                    f"SELECT * FROM {spec.table} WHERE user_id = ?", (user_id,)
-                )
-                columns = [column[0] for column in cursor.description]
-                yield from (dict(zip(columns, values, strict=True)) for values in cursor)
+                with db.transaction() as tx:
+                    cursor = tx.execute(
+                        f"SELECT * FROM {{p}}{spec.table} WHERE user_id = ?", (user_id,)
+                    )
+                    columns = [column[0] for column in cursor.description]
+                    rows = [dict(zip(columns, values, strict=True)) for values in cursor.fetchall()]
+                yield from rows
     finally:
-        connection.close()
+        if not isinstance(target, StateDatabase):
+            db.close()
 
 
 def erase_rows(
-    path: Path,
+    target: Path | StateDatabase,
     tables: tuple[SharedTable, ...],
     user_id: str,
     match: Callable[[dict[str, Any]], bool] | None,
 ) -> dict[str, int]:
-    """Delete the rows of `user_id` in `tables` of the file at `path` (those `match` accepts;
-    every one without it) in one transaction; counts by place. A missing file or table has none."""
-    if not path.exists():
+    """Delete the rows of `user_id` in `tables` of the database (a SQLite file at a path)
+    (those `match` accepts; every one without it) in one transaction; counts by place. A
+    missing file or table has none."""
+    db = shared_database(target)
+    if not db.exists():
         return {}
-    connection = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
     removed: dict[str, int] = {}
     try:
-        present = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
-        connection.execute("BEGIN IMMEDIATE")
-        try:
+        present = db.tables()
+        with db.transaction() as tx:
             for spec in tables:
                 if spec.table not in present or (match is not None and not spec.about_memories):
                     continue
-                cursor = connection.execute(
-                    f"SELECT * FROM {spec.table} WHERE user_id = ?", (user_id,)
+                cursor = tx.execute(
+                    f"SELECT * FROM {{p}}{spec.table} WHERE user_id = ?", (user_id,)
                 )
                 columns = [column[0] for column in cursor.description]
                 doomed = [
                     tuple(row[k] for k in spec.keys)
-                    for row in (dict(zip(columns, values, strict=True)) for values in cursor)
+                    for row in (
+                        dict(zip(columns, values, strict=True)) for values in cursor.fetchall()
+                    )
                     if match is None or match(row)
                 ]
                 where = " AND ".join(f"{key} = ?" for key in spec.keys)
-                connection.executemany(f"DELETE FROM {spec.table} WHERE {where}", doomed)
+                tx.executemany(f"DELETE FROM {{p}}{spec.table} WHERE {where}", doomed)
                 if doomed:
                     removed[spec.place] = len(doomed)
-            connection.execute("COMMIT")
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
     finally:
-        connection.close()
+        if not isinstance(target, StateDatabase):
+            db.close()
     return removed

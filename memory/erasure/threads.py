@@ -5,19 +5,21 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from memory.erasure.archive import ErasableArchive
 from memory.erasure.report import ErasureReport
 from memory.erasure.rows import SharedTable, user_rows
+from memory.state_db import StateDatabase
 from memory.writer.sqlite_file import scrub
 
 
 def known_threads(
     user_id: str,
     archive: ErasableArchive | None,
-    files: list[tuple[Path, tuple[SharedTable, ...]]],
+    files: Sequence[tuple[Path | StateDatabase, tuple[SharedTable, ...]]],
 ) -> set[str]:
     """The user's threads as far as memory knows them: the archive's, the journal's and the
     trace's."""

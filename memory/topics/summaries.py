@@ -1,18 +1,17 @@
-"""Short topic summaries kept beside the store (a model may have written them): SQLite, by user."""
+"""Short topic summaries kept beside the store (a model may have written them): by user, in a
+SQLite file or the deployment's PostgreSQL."""
 
 from __future__ import annotations
 
 import json
 import os
-import sqlite3
-import threading
 from dataclasses import dataclass
 
 from memory.item import now_iso
-from memory.writer.sqlite_file import open_wal, write_transaction
+from memory.state_db import SqliteState, StateDatabase, upsert
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS topic_summaries (
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS {p}topic_summaries (
     user_id TEXT NOT NULL,
     topic TEXT NOT NULL,
     summary TEXT NOT NULL,
@@ -23,6 +22,11 @@ CREATE TABLE IF NOT EXISTS topic_summaries (
     PRIMARY KEY (user_id, topic)
 );
 """
+_ROW = upsert(
+    "topic_summaries",
+    ("user_id", "topic", "summary", "source", "made_from", "fingerprint", "updated_at"),
+    ("user_id", "topic"),
+)
 
 
 @dataclass(frozen=True)
@@ -39,41 +43,34 @@ class StoredSummary:
 
 
 class SummaryStore:
-    """The summaries of every user of one data folder, in one SQLite file. The user id is only
-    ever a bound value, never part of a path, so no user id can name another file."""
+    """The summaries of every user of one data folder, in one SQLite file (or of a deployment,
+    in PostgreSQL). The user id is only ever a bound value, never part of a path, so no user id
+    can name another file."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-        self._connection: sqlite3.Connection | None = None
-
-    def _open(self) -> sqlite3.Connection:
-        if self._connection is None:
-            self._connection = open_wal(self.path, _SCHEMA)
-        return self._connection
+    def __init__(self, target: str | os.PathLike[str] | StateDatabase) -> None:
+        self.db = target if isinstance(target, StateDatabase) else SqliteState(target, SCHEMA)
 
     def read(self, user_id: str) -> dict[str, StoredSummary]:
         """The stored summaries of `user_id` by topic key ({} when none, or no file yet)."""
-        if self._connection is None and not os.path.exists(self.path):
+        if not self.db.exists():
             return {}
-        with self._lock:
-            rows = self._open().execute(
-                "SELECT topic, summary, source, made_from, fingerprint, updated_at "
-                "FROM topic_summaries WHERE user_id = ?",
-                (user_id,),
-            )
-            return {
-                row[0]: StoredSummary(row[0], row[1], row[2], tuple((str(i), str(t)) for i, t in json.loads(row[3])), row[4], row[5])  # noqa: E501
-                for row in rows
-            }  # fmt: skip
+        rows = self.db.query(
+            "SELECT topic, summary, source, made_from, fingerprint, updated_at "
+            "FROM {p}topic_summaries WHERE user_id = ?",
+            (user_id,),
+        )
+        return {
+            row[0]: StoredSummary(row[0], row[1], row[2], tuple((str(i), str(t)) for i, t in json.loads(row[3])), row[4], row[5])  # noqa: E501
+            for row in rows
+        }  # fmt: skip
 
     def replace(self, user_id: str, written: list[StoredSummary], keep: set[str]) -> None:
         """Write `written` and drop the summaries of topics not in `keep`, all in one
         transaction: a crash leaves either the old summaries or the new ones."""
-        with write_transaction(self._lock, self._open()) as connection:
+        with self.db.transaction() as connection:
             stamp = now_iso()
             connection.executemany(
-                "INSERT OR REPLACE INTO topic_summaries VALUES (?, ?, ?, ?, ?, ?, ?)",
+                _ROW,
                 [
                     (user_id, s.topic, s.summary, s.source, json.dumps(s.made_from),
                      s.fingerprint, stamp)
@@ -81,15 +78,12 @@ class SummaryStore:
                 ],
             )  # fmt: skip
             stored = [row[0] for row in connection.execute(
-                "SELECT topic FROM topic_summaries WHERE user_id = ?", (user_id,)
-            )]  # fmt: skip
+                "SELECT topic FROM {p}topic_summaries WHERE user_id = ?", (user_id,)
+            ).fetchall()]  # fmt: skip
             connection.executemany(
-                "DELETE FROM topic_summaries WHERE user_id = ? AND topic = ?",
+                "DELETE FROM {p}topic_summaries WHERE user_id = ? AND topic = ?",
                 [(user_id, topic) for topic in stored if topic not in keep],
             )
 
     def close(self) -> None:
-        with self._lock:
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = None
+        self.db.close()

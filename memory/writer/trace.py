@@ -1,12 +1,11 @@
-"""The records beside the journal, in one SQLite file: WriteTrace (the memory agent's writes, one
-row per change, and the admission decisions) and UsageLedger (the model calls of each run)."""
+"""The records beside the journal, in one SQLite file or the deployment's PostgreSQL: WriteTrace
+(the memory agent's writes, one row per change, and the admission decisions) and UsageLedger
+(the model calls of each run)."""
 
 from __future__ import annotations
 
 import json
 import os
-import sqlite3
-import threading
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -15,13 +14,13 @@ from typing import Any
 
 from memory.admission import Admission
 from memory.item import now_iso
+from memory.state_db import SqliteState, StateDatabase, Transaction, upsert
 from memory.turn import Turn
 from memory.usage import ByPurpose, Usage
-from memory.writer.sqlite_file import open_wal, write_transaction
 from memory.writer.staging import StagedChange, ToolEvent
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS write_trace (
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS {p}write_trace (
     user_id    TEXT NOT NULL,
     turn_id    TEXT NOT NULL,
     step       INTEGER NOT NULL,          -- index of the change within its turn
@@ -34,8 +33,8 @@ CREATE TABLE IF NOT EXISTS write_trace (
     state      TEXT NOT NULL CHECK (state IN ('staged', 'applied', 'failed')),
     PRIMARY KEY (user_id, turn_id, step)
 );
-CREATE INDEX IF NOT EXISTS write_trace_by_user ON write_trace (user_id, time);
-CREATE TABLE IF NOT EXISTS admissions (
+CREATE INDEX IF NOT EXISTS {p}write_trace_by_user ON {p}write_trace (user_id, time);
+CREATE TABLE IF NOT EXISTS {p}admissions (
     user_id    TEXT NOT NULL,
     turn_id    TEXT NOT NULL,
     thread_id  TEXT,
@@ -46,13 +45,22 @@ CREATE TABLE IF NOT EXISTS admissions (
     time       TEXT NOT NULL,
     PRIMARY KEY (user_id, turn_id)
 );
-CREATE INDEX IF NOT EXISTS admissions_by_user ON admissions (user_id, time);
+CREATE INDEX IF NOT EXISTS {p}admissions_by_user ON {p}admissions (user_id, time);
 """
 SAID_CHARS = 200  # enough of the message to recognise it in the editor
-# Traces written before failed attempts were recorded allow only staged and applied rows.
+TRACE_COLUMNS = ("user_id", "turn_id", "step", "session_id", "tool", "op", "arguments", "result",
+                 "time", "state")  # fmt: skip
+_TRACE_ROW = upsert("write_trace", TRACE_COLUMNS, ("user_id", "turn_id", "step"))
+_ADMISSION_ROW = upsert(
+    "admissions",
+    ("user_id", "turn_id", "thread_id", "decision", "score", "reasons", "said", "time"),
+    ("user_id", "turn_id"),
+)
+# Traces written before failed attempts were recorded allow only staged and applied rows (SQLite
+# files only: the PostgreSQL tables were made with the check as it is).
 _WITH_FAILED = (
     "DROP INDEX IF EXISTS write_trace_by_user; ALTER TABLE write_trace RENAME TO write_trace_old;"
-    + _SCHEMA
+    + SCHEMA
     + "INSERT INTO write_trace SELECT * FROM write_trace_old; DROP TABLE write_trace_old;"
 )
 UNMATCHED_FORGET = "nothing was forgotten: no memory matched what the user asked to forget"
@@ -96,31 +104,31 @@ class WriteTrace:
     error (the latest failure of that turn).
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self._lock = threading.Lock()
+    def __init__(self, target: str | os.PathLike[str] | StateDatabase) -> None:
         # NORMAL: a record of what happened, not the turns themselves (the journal keeps those
         # durably); a commit then costs no fsync, which matters on the reply path.
-        self._connection = open_wal(self.path, _SCHEMA, synchronous="NORMAL")
-        table = self._connection.execute(
-            "SELECT sql FROM sqlite_master WHERE name = 'write_trace'"
-        ).fetchone()
-        if table is not None and "'failed'" not in table[0]:
-            self._connection.executescript(f"BEGIN IMMEDIATE;{_WITH_FAILED}COMMIT;")
+        self.db = target if isinstance(target, StateDatabase) else SqliteState(
+            Path(target), SCHEMA, synchronous="NORMAL"
+        )  # fmt: skip
+        if isinstance(self.db, SqliteState):
+            table = self.db.query("SELECT sql FROM sqlite_master WHERE name = 'write_trace'")
+            if table and "'failed'" not in table[0][0]:
+                self.db.script(f"BEGIN IMMEDIATE;{_WITH_FAILED}COMMIT;")
 
-    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
-        return write_transaction(self._lock, self._connection)
+    def _write(self) -> AbstractContextManager[Transaction]:
+        return self.db.transaction()
 
     def stage(self, turn: Turn, changes: Sequence[StagedChange]) -> None:
         """Record a turn's changes as staged, replacing staged rows of an earlier attempt."""
         user_id, turn_id, session_id = turn.user_id, turn.turn_id, turn.thread_id or None
         with self._write() as db:
             db.execute(
-                "DELETE FROM write_trace WHERE user_id = ? AND turn_id = ? AND state = 'staged'",
+                "DELETE FROM {p}write_trace WHERE user_id = ? AND turn_id = ? AND state = 'staged'",
                 (user_id, turn_id),
             )
             db.executemany(
-                "INSERT OR IGNORE INTO write_trace VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'staged')",
+                "INSERT INTO {p}write_trace VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'staged') "
+                "ON CONFLICT DO NOTHING",
                 [
                     (
                         user_id,
@@ -145,11 +153,12 @@ class WriteTrace:
         time = now_iso()
         with self._write() as db:
             db.execute(
-                "DELETE FROM write_trace WHERE user_id = ? AND turn_id = ? AND state = 'staged'",
+                "DELETE FROM {p}write_trace WHERE user_id = ? AND turn_id = ? AND state = 'staged'",
                 (user_id, turn_id),
             )
             db.executemany(
-                "INSERT OR IGNORE INTO write_trace VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, 'staged')",
+                "INSERT INTO {p}write_trace VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?, 'staged') "
+                "ON CONFLICT DO NOTHING",
                 [
                     (user_id, turn_id, step, tool, op,
                      json.dumps(arguments, ensure_ascii=False, default=str), result, time)
@@ -163,12 +172,11 @@ class WriteTrace:
         user said and memory did not take stays visible in the trace."""
         with self._write() as db:
             db.executemany(
-                "INSERT OR REPLACE INTO write_trace VALUES (?, ?, ?, ?, ?, 'refused', ?, ?, ?, "
-                "'applied')",
+                _TRACE_ROW,
                 [
                     (turn.user_id, turn.turn_id, first_step + n, turn.thread_id or None,
-                     e.tool, json.dumps(e.arguments, ensure_ascii=False, default=str),
-                     e.result, e.time)
+                     e.tool, "refused", json.dumps(e.arguments, ensure_ascii=False, default=str),
+                     e.result, e.time, "applied")
                     for n, e in enumerate(events)
                 ],
             )  # fmt: skip
@@ -178,20 +186,19 @@ class WriteTrace:
         "unmatched"), so the trace never reads as if the forget had been done."""
         with self._write() as db:
             db.execute(
-                "INSERT OR REPLACE INTO write_trace VALUES (?, ?, ?, ?, 'forget', 'unmatched', ?, "
-                "?, ?, 'applied')",
-                (turn.user_id, turn.turn_id, step, turn.thread_id or None,
+                _TRACE_ROW,
+                (turn.user_id, turn.turn_id, step, turn.thread_id or None, "forget", "unmatched",
                  json.dumps({"request": turn.user_text[:SAID_CHARS]}, ensure_ascii=False),
-                 UNMATCHED_FORGET, now_iso()),
+                 UNMATCHED_FORGET, now_iso(), "applied"),
             )  # fmt: skip
 
     def record_failure(self, turn: Turn, error: str) -> None:
         """Record that an attempt at `turn` failed, and why (replacing an earlier failure)."""
         with self._write() as db:
             db.execute(
-                "INSERT OR REPLACE INTO write_trace VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'failed')",
+                _TRACE_ROW,
                 (turn.user_id, turn.turn_id, FAILED_STEP, turn.thread_id or None, "memory_writer",
-                 "failed", "{}", error, now_iso()),
+                 "failed", "{}", error, now_iso(), "failed"),
             )  # fmt: skip
 
     def record_admission(self, turn: Turn) -> None:
@@ -201,7 +208,7 @@ class WriteTrace:
         admission = turn.admission
         with self._write() as db:
             db.execute(
-                "INSERT OR REPLACE INTO admissions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                _ADMISSION_ROW,
                 (turn.user_id, turn.turn_id, turn.thread_id or None, admission.decision,
                  admission.score, json.dumps(list(admission.reasons)),
                  turn.user_text[:SAID_CHARS], now_iso()),
@@ -209,12 +216,11 @@ class WriteTrace:
 
     def admissions(self, user_id: str, limit: int = 200) -> list[AdmissionEntry]:
         """The user's latest admission decisions, newest first."""
-        with self._lock:
-            rows = self._connection.execute(
-                "SELECT user_id, turn_id, thread_id, decision, score, reasons, said, time "
-                "FROM admissions WHERE user_id = ? ORDER BY time DESC LIMIT ?",
-                (user_id, limit),
-            ).fetchall()
+        rows = self.db.query(
+            "SELECT user_id, turn_id, thread_id, decision, score, reasons, said, time "
+            "FROM {p}admissions WHERE user_id = ? ORDER BY time DESC LIMIT ?",
+            (user_id, limit),
+        )
         return [
             AdmissionEntry(r[0], r[1], r[2], Admission(r[4], r[3], tuple(json.loads(r[5]))),
                            r[6], r[7])
@@ -225,7 +231,7 @@ class WriteTrace:
         """The store committed the turn: its staged rows become applied. Returns how many."""
         with self._write() as db:
             cursor = db.execute(
-                "UPDATE write_trace SET state = 'applied' "
+                "UPDATE {p}write_trace SET state = 'applied' "
                 "WHERE user_id = ? AND turn_id = ? AND state = 'staged'",
                 (user_id, turn_id),
             )
@@ -235,9 +241,21 @@ class WriteTrace:
         """The commit did not happen (or changed nothing): drop the turn's staged rows."""
         with self._write() as db:
             db.execute(
-                "DELETE FROM write_trace WHERE user_id = ? AND turn_id = ? AND state = 'staged'",
+                "DELETE FROM {p}write_trace WHERE user_id = ? AND turn_id = ? AND state = 'staged'",
                 (user_id, turn_id),
             )
+
+    def signature(self, user_id: str) -> tuple[Any, ...]:
+        """What moves whenever a row of the user is written (the editor's live view polls it):
+        the count and latest time of their changes and admission decisions."""
+        rows = self.db.query(
+            "SELECT (SELECT count(*) FROM {p}write_trace WHERE user_id = ?), "
+            "(SELECT max(time) FROM {p}write_trace WHERE user_id = ?), "
+            "(SELECT count(*) FROM {p}admissions WHERE user_id = ?), "
+            "(SELECT max(time) FROM {p}admissions WHERE user_id = ?)",
+            (user_id, user_id, user_id, user_id),
+        )
+        return tuple(rows[0])
 
     def for_user(
         self, user_id: str, limit: int = 200, include_staged: bool = False
@@ -260,22 +278,20 @@ class WriteTrace:
     def _select(self, where: str, params: tuple[Any, ...]) -> list[TraceEntry]:
         query = (
             "SELECT user_id, turn_id, step, session_id, tool, op, arguments, result, time, state "
-            f"FROM write_trace {where}"
+            f"FROM {{p}}write_trace {where}"
         )
-        with self._lock:
-            rows = self._connection.execute(query, params).fetchall()
+        rows = self.db.query(query, params)
         return [
             TraceEntry(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7], r[8], r[9])
             for r in rows
         ]
 
     def close(self) -> None:
-        with self._lock:
-            self._connection.close()
+        self.db.close()
 
 
-_USAGE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS model_usage (
+USAGE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS {p}model_usage (
     user_id       TEXT NOT NULL,
     run_id        TEXT NOT NULL,             -- a chat turn's id, or "writer:" + a turn id
     purpose       TEXT NOT NULL,
@@ -287,17 +303,22 @@ CREATE TABLE IF NOT EXISTS model_usage (
     PRIMARY KEY (user_id, run_id, purpose)
 );
 """
+_USAGE_ROW = upsert(
+    "model_usage",
+    ("user_id", "run_id", "purpose", "thread_id", "calls", "input_tokens", "output_tokens", "time"),
+    ("user_id", "run_id", "purpose"),
+)
 
 
 class UsageLedger:
     """Every run's usage, one row per (run, purpose), in a small SQLite file (the write trace's,
-    beside the journal). A run recorded again replaces its rows."""
+    beside the journal) or the deployment's PostgreSQL. A run recorded again replaces its rows."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self._lock = threading.Lock()
+    def __init__(self, target: str | os.PathLike[str] | StateDatabase) -> None:
         # NORMAL: an account of calls already made, not data that must survive a power cut.
-        self._connection = open_wal(self.path, _USAGE_SCHEMA, synchronous="NORMAL")
+        self.db = target if isinstance(target, StateDatabase) else SqliteState(
+            Path(target), USAGE_SCHEMA, synchronous="NORMAL"
+        )  # fmt: skip
 
     def record(
         self, user_id: str, run_id: str, usage: Mapping[str, Usage], thread_id: str = ""
@@ -310,10 +331,8 @@ class UsageLedger:
         ]  # fmt: skip
         if not rows:
             return
-        with write_transaction(self._lock, self._connection) as db:
-            db.executemany(
-                "INSERT OR REPLACE INTO model_usage VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows
-            )
+        with self.db.transaction() as db:
+            db.executemany(_USAGE_ROW, rows)
 
     def totals(self, user_id: str) -> ByPurpose:
         """The user's usage so far, by purpose."""
@@ -324,16 +343,14 @@ class UsageLedger:
 
     def _sum(self, where: str, params: tuple[Any, ...]) -> ByPurpose:
         query = (
-            "SELECT purpose, SUM(calls), SUM(input_tokens), SUM(output_tokens) FROM model_usage "
-            f"{where} GROUP BY purpose"
+            "SELECT purpose, SUM(calls), SUM(input_tokens), SUM(output_tokens) FROM "
+            f"{{p}}model_usage {where} GROUP BY purpose"
         )
-        with self._lock:
-            try:
-                rows = self._connection.execute(query, params).fetchall()
-            except sqlite3.Error:
-                return {}
+        try:
+            rows = self.db.query(query, params)
+        except self.db.errors:
+            return {}
         return {purpose: Usage(int(c), int(i), int(o)) for purpose, c, i, o in rows}
 
     def close(self) -> None:
-        with self._lock:
-            self._connection.close()
+        self.db.close()

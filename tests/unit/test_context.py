@@ -129,19 +129,3 @@ def test_memory_scope_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("GULFSTREAM_MEMORY_SCOPE", "Branch")
     assert Context().memory_scope == "branch"
     assert Context(memory_scope="user").memory_scope == "user"
-
-
-def test_the_database_replicas_share_is_the_platforms_or_the_backends_own() -> None:
-    pg = "postgresql://app@db:5432/app"
-    platform = Settings.from_env({"GULFSTREAM_MEMORY_BACKEND": "store", "DATABASE_URI": pg})
-    assert platform.shared_database == pg
-    # `langgraph dev` sets DATABASE_URI=":memory:" for its in-process runtime: nothing shared.
-    dev = {"GULFSTREAM_MEMORY_BACKEND": "store", "DATABASE_URI": ":memory:"}
-    assert Settings.from_env(dev).shared_database is None
-    assert Settings.from_env({**dev, "POSTGRES_URI": pg}).shared_database == pg
-    own = Settings.from_env(
-        {"GULFSTREAM_MEMORY_BACKEND": "postgres:postgresql://x/y", "DATABASE_URI": pg}
-    )
-    assert own.shared_database == "postgresql://x/y"
-    files = Settings.from_env({"GULFSTREAM_MEMORY_BACKEND": "yaml:data/memory", "DATABASE_URI": pg})
-    assert files.shared_database is None  # a file backend is one machine's: no lock to share
