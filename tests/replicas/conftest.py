@@ -61,17 +61,15 @@ def replicas(
 
 
 def delete_rows(dsn: str, user_id: str) -> None:
-    """Leave the shared test database as we found it: the user's memories and archive."""
-    import psycopg
-
+    """Leave the shared test database as we found it: the user's memories, records and
+    archive, erased as `make erase` would."""
     from memory.archive.postgres_archive import PostgresArchive
-    from memory.store_manager import namespace_label
+    from memory.factory import open_memory_manager
+    from memory.long_term import LongTermMemory
 
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(
-            "DELETE FROM store WHERE prefix LIKE %s", (f"memories%.{namespace_label(user_id)}",)
-        )
-    PostgresArchive(dsn, user_id).erase_all()
+    manager = open_memory_manager(f"postgres:{dsn}", user_id)
+    memory = LongTermMemory(manager, embeddings="off", state_database=dsn)
+    memory.erase_user(archive=PostgresArchive(dsn, user_id))
 
 
 def files_in(folder: Path) -> list[str]:

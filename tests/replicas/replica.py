@@ -37,15 +37,16 @@ class Replica:
             timeout=60,
         )
 
-    async def say(self, text: str) -> dict[str, Any]:
-        """One turn in a new thread: the in-memory runtime keeps threads per process, so a
-        user served by two replicas meets a new thread on each; memory is what they share."""
+    async def say(self, text: str, user_id: str | None = None) -> dict[str, Any]:
+        """One turn of the lane's user (or `user_id`) in a new thread: the in-memory runtime
+        keeps threads per process, so a user served by two replicas meets a new thread on
+        each; memory is what they share."""
         thread = (await self.sdk.threads.create())["thread_id"]
         state = await self.sdk.runs.wait(
             thread,
             "agent",
             input={"messages": [{"role": "user", "content": text}]},
-            context={"user_id": self.user_id},
+            context={"user_id": user_id or self.user_id},
         )
         assert isinstance(state, dict) and "messages" in state, (self.name, state)
         return state

@@ -4,14 +4,16 @@ writes through both all land, and a replica killed mid-write loses nothing."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import httpx
 import pytest
 
 from memory.factory import open_memory_manager
+from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
-from tests.replicas.conftest import files_in
+from tests.replicas.conftest import delete_rows, files_in
 from tests.replicas.replica import Replica, remembered
 from tests.replicas.stub import HIT_PREFIX
 
@@ -90,18 +92,74 @@ async def test_hits_and_edits_of_one_memory_through_both_replicas_at_once_all_la
     assert (item.hit - hits_before, missing) == (2 * TURNS_EACH, [])
 
 
-@pytest.mark.xfail(
-    strict=False,
-    raises=AssertionError,
-    reason="server state files (recall log, trace, consolidation trigger, topic summaries) "
-    "stay in GULFSTREAM_DATA_DIR until they move to PostgreSQL",
-)
 async def test_no_replica_keeps_state_in_its_own_data_folder(
     replicas: tuple[Replica, Replica],
 ) -> None:
     # A folder per replica is gone on the next deploy and unseen by the other replicas.
     found = {r.name: files_in(r.data_dir) for r in replicas}
     assert found == {"a": [], "b": []}
+
+
+CONVERSATION = [
+    "I work as a veterinarian in Porto.",
+    "My daughter Lena turns seven in March.",
+    "I drink oolong tea every morning.",
+    "What do I drink in the morning?",
+    HIT_PREFIX + "daughter Lena",
+    "Where do I work?",
+    HIT_PREFIX + "daughter Lena",
+]
+
+
+Seen = tuple[list[str], list[str], list[tuple[str, str]], int]
+
+
+def seen_by(dsn: str, user_id: str) -> Seen:
+    """What a user and the editor see of `user_id`, read from the database alone: the live
+    memories, their hotness order, the trace's changes (tool and text, oldest first) and how
+    many recalls the replies recorded."""
+    memory = LongTermMemory(stored(dsn, user_id), embeddings="off", state_database=dsn)
+    items = memory.manager.list_items()
+    heat = memory.hotness(items=items)
+    hottest = sorted(items, key=lambda i: (-round(heat[i], 9), items[i].description))
+
+    def described(arguments: dict[str, object]) -> str:  # ids are random: name the memory
+        named = {k: v for k, v in arguments.items() if k not in ("id", "memory_id")}
+        target = arguments.get("memory_id") or arguments.get("id")
+        named["memory"] = items[target].description if target in items else target
+        return json.dumps(named, sort_keys=True)
+
+    trace = [(e.tool, described(e.arguments))
+             for e in reversed(memory.trace.for_user(user_id, limit=100))]  # fmt: skip
+    recalls = sum(stats.recalls for stats in memory.recall_log.stats().values())
+    return (
+        sorted(i.description for i in items.values()),
+        [items[i].description for i in hottest],
+        trace,
+        recalls,
+    )
+
+
+async def test_two_replicas_and_one_give_the_same_memories_hotness_order_and_trace(
+    replicas: tuple[Replica, Replica], postgres_dsn: str
+) -> None:
+    a, b = replicas
+    solo, pair = f"{a.user_id}-solo", f"{a.user_id}-pair"
+    try:
+        for number, text in enumerate(CONVERSATION):
+            await a.say(text, solo)
+            await a.wait_idle()
+            served_by = (a, b)[number % 2]
+            await served_by.say(text, pair)
+            await served_by.wait_idle()
+        one, two = seen_by(postgres_dsn, solo), seen_by(postgres_dsn, pair)
+        # The stub writer keeps each thing said; the hits and the questions move the hotness.
+        assert len(one[0]) == 5 and len(one[2]) == 7 and one[3] > 0, one
+        assert one[1][0] == "The user said: My daughter Lena turns seven in March."  # hit twice
+        assert two == one
+    finally:
+        delete_rows(postgres_dsn, solo)
+        delete_rows(postgres_dsn, pair)
 
 
 async def test_a_replica_killed_mid_write_loses_nothing_and_the_other_serves_the_user(
