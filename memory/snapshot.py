@@ -37,9 +37,16 @@ def default_snapshot_path(manager: BaseMemoryManager) -> Path | None:
 
 def write_snapshot(manager: BaseMemoryManager, path: str | os.PathLike[str]) -> Path:
     """Write every item (tombstones and history included) and the applied turns, atomically."""
-    document = manager.read_document()
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    write_snapshot_lines(target, snapshot_records(manager))
+    return target
+
+
+def snapshot_records(manager: BaseMemoryManager) -> list[dict[str, Any]]:
+    """A snapshot's records: the header (revision, applied turns, core context), then one per
+    item, tombstones and history included."""
+    document = manager.read_document()
     header = {
         "format": SNAPSHOT_FORMAT,
         "version": SNAPSHOT_VERSION,
@@ -50,9 +57,8 @@ def write_snapshot(manager: BaseMemoryManager, path: str | os.PathLike[str]) -> 
         "applied_turns": document.applied_turns,
         "core_context": document.core_context,
     }
-    rows = ({"id": memory_id, **item.to_dict()} for memory_id, item in document.items.items())
-    write_snapshot_lines(target, [header, *rows])
-    return target
+    rows = [{"id": memory_id, **item.to_dict()} for memory_id, item in document.items.items()]
+    return [header, *rows]
 
 
 def write_snapshot_lines(target: Path, records: Iterable[dict[str, Any]]) -> None:
@@ -79,6 +85,11 @@ def read_snapshot(path: str | os.PathLike[str]) -> MemoryDocument:
             lines = [json.loads(line) for line in handle if line.strip()]
     except (OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CorruptStoreError(f"snapshot {path} cannot be read: {exc}") from exc
+    return document_from_records(lines, str(path))
+
+
+def document_from_records(lines: list[Any], path: str) -> MemoryDocument:
+    """A snapshot's records (from the file or the database at `path`) as a document."""
     if not lines or not isinstance(lines[0], dict) or lines[0].get("format") != SNAPSHOT_FORMAT:
         raise CorruptStoreError(f"snapshot {path} does not start with a {SNAPSHOT_FORMAT} header")
     header, rows = lines[0], lines[1:]

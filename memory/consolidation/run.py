@@ -151,7 +151,7 @@ def _run(
             report.kept = plan.live_count
             report.duration_seconds = time.monotonic() - started
             return report
-        plan.snapshot = str(_snapshot(memory, plan.pass_id))
+        plan.snapshot = _snapshot(memory, plan.pass_id)
         state.save_plan(plan)
     report.pass_id, report.snapshot, report.rewritten = plan.pass_id, plan.snapshot, plan.rewritten
     for number, step in enumerate(plan.steps):
@@ -174,10 +174,17 @@ def _run(
     return report
 
 
-def _snapshot(memory: LongTermMemory, pass_id: str) -> Path:
-    folder = memory.manager.data_dir or memory.data_dir
+def _snapshot(memory: LongTermMemory, pass_id: str) -> str:
+    """The restore point before the pass: a file beside the store, or for a store without a
+    folder (the platform's) a row of the state database, which outlives the replica."""
     name = f"{file_stem(memory.user_id)}.before-consolidation-{pass_id}.jsonl.gz"
-    return write_snapshot(memory.manager, folder / "memory_backup" / name)
+    if memory.manager.data_dir is None and memory.state_dsn:
+        from memory.stored_snapshots import SCHEMA, SNAPSHOTS_FILE, save_snapshot
+
+        db = memory.state_database(SNAPSHOTS_FILE, SCHEMA)
+        return save_snapshot(db, memory.manager, name)
+    folder = memory.manager.data_dir or memory.data_dir
+    return str(write_snapshot(memory.manager, folder / "memory_backup" / name))
 
 
 def _apply_step(memory: LongTermMemory, turn_id: str, step: PlanStep) -> bool:

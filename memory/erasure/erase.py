@@ -212,6 +212,11 @@ def _erase_side_files(
         erase_plans(folder, memory.user_id, needles, report)
     if needles is not None and isinstance(manager, YamlMemoryManager):
         erase_yaml_copies(manager.directory, manager.user_id, needles, report)
+    if needles is not None and memory.state_dsn:
+        from memory.stored_snapshots import SCHEMA, SNAPSHOTS_FILE, erase_stored_snapshots
+
+        db = memory.state_database(SNAPSHOTS_FILE, SCHEMA)
+        erase_stored_snapshots(db, memory.user_id, needles, report)
     journal = memory.journal_path
     damaged = sorted(journal.parent.glob(f"{journal.name}.damaged-*"))
     if damaged:  # a damaged file is not edited; it holds every user's turns of its time

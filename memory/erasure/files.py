@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from memory.erasure.report import ErasureReport
 from memory.erasure.rows import Needles, strings_in
@@ -44,7 +45,23 @@ def rewrite_snapshot(path: Path, needles: Needles) -> tuple[int, bool | None]:
     nothing in it names the memory. (items dropped, whether the file is gone: None untouched)."""
     with gzip.open(path, "rt", encoding="utf-8") as handle:
         lines = [json.loads(line) for line in handle if line.strip()]
-    header, rows = lines[0], lines[1:]
+    kept, dropped = redact_records(lines, needles)
+    if kept is None:
+        return 0, None
+    if len(kept) == 1:
+        path.unlink()
+        return dropped, True
+    write_snapshot_lines(path, kept)
+    return dropped, False
+
+
+def redact_records(
+    lines: list[dict[str, Any]], needles: Needles
+) -> tuple[list[dict[str, Any]] | None, int]:
+    """A snapshot's records without the erased items, and with what other items' histories and
+    the core context say of them redacted: (the header and the items kept, or None when
+    nothing names the memory; how many items were dropped)."""
+    header, rows = dict(lines[0]), lines[1:]
     kept = [row for row in rows if row.get("id") not in needles.ids]
     dropped = len(rows) - len(kept)
     redacted = [needles.redact(row) for row in kept]
@@ -56,14 +73,9 @@ def rewrite_snapshot(path: Path, needles: Needles) -> tuple[int, bool | None]:
             for key, value in context.items()
         }
     if not dropped and stripped == context and not any(changed for _, changed in redacted):
-        return 0, None
+        return None, 0
     header["core_context"] = stripped
-    kept = [row for row, _ in redacted]
-    if not kept:
-        path.unlink()
-        return dropped, True
-    write_snapshot_lines(path, [header, *kept])
-    return dropped, False
+    return [header, *(row for row, _ in redacted)], dropped
 
 
 def erase_snapshots(

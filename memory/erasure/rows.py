@@ -47,7 +47,11 @@ SUMMARIES_FILE = "topic-summaries.sqlite"
 SUMMARY_TABLES = (SharedTable("topic summaries", "topic_summaries", ("user_id", "topic")),)
 # memory.consolidation.state's row per user, in a state database (files hold it elsewhere).
 CONSOLIDATION_TABLES = (SharedTable("consolidation state", "consolidation", ("user_id",)),)
-STATE_TABLES = TRACE_TABLES + RECALL_TABLES + SUMMARY_TABLES + CONSOLIDATION_TABLES
+# memory.stored_snapshots' restore points; one erased memory is redacted out of them instead.
+SNAPSHOT_TABLES = (SharedTable("stored snapshots", "snapshots", ("user_id", "name"), False),)
+STATE_TABLES = (
+    TRACE_TABLES + RECALL_TABLES + SUMMARY_TABLES + CONSOLIDATION_TABLES + SNAPSHOT_TABLES
+)
 
 
 @dataclass

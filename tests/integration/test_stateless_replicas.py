@@ -3,6 +3,7 @@ kept in the data folder, two processes count into the same rows, and erase_user 
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import shutil
 import uuid
@@ -21,7 +22,7 @@ from memory.long_term import LongTermMemory
 from memory.turn import Turn
 from memory.usage import Usage
 from memory.writer.consumer import MemoryConsumer
-from tests.integration.conftest import POSTGRES_URL, postgres_unreachable_reason
+from tests.integration.conftest import POSTGRES_URL, require_postgres
 
 pytestmark = pytest.mark.postgres
 
@@ -36,9 +37,7 @@ WRITES_PER_PROCESS = 15
 
 @pytest.fixture(autouse=True)
 def _postgres() -> None:
-    reason = postgres_unreachable_reason()
-    if reason:
-        pytest.skip(reason)
+    require_postgres()
 
 
 _users: list[str] = []
@@ -239,3 +238,31 @@ def test_an_unfinished_pass_s_plan_is_found_by_the_next_replica(tmp_path: Path) 
     other.drop_plan()
     assert consolidation_state(replica(user, tmp_path / "one")).load_plan() is None
     assert files_in(tmp_path) == []
+
+
+def test_a_pass_that_merges_keeps_its_restore_point_in_the_database(tmp_path: Path) -> None:
+    from memory.stored_snapshots import SCHEMA, SNAPSHOTS_FILE, load_snapshot, stored_snapshots
+
+    data_dir = tmp_path / "data"
+    memory = replica(fresh_user("ines"), data_dir)
+    cello = memory.manager.add("User plays the cello on Sundays", "hobby")
+    memory.manager.add("User plays the cello on Sundays.", "hobby")
+    memory.manager.add("User's sister Mariana lives in Braga", "family")
+    report = memory.consolidate()
+    assert report.merged, report.summary()  # the pass changed something: a restore point first
+    assert not data_dir.exists() or files_in(data_dir) == []
+    db = memory.state_database(SNAPSHOTS_FILE, SCHEMA)
+    [name] = stored_snapshots(db, memory.user_id)
+    assert name in report.snapshot
+    before = load_snapshot(db, memory.user_id, name)
+    assert len([i for i in before.items.values() if not i.deleted]) == 3  # as before the merge
+    # Another replica, a fresh data folder: the restore point is there, and erasing a memory
+    # takes it out of the restore point too.
+    other = replica(memory.user_id, tmp_path / "other")
+    sister = next(i for i, item in before.items.items() if "Mariana" in item.description)
+    other.erase(sister)
+    redacted = load_snapshot(db, memory.user_id, name)
+    assert sister not in redacted.items and cello in redacted.items
+    assert "Mariana" not in json.dumps([item.to_dict() for item in redacted.items.values()])
+    other.erase_user()
+    assert stored_snapshots(db, memory.user_id) == []
