@@ -62,16 +62,14 @@ def erase_stored_snapshots(
     (erase_user deletes the rows with the other state tables)."""
     from memory.erasure.files import redact_records
 
-    for name in stored_snapshots(db, user_id):
-        rows = db.query(f"SELECT body FROM {{p}}{TABLE} {_ONE}", (user_id, name))
-        kept, dropped = redact_records(_records(rows[0][0]), needles) if rows else (None, 0)
+    bodies = db.query(f"SELECT name, body FROM {{p}}{TABLE} WHERE user_id = ?", (user_id,))
+    for name, body in bodies:
+        kept, dropped = redact_records(_records(body), needles)
         if kept is None:
             continue
         with db.transaction() as tx:
             if len(kept) == 1:  # the header alone: no item is left to restore
-                tx.execute(
-                    f"DELETE FROM {{p}}{TABLE} WHERE user_id = ? AND name = ?", (user_id, name)
-                )
+                tx.execute(f"DELETE FROM {{p}}{TABLE} {_ONE}", (user_id, name))
             else:
                 tx.execute(_SAVE, (user_id, name, kept[0].get("written_at", ""), _body(kept)))
         report.count("snapshot items", dropped)
