@@ -140,16 +140,23 @@ def open_run_memory(
         embeddings=deployment_embeddings(),
         shared_database=settings.shared_database,
     )
-    memory.batching = settings.batch_policy()  # the deployment's, for the local queue
-    memory.half_life_days = settings.hotness_half_life_days  # the deployment's, like batching
-    memory.min_score = settings.min_score
-    memory.retrievers.sections = persona.SECTIONS  # the LLM retriever's examples name them
-    memory.retrievers.topic_routing = settings.topics  # feature: topics
+    with_deployment_settings(memory, settings)
     configurable = config.get("configurable") or {}
     thread_id = str(configurable.get("thread_id") or "")
     return RunMemory(
         settings, context, user, thread_id, current_checkpoint_id(config), memory, config
     )
+
+
+def with_deployment_settings(memory: LongTermMemory, settings: Settings) -> LongTermMemory:
+    """`memory` set up as the deployment's settings say (every door to it: runs, the MCP
+    server): its batching, hotness half-life, score floor, sections and topic routing."""
+    memory.batching = settings.batch_policy()  # the deployment's, for the local queue
+    memory.half_life_days = settings.hotness_half_life_days  # the deployment's, like batching
+    memory.min_score = settings.min_score
+    memory.retrievers.sections = persona.SECTIONS  # the LLM retriever's examples name them
+    memory.retrievers.topic_routing = settings.topics  # feature: topics
+    return memory
 
 
 _consumers: dict[Settings, MemoryConsumer] = {}

@@ -138,6 +138,10 @@ class Settings:
     editor_user: str = field(
         default="", metadata={"help": "the editor's user in local mode when the URL names none"}
     )
+    mcp: bool = field(
+        default=False,
+        metadata={"help": "serve the MCP endpoint /memories/mcp on the LangGraph server"},
+    )
     editor_poll_seconds: float = field(
         default=0.25, metadata={"help": "how often the editor's live view checks for changes"}
     )

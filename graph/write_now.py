@@ -11,14 +11,15 @@ from graph.handoff import record_turn
 from graph.run_memory import RunMemory, writer_consumer
 from memory.turn import Turn
 
-WRITTEN, SKIPPED, ALREADY = "written", "skipped", "already written"
+WRITTEN, UNCHANGED, SKIPPED, ALREADY = "written", "unchanged", "skipped", "already written"
 
 
 @dataclass(frozen=True)
 class Written:
-    """What `write_now` did: `status` is WRITTEN, SKIPPED (admission: nothing worth keeping)
-    or ALREADY (a turn with this id was written before); `changes` lists each stored change
-    as {"op", "id", "description"} ("" where a change has none)."""
+    """What `write_now` did: `status` is WRITTEN (`changes` lists each stored change as
+    {"op", "id", "description"}, "" where a change has none), UNCHANGED (the writer found
+    nothing new: a repeat, or nothing it could keep), SKIPPED (admission: nothing worth
+    keeping) or ALREADY (a turn with this id was written before)."""
 
     turn_id: str
     status: str
@@ -46,4 +47,4 @@ async def write_now(run: RunMemory, turn: Turn, related: Sequence[dict[str, Any]
          "description": change.description or ""}
         for change, outcome in zip(result.changes, outcomes, strict=False)
     )  # fmt: skip
-    return Written(turn.turn_id, WRITTEN, result.summary, changes)
+    return Written(turn.turn_id, WRITTEN if changes else UNCHANGED, result.summary, changes)

@@ -19,6 +19,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from graph.settings import get_settings
 from webapp import routes
 from webapp.consolidate import consolidate  # feature: consolidation
 from webapp.conversations import search_conversations  # feature: archive
@@ -123,4 +124,16 @@ def editor_routes() -> list[BaseRoute]:
     ]
 
 
-app = Starlette(routes=editor_routes(), middleware=[Middleware(NoCorsForEditor)])
+def server_app() -> Starlette:
+    """The editor, and the MCP endpoint at /memories/mcp when GULFSTREAM_MCP=1 (its sessions
+    run in this app's lifespan, which the LangGraph server runs beside its own)."""
+    routes, lifespan = editor_routes(), None
+    if get_settings().mcp:
+        from webapp.mcp.http import mcp_routes
+
+        mcp, lifespan = mcp_routes()
+        routes = [*routes, *mcp]
+    return Starlette(routes=routes, middleware=[Middleware(NoCorsForEditor)], lifespan=lifespan)
+
+
+app = server_app()

@@ -38,9 +38,11 @@ def _result(result: SearchResult) -> dict[str, Any]:
     return {"query": result.query, "hits": hits, "notes": list(result.notes)}
 
 
-def _search(
-    user_id: str, query: str, window: Window, memory: LongTermMemory | None
+def search_archive(
+    user_id: str, query: str, window: Window, memory: LongTermMemory | None, limit: int = HITS
 ) -> dict[str, Any]:
+    """`{query, hits, notes}` from the user's archive (the editor's page and MCP's tool read
+    it); a user never archived gets no hits and no archive is created."""
     spec = archive_spec()
     if not archive_exists(spec, user_id):  # a read creates nothing for a user never archived
         return {"query": query, "hits": [], "notes": []}
@@ -49,7 +51,7 @@ def _search(
         return {"query": query, "hits": [], "notes": ["the conversation archive is off"]}
     if memory is not None:  # what carries a forgotten memory is left out, as for the agent
         reconcile(memory.manager, archive)
-    return _result(archive.search(query, window, limit=HITS))
+    return _result(archive.search(query, window, limit=limit))
 
 
 async def search_conversations(request: Request) -> Response:
@@ -70,7 +72,7 @@ async def search_conversations(request: Request) -> Response:
             raise ApiError(400, str(exc), "since") from exc
         loop = asyncio.get_running_loop()
         memory = await to_thread.run_sync(stored_memory, caller, loop)
-        found = await to_thread.run_sync(_search, caller.user_id, query, window, memory)
+        found = await to_thread.run_sync(search_archive, caller.user_id, query, window, memory)
     except ApiError as exc:
         return exc.response()
     return JSONResponse(found)
