@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 2024
 
-.PHONY: help venv dev demo chat archive editor test unit replicas lint format bench export import consolidate erase clean \
+.PHONY: help venv dev demo chat archive editor mcp test unit replicas lint format bench export import consolidate erase clean \
 	local-model local-serve test-local-model
 .DEFAULT_GOAL := help
 
@@ -37,6 +37,11 @@ archive: $(STAMP)  ## rebuild the conversation archive from make chat's threads 
 
 editor: $(STAMP)  ## the memory editor alone on http://127.0.0.1:8765/memories/ (?user=<id>)
 	$(BIN)/python -m webapp
+
+# stdio for one user (USER on the command line, else GULFSTREAM_USER_ID, else "default"): an MCP
+# client starts it; stdout is the protocol. HTTP=1 serves http://127.0.0.1:8766/memories/mcp.
+mcp: $(STAMP)  ## MCP server over a user's memory for other assistants (USER=, HTTP=1; docs/MCP.md)
+	@$(BIN)/python -m webapp.mcp $(if $(HTTP),--http,$(if $(filter command line,$(origin USER)),--user $(USER)))
 
 test: $(STAMP)  ## every test: unit, integration (files, processes, databases), e2e, replicas, browser
 	$(BIN)/python -m pytest -q

@@ -48,7 +48,7 @@ def build_server(door: Door) -> MCPServer:
     async def call(fn: Any, *args: Any) -> Any:
         try:
             return await to_thread.run_sync(fn, *args)
-        except tools.BadRequest as exc:
+        except ValueError as exc:  # BadRequest, and what the manager refuses (a bad text)
             raise ToolError(str(exc)) from exc
         except MemoryBusy as exc:
             raise ToolError(f"{exc}; nothing was written, try again in a moment") from exc

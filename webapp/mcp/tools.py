@@ -99,10 +99,7 @@ def update_memory(
     _live(memory, memory_id)
     new_description = check_description(description)
     new_theme = check_theme(theme) if theme.strip() else None
-    try:
-        memory.manager.update(memory_id, UPDATE_REASON, new_description, new_theme)
-    except ValueError as exc:
-        raise BadRequest(str(exc)) from exc
+    memory.manager.update(memory_id, UPDATE_REASON, new_description, new_theme)
     return show_memory(memory, memory_id)
 
 
