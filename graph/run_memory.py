@@ -9,6 +9,7 @@ import os
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -30,6 +31,7 @@ from memory.long_term import LongTermMemory
 from memory.messages import extract_last_turn, preceding_exchange
 from memory.registry import registry
 from memory.turn import Turn
+from memory.writer import protocols
 from memory.writer.consumer import MemoryConsumer
 from memory.writer.timeouts import scaled_timeout
 from prompts import persona
@@ -160,6 +162,7 @@ def with_deployment_settings(memory: LongTermMemory, settings: Settings) -> Long
 
 
 _consumers: dict[Settings, MemoryConsumer] = {}
+PROTOCOL_CHOICES_FILE = "writer_protocols.json"
 CLIENT_PROMPT_TOKENS = 8_000  # the longest writer prompt the client's time limit allows for
 
 
@@ -181,6 +184,8 @@ def writer_consumer() -> MemoryConsumer:
             longest = scaled_timeout(timeout, CLIENT_PROMPT_TOKENS, rate=rate)
             return load_chat_model(name, timeout=longest, max_retries=0)
 
+        # A model seen writing tool calls as text starts the next process on json too.
+        protocols.remember_in(Path(settings.data_dir) / PROTOCOL_CHOICES_FILE)
         consumer = MemoryConsumer(
             model_factory=load_writer_model,
             timeout_seconds=4 * timeout,

@@ -104,7 +104,8 @@ class Settings:
         metadata={
             "help": "how the memory writer asks its model: tools (an agent calling the memory "
             "tools), json (one request answered with a JSON list of operations, for small "
-            "local models), auto (tools, then json for a model that writes tool calls as text)"
+            "local models), auto (json for a model named small, else tools, then json for a "
+            "model that writes tool calls as text)"
         },
     )
     max_tool_rounds: int = field(

@@ -313,7 +313,7 @@ class MemoryConsumer:
         if toolkit.over_capacity():
             count = toolkit.live_count()
             over = prompts.over_capacity.format(count=count, capacity=self.capacity)
-        if protocol_for(self.protocol, self.model_key(turn)) == "json":
+        if protocol_for(self.protocol, self.model_key(turn), model) == "json":
             summary = await self._run_json(turn, toolkit, model, sections, over, breaker)
             return toolkit, prompts, summary, []
         agent = create_agent(

@@ -4,6 +4,7 @@ that misbehave the way small local models do, over a real YAML store."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 from pathlib import Path
@@ -16,7 +17,7 @@ from pydantic import Field
 
 from memory.long_term import LongTermMemory
 from memory.turn import Turn
-from memory.writer import MemoryConsumer, MemoryWriteFailed
+from memory.writer import MemoryConsumer, MemoryWriteFailed, protocols
 from memory.writer.json_protocol import operations_schema
 from memory.writer.protocols import protocol_for
 from memory.writer.text_calls import parse_text_tool_calls
@@ -344,3 +345,46 @@ async def test_a_new_value_of_a_one_valued_fact_replaces_the_old_one(alice):
     await write(alice, [created], "I moved to Shanghai, and I like green tea too.")
     assert texts(alice) == ["The user likes green tea.", "The user likes oolong tea.",
                             "The user moved to Shanghai."]  # fmt: skip
+
+
+# ── auto: json up front for a model named small, or one seen writing calls as text ───────
+
+
+async def test_auto_starts_a_model_named_small_on_json_without_a_failed_call(alice):
+    answer = ops({"op": "create", "content": "The user likes oolong tea.", "section": "taste"})
+    model = RecordingModel(messages=iter([answer]))
+    turn = dataclasses.replace(said("alice", "I like oolong tea."), writer_model="openai/local")
+    consumer = MemoryConsumer(model_factory=lambda name: model)  # protocol auto
+    await consumer.consume(turn, LongTermMemory(alice))
+    assert texts(alice) == ["The user likes oolong tea."]
+    assert len(model.options) == 1 and "response_format" in model.options[0]
+
+
+@pytest.mark.parametrize(
+    ("name", "small"),
+    [("openai/local", True), ("ollama/qwen2.5:1.5b", True), ("ollama/llama3.2:3b", True),
+     ("openai/smollm2-360m-instruct", True), ("openai/gpt-4o-mini", False), ("openai/o1", False),
+     ("ollama/qwen2.5:7b", False), ("anthropic/claude-3-5-sonnet-latest", False)],
+)  # fmt: skip
+def test_a_model_name_tells_its_size(name: str, small: bool):
+    assert protocols.is_small_model(name) is small
+    assert protocol_for("auto", name) == ("json" if small else "tools")
+    assert protocol_for("tools", name) == "tools"  # the setting always wins
+
+
+def test_a_model_moved_to_json_starts_the_next_process_on_json(tmp_path: Path):
+    choices = tmp_path / "writer_protocols.json"
+    protocols.remember_in(choices)
+    protocols.move_to_json("openai/big-model", "wrote a tool call as text")
+    assert json.loads(choices.read_text())["openai/big-model"] == "wrote a tool call as text"
+    protocols.forget_protocol_choices()  # a new process: nothing in memory, the file remains
+    assert protocol_for("auto", "openai/big-model") == "tools"
+    protocols.remember_in(choices)
+    assert protocol_for("auto", "openai/big-model") == "json"
+
+
+def test_an_unreadable_choices_file_is_ignored(tmp_path: Path):
+    choices = tmp_path / "writer_protocols.json"
+    choices.write_text("{not json")
+    protocols.remember_in(choices)
+    assert protocol_for("auto", "openai/big-model") == "tools"
