@@ -6,7 +6,8 @@ Run: `.venv/bin/python bench/mcp_latency.py` (a few minutes: the offline embedde
 Same run, for the YAML and then the SQLite backend: a store of 10,000 synthetic memories (half
 English, half Chinese), the offline model and embedder (the defaults with no key). The baseline
 is the chat's own retrieval in this process, as a turn does it (`get_related_memory_from` in the
-deployment's mode, then `record_recall`); then `search_memories`, `list_memories` and `remember`
+deployment's mode, then `record_recall`, whose queue the next retrieval writes first), printed
+beside the retrieval alone; then `search_memories`, `list_memories` and `remember`
 through `python -m webapp.mcp` with the `mcp` client: p50 / p95 in milliseconds, and the
 search's ratio to the baseline.
 """

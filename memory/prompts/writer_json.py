@@ -59,6 +59,14 @@ JSON_REPAIR = """Your answer could not be used: {problem}. Answer again with JSO
 JSON_REPAIR_ZH = """你的回答无法使用：{problem}。请只用 JSON 重新回答，
 格式为 {{"operations": [...]}}，只用列表里的编号（或 {{"operations": []}}）。"""
 
+# When some operations were applied and others refused for a detail nobody said or the wrong
+# language: only those are asked for again.
+JSON_RESEND = """Done except: {problem}. Send again only those operations, corrected, as JSON
+{{"operations": [...]}} (the others are stored: do not repeat them), or {{"operations": []}}."""
+
+JSON_RESEND_ZH = """其余已完成，但：{problem}。请只重新发送这些操作（已改正），格式为 JSON
+{{"operations": [...]}}（其他已保存，不要重复），或 {{"operations": []}}。"""
+
 # The reasons recorded for changes made through this protocol (the model is not asked for them).
 UPDATE_REASON = "the user said so in the conversation"
 DELETE_REASON = "the user asked to forget it"

@@ -32,6 +32,7 @@ from memory.turn import Turn
 from memory.usage import ByPurpose, UsageMeter, as_dicts, describe
 from memory.writer import budget
 from memory.writer.breaker import CircuitBreaker, breaker_for
+from memory.writer.faithful import main_language
 from memory.writer.json_protocol import MAX_ANSWER_TOKENS
 from memory.writer.json_writer import JsonWriteFailed, bind_for_json, json_prompts, write_with_json
 from memory.writer.model_call import ModelCallFailed, RoundLimitReached, guarded_call
@@ -148,7 +149,11 @@ class MemoryConsumer:
     # ── per turn ────────────────────────────────────────────────────────
 
     def prompts_for(self, turn: Turn) -> WriterPrompts:
+        """The prompts in the turn's language: the setting's, else the one most of the user's
+        words are in (a batch of English turns with one Chinese line is written in English)."""
         policy = turn.language if turn.language != "auto" else self.language
+        if policy == "auto":
+            return writer_prompts(main_language(turn.user_text))
         return writer_prompts(resolve_language(policy, turn.user_text))
 
     def now_line(self, prompts: WriterPrompts) -> str:
@@ -299,6 +304,7 @@ class MemoryConsumer:
             memory.manager, turn, retriever=memory.retrievers.mechanical,
             on_event=memory.emit, max_deletes=self.max_deletes, capacity=self.capacity,
         )  # fmt: skip
+        toolkit.this_year = self.clock().year  # the year the prompt's "now" gives the model
         await asyncio.to_thread(toolkit.view.load)  # the snapshot the agent works on
         await asyncio.to_thread(budget.warm_index, toolkit.view)  # the tools run in the loop
         prompts = self.prompts_for(turn)

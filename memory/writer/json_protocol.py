@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory.prompts import writer_json as text
+from memory.writer.faithful import evidence_words, language_problem
 from memory.writer.tools import FULL, MemoryToolkit
 
 MAX_OPERATIONS = 8  # a turn rarely holds more facts; bounds what a looping model can emit
@@ -130,28 +131,12 @@ def _failed(result: str) -> bool:
     return result.startswith("Error:")
 
 
-_WORD = re.compile(r"[a-z0-9]{3,}|[\u4e00-\u9fff]+")
-_NOT_EVIDENCE = frozenset(["the", "user", "user's", "users", "用户", "喜欢", "他的", "她的"])
-
-
-def _words(text: str) -> set[str]:
-    """Latin words of three letters or more, and every pair of adjacent CJK characters (each
-    pair, overlapping: "用户叫王芳" holds "王芳" as "我叫王芳" does)."""
-    found: set[str] = set()
-    for run in _WORD.findall(text.lower()):
-        if run.isascii():
-            found.add(run)
-        else:
-            found.update(run[i : i + 2] for i in range(len(run) - 1))
-    return found
-
-
 def _grounded(content: Any, said: str) -> bool:
     """Whether `content` holds a word of what was said (a CJK pair counts as one word): a small
     model otherwise stores its prompt's example or an invented detail on a "hi"."""
     if not isinstance(content, str):
         return True  # the tool's own check answers a missing text
-    return bool((_words(content) - _NOT_EVIDENCE) & _words(said))
+    return bool(evidence_words(content) & evidence_words(said))
 
 
 # Facts that hold one value at a time, by the words that say them: a small model often creates
@@ -217,6 +202,14 @@ def apply_operations(
             outcome.mistakes.append(f"{where} ({op}) needs a number as id")
             continue
         content = operation.get("content")
+        wrong = (
+            language_problem(content, kit.user_messages, kit.language_policy)
+            if (op in ("create", "update", "merge") and isinstance(content, str))
+            else None
+        )
+        if wrong is not None:  # before the grounding test, which a translation fails: asked again
+            outcome.mistakes.append(f"{where} ({op}): {wrong}")
+            continue
         if op in ("create", "update", "merge") and not _grounded(content, said):
             message = f"{where} ({op}) refused: {content!r} holds nothing the user said"
             outcome.refused.append(kit.record_refused_call(f"{op} (json)", message))

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from memory.prompts import writer_json as text
+from memory.writer.faithful import INVENTED, WRONG_LANGUAGE
 from memory.writer.json_protocol import (
     MAX_ANSWER_TOKENS,
     UnusableAnswer,
@@ -57,10 +58,12 @@ async def write_with_json(
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
     messages: list[Any] = [SystemMessage(system), HumanMessage(turn_prompt)]
-    problem = ""
-    for _ in range(ANSWER_ROUNDS):
+    problem, done, applied = "", [], 0
+    resend = text.JSON_RESEND_ZH if repair_note == text.JSON_REPAIR_ZH else text.JSON_RESEND
+    for round_number in range(1, ANSWER_ROUNDS + 1):
         reply = await invoke(messages)
         answer = reply.text if isinstance(reply.text, str) else str(reply.content)
+        note = repair_note
         try:
             operations = parse_operations(answer)
         except UnusableAnswer as exc:
@@ -68,9 +71,18 @@ async def write_with_json(
             kit.record_refused_call("(json answer)", f"Error: {problem}")
         else:
             outcome = apply_operations(kit, operations)
-            if outcome.applied or not outcome.mistakes:
-                parts = outcome.results + outcome.refused
-                return "; ".join(parts) if parts else "no changes"
-            problem = "; ".join(outcome.mistakes)
-        messages += [AIMessage(answer), HumanMessage(repair_note.format(problem=problem))]
+            done += outcome.results + outcome.refused
+            applied += outcome.applied
+            # A fact refused for a detail nobody said or the wrong language is asked for again,
+            # even when others went through: dropping it would lose what the user said.
+            fixable = [m for m in outcome.mistakes if INVENTED in m or WRONG_LANGUAGE in m]
+            if fixable and round_number < ANSWER_ROUNDS:
+                problem, note = "; ".join(fixable), resend if applied else repair_note
+            elif applied or not outcome.mistakes:
+                return "; ".join(done) if done else "no changes"
+            else:
+                problem = "; ".join(outcome.mistakes)
+        messages += [AIMessage(answer), HumanMessage(note.format(problem=problem))]
+    if applied:  # the first answer's operations stand; the resent ones were refused again
+        return "; ".join(done)
     raise JsonWriteFailed(f"an unusable answer in each of {ANSWER_ROUNDS} tries: {problem}")

@@ -18,6 +18,7 @@ from memory.manager import BaseMemoryManager, Change
 from memory.operations import copy_on_write_version
 from memory.turn import Turn
 from memory.writer import budget
+from memory.writer.faithful import unfaithful
 from memory.writer.guards import detect_forget_request, find_secret
 from memory.writer.staging import EventCallback, StagedChange, StagedMemory, StagedView, ToolEvent
 
@@ -70,6 +71,13 @@ class MemoryToolkit:
     turn_text: str = ""  # the conversation: what read_memories ranks by in a large store
     capacity: int = 0
     heard_from_user: str = ""  # what a memory may be drawn from (Turn.heard_from_user)
+    # What a memory's numbers and language are checked against (memory/writer/faithful.py):
+    # everything said, the exchange before included, the user's own messages, the turn's
+    # language setting and the year of the prompt's current time. Empty: no check.
+    evidence: str = ""
+    user_messages: tuple[str, ...] = ()
+    language_policy: str = "auto"
+    this_year: int | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     _hit_this_turn: set[int] = field(default_factory=set)
     _pending: list[tuple[Change, dict[str, str]]] = field(default_factory=list)
@@ -100,6 +108,9 @@ class MemoryToolkit:
             turn.text,
             capacity,
             heard_from_user=turn.heard_from_user,
+            evidence="\n".join([turn.text, *(m["content"] for m in turn.context)]),
+            user_messages=tuple(m["content"] for m in turn.messages if m["role"] == "user"),
+            language_policy=turn.language,
         )
 
     @property
@@ -154,6 +165,7 @@ class MemoryToolkit:
         """
         self.view.load()
         text, theme = self._text(content, "content"), self._section(section)
+        self._check_faithful(text)
         chosen = self._scope(scope)
         if self.over_capacity():
             raise ToolCallError(
@@ -218,6 +230,7 @@ class MemoryToolkit:
         """
         memory = self._memory(id)
         text, why = self._text(content, "content"), self._reason(reason)
+        self._check_faithful(text, memory.description)
         if text == memory.description:
             raise ToolCallError(
                 f"memory {memory.short_id} already says this; call hit_memory if it was used."
@@ -269,6 +282,7 @@ class MemoryToolkit:
         if keep.short_id == absorbed.short_id:
             raise ToolCallError("id1 and id2 are the same memory; merge needs two different ids.")
         text, theme = self._text(content, "content"), self._section(section)
+        self._check_faithful(text, keep.description, absorbed.description)
         why = self._reason(reason)
         if self.checkpoint and keep.scope != absorbed.scope:
             user, branch = (keep, absorbed) if keep.scope == "user" else (absorbed, keep)
@@ -350,6 +364,16 @@ class MemoryToolkit:
                 "store only that the user has one, without its value."
             )
         return text
+
+    def _check_faithful(self, text: str, *stored: str) -> None:
+        """Refuse a text with a number or date nobody said, or in another language than the
+        user's (`stored`: the memories it rewrites, whose details it may keep)."""
+        if not self.evidence:
+            return
+        said = "\n".join([self.evidence, *stored])
+        problem = unfaithful(text, said, self.user_messages, self.language_policy, self.this_year)
+        if problem is not None:
+            raise ToolCallError(f"{problem}. Nothing was stored; send the fact again.")
 
     @staticmethod
     def _section(value: Any) -> str:
