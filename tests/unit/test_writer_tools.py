@@ -94,7 +94,7 @@ async def test_cold_start_creates_memories_and_dates_are_given_with_weekday(mana
     assert "The store is empty" in str(system.content)
     assert '"time-bound to-dos"' in str(system.content)  # the default sections are listed
     assert isinstance(user, HumanMessage)
-    assert "2026-11-30 09:30 (Monday)" in str(user.content)
+    assert "Today: 2026-11-30 (Monday)" in str(user.content)  # the day, not the minute
     assert "I study maths in Lyon." in str(user.content)
     assert result.applied and result.summary == "Created two memories."
     stored = {(m["description"], m["theme"]) for m in reopened(manager).show()}
