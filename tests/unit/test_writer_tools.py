@@ -459,3 +459,18 @@ async def test_an_id_must_be_a_real_integer_not_a_boolean_or_text(manager):
     assert "valid integer" in replies[0] and "valid integer" in replies[1]
     assert first in reopened(manager).list_items()  # memory 1 was not deleted
     assert len(reopened(manager).list_items()) == 2
+
+
+def test_the_same_turn_gets_the_same_prompt_all_day() -> None:
+    turn = Turn("alice", "t1", ({"role": "user", "content": "I study maths in Lyon."},))
+    morning, evening = MONDAY_MORNING, MONDAY_MORNING + timedelta(hours=9, minutes=17)
+    prompts = [
+        (
+            consumer := MemoryConsumer(ScriptedModel(messages=iter([])), clock=lambda at=at: at)
+        ).build_user_prompt(turn, consumer.prompts_for(turn))
+        for at in (morning, evening)
+    ]
+    assert prompts[0] == prompts[1]
+    tomorrow = MemoryConsumer(ScriptedModel(messages=iter([])),
+                              clock=lambda: MONDAY_MORNING + timedelta(days=1))  # fmt: skip
+    assert tomorrow.build_user_prompt(turn, tomorrow.prompts_for(turn)) != prompts[0]
