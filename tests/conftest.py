@@ -12,7 +12,7 @@ import graph.run_memory as run_memory
 import graph.settings as settings_module
 from graph.settings import Settings, use_settings
 from memory.registry import registry
-from memory.writer import breaker, protocols
+from memory.writer import breaker, protocols, timeouts
 from memory.writer.local import local_writer
 
 SHELL_VARIABLES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LANGSMITH_LANGGRAPH_API_VARIANT")
@@ -57,4 +57,5 @@ def clean_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[S
     registry.clear()
     breaker._breakers.clear()
     protocols.forget_protocol_choices()
+    timeouts.pace.clear()
     run_memory._consumers.clear()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -39,7 +40,12 @@ from memory.writer.model_call import ModelCallFailed, RoundLimitReached, guarded
 from memory.writer.protocols import check_protocol, move_to_json, protocol_for
 from memory.writer.staging import ToolEvent
 from memory.writer.text_calls import parse_text_tool_calls
-from memory.writer.timeouts import PREFILL_TOKENS_PER_SECOND, prompt_tokens, scaled_timeout
+from memory.writer.timeouts import (
+    PREFILL_TOKENS_PER_SECOND,
+    pace,
+    prompt_tokens,
+    scaled_timeout,
+)
 from memory.writer.tool_calls import REPAIR_NOTE, REPAIR_ROUNDS, unusable_call
 from memory.writer.tools import FULL, MemoryToolkit
 from memory.writer.trace import UNMATCHED_FORGET
@@ -329,13 +335,16 @@ class MemoryConsumer:
             name="memory_writer_agent",
         )
         messages: list[Any] = [HumanMessage(self.build_user_prompt(turn, prompts))]
+        key = self.model_key(turn)
+        tokens_in = prompt_tokens([system_prompt, *messages]) + TOOL_SCHEMA_TOKENS
         timeout = scaled_timeout(
-            self.timeout_seconds,
-            prompt_tokens([system_prompt, *messages]) + TOOL_SCHEMA_TOKENS,
-            rate=self.prefill_tokens_per_second,
-        )
+            self.timeout_seconds, tokens_in,
+            rate=self.prefill_tokens_per_second, slowdown=pace.slowdown(key),
+        )  # fmt: skip
         for repair in range(REPAIR_ROUNDS + 1):
+            started, before = time.monotonic(), len(messages)
             messages = await self._run_agent(agent, messages, turn.turn_id, breaker, timeout)
+            self._measure(key, time.monotonic() - started, messages[before:], tokens_in)
             problem = unusable_call(messages[-1])
             if problem is None:
                 if repair and not toolkit.staged:
@@ -393,13 +402,17 @@ class MemoryConsumer:
             now_line=self.now_line(prompts),
         )  # fmt: skip
         bound = bind_for_json(model, toolkit, sections)
+        key, tokens_in = self.model_key(turn), prompt_tokens([system + over_capacity, turn_prompt])
         timeout = scaled_timeout(
-            self.timeout_seconds / 4, prompt_tokens([system + over_capacity, turn_prompt]),
-            MAX_ANSWER_TOKENS, rate=self.prefill_tokens_per_second,
+            self.timeout_seconds / 4, tokens_in, MAX_ANSWER_TOKENS,
+            rate=self.prefill_tokens_per_second, slowdown=pace.slowdown(key),
         )  # fmt: skip
 
         async def invoke(messages: list[Any]) -> Any:
-            return await self._guarded(bound.ainvoke(messages), turn.turn_id, breaker, timeout)
+            started = time.monotonic()
+            reply = await self._guarded(bound.ainvoke(messages), turn.turn_id, breaker, timeout)
+            self._measure(key, time.monotonic() - started, [reply], tokens_in)
+            return reply
 
         try:
             return await write_with_json(
@@ -407,6 +420,14 @@ class MemoryConsumer:
             )
         except JsonWriteFailed as exc:
             raise MemoryWriteFailed(f"memory writer for turn {turn.turn_id}: {exc}") from exc
+
+    def _measure(self, key: str, seconds: float, replies: list[Any], tokens_in: int) -> None:
+        """Note how fast the model answered (its own token counts when it reports them), so
+        the next limit follows its measured speed (`timeouts.pace`)."""
+        usages = [getattr(r, "usage_metadata", None) or {} for r in replies]
+        read = sum(int(u.get("input_tokens") or 0) for u in usages) or tokens_in
+        written = sum(int(u.get("output_tokens") or 0) for u in usages)
+        pace.record(key, seconds, read, written, self.prefill_tokens_per_second)
 
     async def _run_agent(
         self,

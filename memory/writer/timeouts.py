@@ -4,6 +4,7 @@ nothing still is."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 # Lower bounds of a working model: a 1.5B model on 2 CPU cores reads 120-170 prompt tokens/s
@@ -25,8 +26,44 @@ def scaled_timeout(
     tokens_out: int = 0,
     *,
     rate: float = PREFILL_TOKENS_PER_SECOND,
+    slowdown: float = 1.0,
 ) -> float:
     """`base_seconds` (what any call may take) plus the time a slow healthy model needs to read
-    `tokens_in` at `rate` tokens/s and write `tokens_out` (the generation speed scales with it)."""
+    `tokens_in` at `rate` tokens/s and write `tokens_out` (the generation speed scales with it),
+    times `slowdown` (`Pace`: how much slower the endpoint has been lately)."""
     generation = GENERATION_TOKENS_PER_SECOND * rate / PREFILL_TOKENS_PER_SECOND
-    return base_seconds + tokens_in / rate + tokens_out / generation
+    return base_seconds + (tokens_in / rate + tokens_out / generation) * slowdown
+
+
+class Pace:
+    """How much slower than the configured rates each writer model has answered lately (an
+    average over its last calls), so that the next limit follows the endpoint's measured speed:
+    a model on a loaded machine is waited for, not cut off and its turn's facts lost."""
+
+    def __init__(self) -> None:
+        self._slowdown: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def record(self, model_key: str, seconds: float, tokens_in: int, tokens_out: int,
+               rate: float = PREFILL_TOKENS_PER_SECOND) -> None:  # fmt: skip
+        """One answered call: `seconds` for `tokens_in` read and `tokens_out` written."""
+        expected = scaled_timeout(0.0, tokens_in, tokens_out, rate=rate)
+        if expected < MIN_MEASURED_SECONDS:  # too short to tell a slow model from latency
+            return
+        with self._lock:
+            before = self._slowdown.get(model_key, 1.0)
+            self._slowdown[model_key] = (before + seconds / expected) / 2
+
+    def slowdown(self, model_key: str) -> float:
+        """The factor the model's reading and writing time is multiplied by (1: as configured)."""
+        with self._lock:
+            return max(1.0, SAFETY_MARGIN * self._slowdown.get(model_key, 0.0))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._slowdown.clear()
+
+
+SAFETY_MARGIN = 1.5  # a call may be this much slower than the last ones were
+MIN_MEASURED_SECONDS = 1.0
+pace = Pace()  # one per process, like the breakers

@@ -21,7 +21,7 @@ from memory.writer import MemoryConsumer, MemoryWriteFailed, protocols
 from memory.writer.json_protocol import operations_schema
 from memory.writer.protocols import protocol_for
 from memory.writer.text_calls import parse_text_tool_calls
-from memory.writer.timeouts import scaled_timeout
+from memory.writer.timeouts import Pace, scaled_timeout
 from memory.yaml_manager import YamlMemoryManager
 from tests.fakes import ScriptedModel
 
@@ -388,3 +388,18 @@ def test_an_unreadable_choices_file_is_ignored(tmp_path: Path):
     choices.write_text("{not json")
     protocols.remember_in(choices)
     assert protocol_for("auto", "openai/big-model") == "tools"
+
+
+def test_the_limit_follows_the_measured_speed_of_a_slow_healthy_model():
+    pace = Pace()
+    assert pace.slowdown("openai/local") == 1.0  # nothing measured: the configured rates
+    # 2,000 tokens read and 100 written take 31.7 s at the configured rates; it took 60 s.
+    for _ in range(3):
+        pace.record("openai/local", 60.0, 2_000, 100)
+    slowdown = pace.slowdown("openai/local")
+    assert slowdown > 1.5
+    assert scaled_timeout(10.0, 2_000, 100, slowdown=slowdown) > 60.0 + 10.0
+    pace.record("openai/fast", 0.3, 200, 20)  # too short a call to tell anything
+    assert pace.slowdown("openai/fast") == 1.0
+    pace.record("openai/quick", 2.0, 2_000, 100)  # faster than configured: never below them
+    assert pace.slowdown("openai/quick") == 1.0
