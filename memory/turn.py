@@ -208,5 +208,5 @@ def _utc_time(value: object) -> str:
         return ""
     parsed = parse_time(value)
     if parsed is None:
-        raise ValueError(f"Turn.said_at must be an ISO 8601 time or \"\", got {value!r}")
+        raise ValueError(f'Turn.said_at must be an ISO 8601 time or "", got {value!r}')
     return parsed.astimezone(UTC).isoformat(timespec="microseconds")

@@ -19,8 +19,8 @@ from memory.core_context import (
 )
 from memory.errors import MemoryNotFound, StaleWrite
 from memory.fencing import format_messages
-from memory.language import resolve_language
 from memory.item import parse_time
+from memory.language import resolve_language
 from memory.manager import BaseMemoryManager, Change
 from memory.prompts.writer import (
     Sections,
