@@ -63,7 +63,7 @@ class ConversationBuilder:
 
 def reason_kind(reason: str) -> str:
     """The reason without its detail ("unknown role 'x'" → "unknown role"), for the summary."""
-    for kind in (UNKNOWN_ROLE, BAD_TIME):
+    for kind in (UNKNOWN_ROLE, BAD_TIME, "not JSON"):
         if reason.startswith(kind):
             return kind
     return reason
