@@ -28,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", default="auto", choices=["auto", *FORMATS])
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     args = parser.parse_args(argv)
+    if not args.file.strip():
+        parser.error("--file names the export to import (make import-chats FILE=...)")
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
     try:
         export = read_export(args.file, args.format)

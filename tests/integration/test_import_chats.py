@@ -23,7 +23,7 @@ from graph.settings import Settings, get_settings, use_settings
 from memory.factory import open_memory_manager
 from memory.item import parse_time
 
-pytestmark = [pytest.mark.slow, pytest.mark.uses("archive")]
+pytestmark = pytest.mark.slow  # deleted with the archive feature (docs/CUSTOMIZING.md)
 
 ROOT = Path(__file__).parents[2]
 DATA = ROOT / "tests" / "data"
