@@ -17,6 +17,12 @@ from graph.importing.writing import Importer, Progress
 from graph.settings import get_settings, load_dotenv, use_settings
 from memory.errors import CorruptStoreError
 
+NO_STORE = (
+    "the 'store' backend is the LangGraph server's own store, which a command outside the "
+    "server cannot reach (store:memory would be forgotten at exit); import into the same "
+    "PostgreSQL with --backend postgres:<the deployment's DATABASE_URI>"
+)
+
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m graph.cli.import_chats --file PATH [--user ID] [--backend SPEC] [--format F]`."""
@@ -41,11 +47,13 @@ def main(argv: list[str] | None = None) -> int:
         for skipped in export.skipped_conversations[:5]:
             print(f"  {skipped.where}: {skipped.reason}", file=sys.stderr)
         return 1
+    backend = args.backend or get_settings().memory_backend
+    if backend.split(":", 1)[0].strip().lower() == "store":
+        print(f"error: {NO_STORE}", file=sys.stderr)
+        return 2
     stop = StopRequest()
     bar = ProgressLine(enabled=not args.quiet)
     importer = Importer(args.user, on_progress=bar.show, stop=stop)
-    settings = get_settings()
-    backend = args.backend or settings.memory_backend
     try:
         with use_settings(memory_backend=backend):
             summary = asyncio.run(importer.import_export(export))

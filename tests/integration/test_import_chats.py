@@ -22,6 +22,7 @@ from graph.importing.formats import read_export
 from graph.settings import Settings, get_settings, use_settings
 from memory.factory import open_memory_manager
 from memory.item import parse_time
+from tests.integration.conftest import POSTGRES_URL, postgres_unreachable_reason
 
 pytestmark = pytest.mark.slow  # deleted with the archive feature (docs/CUSTOMIZING.md)
 
@@ -158,6 +159,8 @@ def test_a_bad_file_is_refused_and_nothing_is_written(
 
     missing = import_chats(clean_process, "--file", str(tmp_path / "nope.json"))
     assert missing.returncode == 2 and "nope.json: cannot be read" in missing.stderr
+    server_store = import_chats(clean_process, "--file", str(JSONL), "--backend", "store")
+    assert server_store.returncode == 2 and "--backend postgres:" in server_store.stderr
 
 
 def test_a_malformed_conversation_is_skipped_and_the_rest_imported(
@@ -174,3 +177,27 @@ def test_a_malformed_conversation_is_skipped_and_the_rest_imported(
         done.stdout
     )
     assert state()[1] == sum(len(c.messages) for c in read_export(path).conversations)
+
+
+@pytest.mark.postgres
+def test_a_postgres_store_imports_once_too(clean_process: Settings, unique_user: str) -> None:
+    reason = postgres_unreachable_reason()
+    if reason:
+        pytest.skip(reason)
+    settings = clean_process.with_changes(memory_backend=f"postgres:{POSTGRES_URL}")
+    try:
+        with use_settings(settings):
+            first = import_chats(settings, "--file", str(JSONL), "--quiet", user=unique_user)
+            assert first.returncode == 0, first.stderr
+            after_first = state(unique_user)
+            assert after_first[0] and after_first[1] > 90
+            again = import_chats(settings, "--file", str(JSONL), "--quiet", user=unique_user)
+            assert again.returncode == 0 and "memory changes: none" in again.stdout
+            assert state(unique_user) == after_first
+    finally:  # the shared database as it was: the user erased as make erase does
+        env = {**os.environ, "GULFSTREAM_DATA_DIR": settings.data_dir}
+        subprocess.run(
+            [sys.executable, "-m", "graph.cli.erase", "--user", unique_user, "--backend",
+             settings.memory_backend, "--keep-threads", "--yes"],
+            env=env, cwd=settings.data_dir, capture_output=True, timeout=120, check=True,
+        )  # fmt: skip
