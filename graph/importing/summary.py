@@ -18,7 +18,8 @@ class ImportSummary:
     messages: int = 0
     archived: int = 0  # newly archived messages (0 at a second import)
     turns: int = 0
-    written: int = 0
+    written: int = 0  # turns the writer ran on...
+    unchanged: int = 0  # ... of which it found nothing new to keep
     already: int = 0  # turns written by an earlier run
     skipped_by_admission: int = 0
     changes: Counter[str] = field(default_factory=Counter)  # add, update, ... of the writer
@@ -50,8 +51,9 @@ class ImportSummary:
                 f", {len(self.skipped_conversations)} skipped" if self.skipped_conversations else ""
             ),
             f"messages: {self.messages} ({self.archived} newly archived)",
-            f"turns: {self.turns} ({self.written} written, {self.already} written before, "
-            f"{self.skipped_by_admission} skipped by admission)",
+            f"turns: {self.turns} ({self.written} written, {self.unchanged} of them with nothing "
+            f"new; {self.already} written before; {self.skipped_by_admission} skipped by "
+            "admission)",
             f"memory changes: {made}",
         ]
         if self.skipped:

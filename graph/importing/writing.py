@@ -12,7 +12,7 @@ from graph.importing.records import ParsedExport, Skipped
 from graph.importing.summary import ImportSummary
 from graph.importing.turns import ImportedTurn, turns_of
 from graph.run_memory import RunMemory, open_run_memory
-from graph.write_now import ALREADY, SKIPPED, write_now
+from graph.write_now import ALREADY, SKIPPED, UNCHANGED, write_now
 from memory.errors import MemoryBusy
 from memory.turn import Turn
 from memory.writer.breaker import WriterPaused
@@ -100,6 +100,9 @@ class Importer:
             summary.skipped_by_admission += 1
         elif written.status == ALREADY:
             summary.already += 1
+        elif written.status == UNCHANGED:
+            summary.written += 1
+            summary.unchanged += 1
         else:
             summary.written += 1
             summary.changes.update(change["op"] for change in written.changes)
