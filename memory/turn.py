@@ -163,6 +163,8 @@ class Turn:
         data["admission"] = self.admission.to_dict() if self.admission is not None else None
         data["batch"] = list(self.batch)
         data["context"] = [dict(m) for m in self.context]
+        if not self.said_at:  # a live turn reads as before: an older writer still takes it
+            del data["said_at"]
         return data
 
     @classmethod
