@@ -68,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 class StopRequest:
-    """SIGTERM (and Ctrl-C) ask the import to stop after the turn it is writing."""
+    """SIGTERM (and Ctrl-C) ask the import to stop after the turn it is writing; a second one
+    stops it at once (what is applied stays applied: the next run goes on from there)."""
 
     def __init__(self) -> None:
         self.asked = False
@@ -76,7 +77,11 @@ class StopRequest:
         signal.signal(signal.SIGINT, self._ask)
 
     def _ask(self, signum: int, frame: FrameType | None) -> None:
+        if self.asked:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
         self.asked = True
+        print("\nstopping after this turn (again to stop now)", file=sys.stderr)
 
     def __call__(self) -> bool:
         return self.asked
