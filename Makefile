@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 2024
 
-.PHONY: help venv dev demo chat archive editor mcp test unit replicas lint format bench export import consolidate erase clean \
+.PHONY: help venv dev demo chat archive editor mcp test unit replicas lint format bench export import import-chats consolidate erase clean \
 	local-model local-serve test-local-model
 .DEFAULT_GOAL := help
 
@@ -92,6 +92,13 @@ export: $(STAMP)  ## write a user's memory to a snapshot (USER=, BACKEND=, FILE=
 
 import: $(STAMP)  ## load a snapshot into an empty store (USER=, BACKEND=, FILE=)
 	$(BIN)/python -m graph.cli.snapshot import $(SNAPSHOT_ARGS)
+
+# Past conversations (a ChatGPT or Claude conversations.json, or JSONL of {thread, role, text,
+# time}) into the archive and memory with their dates; run it again to resume (docs/IMPORT.md).
+import-chats: $(STAMP)  ## import past chats with their dates (FILE=, USER=, BACKEND=, FORMAT=)
+	$(BIN)/python -m graph.cli.import_chats --file "$(FILE)" \
+		$(if $(filter command line,$(origin USER)),--user $(USER)) \
+		$(if $(BACKEND),--backend $(BACKEND)) $(if $(FORMAT),--format $(FORMAT))
 
 consolidate: $(STAMP)  ## one consolidation pass over a user's memory, report printed (USER=, BACKEND=)  # feature: consolidation
 	$(BIN)/python -m graph.cli.consolidate $(if $(filter command line,$(origin USER)),--user $(USER)) $(if $(BACKEND),--backend $(BACKEND))  # feature: consolidation

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from memory.document import MemoryTransaction
-from memory.item import MemoryItem
+from memory.item import MemoryItem, parse_time, time_sort_key
 
 SCOPES = ("user", "branch")
 SCOPE_POLICIES = ("auto", "user", "branch")
@@ -24,6 +25,7 @@ class Provenance:
     checkpoint_id: str = ""
     turn_id: str = ""
     batch_size: int = 1
+    said_at: str = ""  # when the turn was said, if not now (an import): its history entries' time
 
     def as_dict(self) -> dict[str, str]:
         """The non-empty fields, for item origins, history entries and JSON."""
@@ -172,11 +174,13 @@ def filter_ranked(ranked_ids: Iterable[str], visible: Container[str], limit: int
 
 
 class ProvenanceTransaction(MemoryTransaction):
-    """Wraps a transaction so every history entry written through it records the provenance."""
+    """Wraps a transaction so every history entry written through it records the provenance,
+    and, for a turn said in the past (`said_at`), that time rather than now."""
 
     def __init__(self, inner: MemoryTransaction, provenance: Provenance) -> None:
         self.inner = inner
         self.stamp = provenance.as_dict()
+        self.said_at = provenance.said_at
         # The entries each item had when read (kept alive, so that identity is a safe test).
         self._seen: dict[str, list[dict[str, str]]] = {}
 
@@ -188,10 +192,12 @@ class ProvenanceTransaction(MemoryTransaction):
 
     def put(self, memory_id: str, item: MemoryItem) -> None:
         seen = {id(entry) for entry in self._seen.get(memory_id, [])}
-        for entry in item.history:
+        fresh = [e for e in item.history if id(e) not in seen and "via" not in e]
+        for entry in fresh:
             # Entries absorbed by a merge ("via") keep the provenance of their own change.
-            if id(entry) not in seen and "via" not in entry:
-                entry.update(self.stamp)
+            entry.update(self.stamp)
+        if self.said_at and fresh:
+            backdate(item, fresh, self.said_at)
         self._seen[memory_id] = list(item.history)
         self.inner.put(memory_id, item)
 
@@ -204,3 +210,20 @@ class ProvenanceTransaction(MemoryTransaction):
 
     def record_turn(self, turn_id: str) -> None:
         self.inner.record_turn(turn_id)
+
+
+def backdate(item: MemoryItem, fresh: list[dict[str, str]], said_at: str) -> None:
+    """Give the `fresh` history entries of `item` the time `said_at`, but never one before its
+    older entries (a memory edited since gets just after its last edit): history stays in
+    order, and `latest_update_time` still changes with every write (the stale-write check)."""
+    older = [time_sort_key(e.get("time")) for e in item.history if all(e is not f for f in fresh)]
+    when = parse_time(said_at)
+    if when is None:
+        return
+    last = max(older, default=(float("-inf"), ""))
+    if when.timestamp() <= last[0]:
+        when = datetime.fromtimestamp(last[0] + 1e-6, UTC)
+    stamp = when.astimezone(UTC).isoformat(timespec="microseconds")
+    for entry in fresh:
+        entry["time"] = stamp
+    item.latest_update_time = stamp

@@ -7,11 +7,12 @@ import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from datetime import UTC
 from typing import Any
 
 from memory.admission import Admission
 from memory.branch import Lineage, Provenance, check_scope_policy
-from memory.item import now_iso
+from memory.item import now_iso, parse_time
 from memory.language import LANGUAGE_POLICIES
 from memory.manager import validate_user_id
 from memory.messages import CONTEXT_CHARS, check_turn_messages, user_side
@@ -35,6 +36,8 @@ class Turn:
     - `context`: the exchange just before the turn (`memory.messages.preceding_exchange`:
       a few messages, bounded in characters), which the writer reads to understand a short
       answer and is told not to take memories from.
+    - `said_at`: when the user said it, ISO 8601, stored in UTC ("" = now): an imported past
+      chat's turn; the writer reads the date as "today" and its history entries carry it.
     """
 
     user_id: str
@@ -50,6 +53,7 @@ class Turn:
     admission: Admission | None = None
     batch: tuple[str, ...] = ()
     context: tuple[dict[str, str], ...] = ()
+    said_at: str = ""
 
     def __post_init__(self) -> None:
         validate_user_id(self.user_id)
@@ -74,6 +78,7 @@ class Turn:
         if sum(len(m["content"]) for m in context) > CONTEXT_CHARS:
             raise ValueError(f"Turn.context holds at most {CONTEXT_CHARS} characters")
         object.__setattr__(self, "context", context)
+        object.__setattr__(self, "said_at", _utc_time(self.said_at))
         if self.batch and (
             not all(isinstance(i, str) and i for i in self.batch) or self.batch[-1] != self.turn_id
         ):
@@ -124,7 +129,9 @@ class Turn:
         """Where the turn's changes come from, recorded in items and history (None: unknown)."""
         if not self.thread_id and not self.checkpoint_id:
             return None
-        return Provenance(self.thread_id, self.checkpoint_id, self.turn_id, len(self.turn_ids))
+        return Provenance(
+            self.thread_id, self.checkpoint_id, self.turn_id, len(self.turn_ids), self.said_at
+        )
 
     @property
     def user_text(self) -> str:
@@ -156,6 +163,8 @@ class Turn:
         data["admission"] = self.admission.to_dict() if self.admission is not None else None
         data["batch"] = list(self.batch)
         data["context"] = [dict(m) for m in self.context]
+        if not self.said_at:  # a live turn reads as before: an older writer still takes it
+            del data["said_at"]
         return data
 
     @classmethod
@@ -192,3 +201,14 @@ class Turn:
     @classmethod
     def from_json(cls, text: str) -> Turn:
         return cls.from_dict(json.loads(text))
+
+
+def _utc_time(value: object) -> str:
+    """`Turn.said_at` checked and in UTC ("" stays ""); ValueError when it is no ISO 8601 time
+    (one without an offset is local time)."""
+    if value == "":
+        return ""
+    parsed = parse_time(value)
+    if parsed is None:
+        raise ValueError(f'Turn.said_at must be an ISO 8601 time or "", got {value!r}')
+    return parsed.astimezone(UTC).isoformat(timespec="microseconds")

@@ -20,6 +20,7 @@ from memory.core_context import (
 )
 from memory.errors import MemoryNotFound, StaleWrite
 from memory.fencing import format_messages
+from memory.item import parse_time
 from memory.language import resolve_language
 from memory.manager import BaseMemoryManager, Change
 from memory.prompts.writer import (
@@ -162,9 +163,15 @@ class MemoryConsumer:
             return writer_prompts(main_language(turn.user_text))
         return writer_prompts(resolve_language(policy, turn.user_text))
 
-    def now_line(self, prompts: WriterPrompts) -> str:
-        """The current time with its weekday, as the prompts say it."""
-        now = self.clock()
+    def now_of(self, turn: Turn | None = None) -> datetime:
+        """The writer's "now" for `turn`: when it was said for a turn from the past (an imported
+        chat's `said_at`, in local time), so "next March" is read from that day; else the clock."""
+        said = parse_time(turn.said_at) if turn is not None else None
+        return said.astimezone() if said is not None else self.clock()
+
+    def now_line(self, prompts: WriterPrompts, turn: Turn | None = None) -> str:
+        """The current time (`now_of(turn)`) with its weekday, as the prompts say it."""
+        now = self.now_of(turn)
         return prompts.now_line.format(
             date=now.strftime("%Y-%m-%d"),
             time=now.strftime("%H:%M"),
@@ -176,7 +183,7 @@ class MemoryConsumer:
         """The turn as fenced data, then the current time with its weekday."""
         conversation = format_messages(turn.messages, prompts.role_labels)
         prompt = prompts.turn_prompt.format(
-            conversation=conversation, now_line=self.now_line(prompts)
+            conversation=conversation, now_line=self.now_line(prompts, turn)
         )
         if not turn.context:
             return prompt
@@ -399,7 +406,7 @@ class MemoryConsumer:
         conversation = format_messages(turn.users_side, prompts.role_labels)
         turn_prompt = turn_template.format(
             memories=toolkit.view.render(), conversation=conversation,
-            now_line=self.now_line(prompts),
+            now_line=self.now_line(prompts, turn),
         )  # fmt: skip
         bound = bind_for_json(model, toolkit, sections)
         key, tokens_in = self.model_key(turn), prompt_tokens([system + over_capacity, turn_prompt])

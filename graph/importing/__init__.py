@@ -1,0 +1,1 @@
+"""Import a user's past conversations (ChatGPT, Claude, JSONL) into the archive and memory."""
