@@ -317,7 +317,7 @@ class MemoryConsumer:
             memory.manager, turn, retriever=memory.retrievers.mechanical,
             on_event=memory.emit, max_deletes=self.max_deletes, capacity=self.capacity,
         )  # fmt: skip
-        toolkit.this_year = self.clock().year  # the year the prompt's "now" gives the model
+        toolkit.this_year = self.now_of(turn).year  # the year the prompt's "now" gives the model
         await asyncio.to_thread(toolkit.view.load)  # the snapshot the agent works on
         await asyncio.to_thread(budget.warm_index, toolkit.view)  # the tools run in the loop
         prompts = self.prompts_for(turn)
