@@ -21,6 +21,7 @@ from memory.long_term import LongTermMemory
 from memory.turn import Turn
 from prompts.mcp import INSTRUCTIONS, REMEMBER_REQUEST
 from webapp.mcp import tools
+from webapp.mcp.conversations import add_conversation_search  # feature: archive
 
 SERVER_NAME = "gulfstream-memory"
 CORE_CONTEXT_URI = "memory://core-context{?thread}"
@@ -138,18 +139,7 @@ def build_server(door: Door) -> MCPServer:
         memory = await door.memory(ctx, write=False)
         return await call(tools.show_memory, memory, id)
 
-    @server.tool()
-    async def search_conversations(
-        ctx: McpContext, query: str = "", since: str = "", until: str = "", thread: str = ""
-    ) -> dict[str, Any]:
-        """Search what was said in the user's past conversations (every thread).
-
-        query: a few words to look for, or the question; a date in it limits the period.
-        since / until: optional days, YYYY-MM-DD (both included).
-        thread: optional; one conversation's thread id.
-        """
-        memory = await door.memory(ctx, write=False)
-        return await call(tools.search_conversations, memory, query, since, until, thread)
+    add_conversation_search(server, door, call)  # feature: archive
 
     @server.resource(CORE_CONTEXT_URI, mime_type="application/json")
     async def core_context(ctx: McpContext, thread: str = "") -> str:

@@ -6,13 +6,11 @@ import logging
 import weakref
 from typing import Any
 
-from memory.archive import Window, parse_day
 from memory.branch import Lineage
 from memory.errors import MemoryNotFound
 from memory.item import MemoryItem, check_description, check_theme, local_date, time_sort_key
 from memory.long_term import LongTermMemory
 from memory.manager import BaseMemoryManager
-from webapp.conversations import search_archive
 
 logger = logging.getLogger(__name__)
 
@@ -126,22 +124,6 @@ def forget_memory(memory: LongTermMemory, memory_id: str) -> dict[str, Any]:
     item = _live(memory, memory_id)
     memory.manager.forget(memory_id, FORGET_REASON)
     return {"forgotten": memory_id, "description": item.description}
-
-
-def search_conversations(
-    memory: LongTermMemory, query: str, since: str, until: str, thread: str
-) -> dict[str, Any]:
-    """The conversation archive's search (every thread, or one), what carries a forgotten
-    memory left out, as for the agent."""
-    query = checked_text(query, "query", empty_ok=True)
-    try:
-        window = Window(parse_day(since or None), parse_day(until or None, end=True),
-                        thread.strip() or None)  # fmt: skip
-    except ValueError as exc:
-        raise BadRequest(str(exc)) from exc
-    if not query and window.since is None and window.until is None:
-        raise BadRequest("send a query, or since/until dates (YYYY-MM-DD) for a period")
-    return search_archive(memory.user_id, query, window, memory)
 
 
 def _live(memory: LongTermMemory, memory_id: str) -> MemoryItem:
