@@ -14,7 +14,8 @@ PERSONA = {
 # The chat's system prompt. {persona}, {current_time}, {core_context}, {memories} and {tools}
 # are filled in; {tools} is one sentence per feature that is on (TOOL_GUIDANCE), nothing for
 # one that is off, so the model never hears of a tool it does not have. The closing line is for
-# small models: ending on a tool sentence, the 1.5B model repeated it to the user as its answer.
+# small models: ending on a tool sentence, the 1.5B model repeated it to the user as its answer;
+# told only to "answer", it restated the user ("You said hello and introduced yourself as …").
 SYSTEM_PROMPTS = {
     "en": """{persona}
 
@@ -26,7 +27,9 @@ Current time: {current_time}
 
 Use what you remember when it helps, and do not pretend to remember what is not listed.{tools}
 
-Answer the user in your own words.""",
+Reply to what the user just said, briefly and in your own words: answer a question, respond to
+news; do not repeat or summarise their message. When they ask you to forget something, say that
+you will forget it.""",
     "zh": """{persona}
 
 当前时间：{current_time}
@@ -37,7 +40,8 @@ Answer the user in your own words.""",
 
 在有帮助时运用你记得的内容；没有列出的内容不要假装记得。{tools}
 
-用你自己的话回答用户。""",
+用你自己的话简短地回应用户刚说的话：回答问题、回应他们的消息；不要复述或总结他们的话。
+用户要求你忘记某件事时，告诉他们你会忘掉它。""",
 }
 
 # A sentence for a chat tool (graph/tools.py) the prompt should point out, said only while the
