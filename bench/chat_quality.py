@@ -9,7 +9,7 @@ are sent one by one with the conversation so far to the 1.5B model (`make local-
 temperature 0) under two closing lines of the system prompt in the same run: the baseline (the
 line before issue 32, "Answer the user in your own words.") and the current one
 (prompts/persona.py). Per split (dev | held-out: a dialogue is held out when the first eight hex
-digits of the sha1 of its first line are divisible by 3): the share of replies that restate the
+digits of the sha1 of its JSON line are divisible by 3): the share of replies that restate the
 user ("You said …", "You mentioned …", or most of their words echoed back), the share of forget
 requests acknowledged (the reply says it will forget), the first token's and the whole reply's
 seconds (p50), streamed as `make chat` shows them.
@@ -81,7 +81,7 @@ def restates(reply: str, said: str) -> bool:
 
 
 def held_out(dialogue: list[dict[str, str]]) -> bool:
-    digest = hashlib.sha1(dialogue[0]["text"].encode()).hexdigest()
+    digest = hashlib.sha1(json.dumps(dialogue, ensure_ascii=False).encode()).hexdigest()
     return int(digest[:8], 16) % 3 == 0
 
 
