@@ -127,6 +127,7 @@ async def test_bad_input_gets_a_clear_error_and_changes_nothing(clean_process: S
         assert "description" in await refused(client, "update_memory", id=added["id"],
                                                description="")  # fmt: skip
         assert "empty" in await refused(client, "remember", fact="")
+        assert "at most 1000 characters" in await refused(client, "remember", fact="a " * 600)
         bad_day = await refused(client, "search_conversations", since="x")  # feature: archive
         assert "YYYY-MM-DD" in bad_day  # feature: archive
         assert "no conversation thread" in await refused(

@@ -81,9 +81,10 @@ def build_server(door: Door) -> MCPServer:
         The memory writer decides how to store it: it may update an older memory, merge a
         repeat, or keep nothing for small talk (status "skipped", with why).
         """
-        fact = tools.checked_text(fact, "fact") if fact.strip() else ""
-        if not fact:
-            raise ToolError("fact is empty: send the thing to remember")
+        try:
+            fact = tools.checked_text(fact, "fact")
+        except tools.BadRequest as exc:
+            raise ToolError(str(exc)) from exc
         memory = await door.memory(ctx, write=True)
         run = _run(memory, MCP_THREAD)
         said = REMEMBER_REQUEST.format(fact=fact)
