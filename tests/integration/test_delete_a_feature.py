@@ -123,8 +123,19 @@ def delete_feature(tree: Path, deletion: Deletion) -> None:
         path.write_text(without_marked_tests(path.read_text(), uses_mark(deletion.feature)))
 
 
+# The venv's editable install maps `graph`, `memory`... to this checkout, and Python falls back on
+# it for a submodule the copy lacks; this sitecustomize (run after the .pth files) takes that
+# finder out, so that a deleted module is missing in the copy instead of loaded from here.
+WITHOUT_EDITABLE_FINDER = """import sys
+sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in getattr(f, "__module__", "")]
+"""
+
+
 def run(tree: Path, *command: str) -> None:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    shim = tree.parent / f"{tree.name}-site"
+    shim.mkdir(exist_ok=True)
+    (shim / "sitecustomize.py").write_text(WITHOUT_EDITABLE_FINDER)
+    env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{shim}"}
     done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
     assert done.returncode == 0, f"{' '.join(command)}:\n{done.stdout[-4000:]}{done.stderr[-2000:]}"
 
@@ -169,6 +180,10 @@ def test_a_feature_deleted_by_the_guides_steps_leaves_a_template_that_passes(
         delete_feature(tree, found[feature])
         imports_the_copy = f"import graph; assert graph.__file__.startswith({str(tree)!r})"
         run(tree, sys.executable, "-c", imports_the_copy)
+        modules = [name for name in found[feature].files if name.startswith(("graph/", "memory/"))]
+        gone = [name.removesuffix("/").removesuffix(".py").replace("/", ".") for name in modules]
+        still_found = f"import importlib.util as u; found = [m for m in {gone!r} if u.find_spec(m)]"
+        run(tree, sys.executable, "-c", f"{still_found}; assert not found, found")
         started = time.monotonic()
         run(tree, str(BIN / "ruff"), "check", "--fix", "--quiet", ".")  # the guide's make format
         run(tree, str(BIN / "ruff"), "format", "--quiet", ".")
