@@ -6,7 +6,7 @@ timing).
 Residue: eight facts, each naming a made-up word, are told through LocalSession (the chat graph
 with the offline model, YAML memory, the SQLite archive, journal, trace, snapshots), with a
 question turn after them. Then each fact's memory is forgotten the way the writer's delete
-does (`manager.forget`, then `memory.archive.forgetting.reconcile`, the archive's half of a forget),
+does (`manager.forget`, then `memory.archive.reconcile.reconcile`, the archive's half of a forget),
 and afterwards erased (`LongTermMemory.erase`). After each step, for every channel the agent
 or a file reader can reach, the number of facts (of eight) still reachable there:
 retrieval (BM25), `search_memory`, the topic summary of the word, the core context,
@@ -37,19 +37,19 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graph.archiving import archive_spec
+from graph.archive.archiving import archive_spec
 from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.settings import use_settings
 from memory.archive import ArchivedMessage, archives
-from memory.archive.forgetting import reconcile
-from memory.document import Change
+from memory.archive.reconcile import reconcile
 from memory.long_term import LongTermMemory
 from memory.registry import registry
-from memory.snapshot import write_snapshot
-from memory.sqlite_manager import SqliteMemoryManager
-from memory.turn import Turn
+from memory.store.backends.sqlite_db import SqliteMemoryManager
+from memory.store.document import Change
+from memory.store.snapshots import write_snapshot
 from memory.writer.journal import TurnJournal
+from memory.writer.turn import Turn
 
 WORDS = ["Quorvik", "Tallesmo", "Brenwhit", "Osmarel", "Vintaro", "Keldune", "Marrowby", "Zephani"]
 TEMPLATES = [
@@ -114,8 +114,8 @@ def no_scrub() -> ExitStack:
     """Erase with plain DELETEs: every free-space scrub (VACUUM, WAL checkpoint) turned off."""
     stack = ExitStack()
     for target in (
-        "memory.erasure.erase.scrub_file", "memory.erasure.threads.scrub",
-        "memory.erasure.stores.scrub", "memory.archive.sqlite_archive.SqliteArchive.scrub",
+        "memory.forget.erasure.erase.scrub_file", "memory.forget.erasure.threads.scrub",
+        "memory.forget.erasure.stores.scrub", "memory.archive.sqlite_archive.SqliteArchive.scrub",
     ):  # fmt: skip
         stack.enter_context(mock.patch(target, lambda *a, **k: True))
     return stack

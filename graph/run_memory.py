@@ -17,23 +17,23 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from graph.context import Context
-from graph.embeddings import deployment_embeddings
 from graph.lineage import checkpoint_is_saved, current_checkpoint_id
-from graph.models import check_model_allowed, is_offline, load_chat_model
+from graph.models.embeddings import deployment_embeddings
+from graph.models.loading import check_model_allowed, is_offline, load_chat_model
 from graph.settings import (
     Settings,
     custom_auth_configured,
     get_settings,
     is_studio_user,
 )
-from memory.branch import Lineage
 from memory.long_term import LongTermMemory
-from memory.messages import extract_last_turn, preceding_exchange
 from memory.registry import registry
-from memory.turn import Turn
+from memory.store.branch import Lineage
+from memory.text.messages import extract_last_turn, preceding_exchange
 from memory.writer import protocols
 from memory.writer.consumer import MemoryConsumer
 from memory.writer.timeouts import scaled_timeout
+from memory.writer.turn import Turn
 from prompts import persona
 
 logger = logging.getLogger(__name__)

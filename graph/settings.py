@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.env_values import ENV_PREFIX, parse_value, read_dotenv
-from memory.state_db import is_postgres_dsn
+from memory.store.state_db import is_postgres_dsn
 from memory.writer.protocols import PROTOCOLS
 from memory.writer.queue import MAX_BATCH_SIZE, BatchPolicy
 from memory.writer.timeouts import PREFILL_TOKENS_PER_SECOND

@@ -1,4 +1,4 @@
-"""The chat tool of topics (`memory.topics`): one person's, place's or subject's memories."""
+"""The chat tool of topics (`memory.upkeep.topics`): one person's, place's or subject's memories."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from graph.context import Context
 from graph.lineage import current_lineage
 from graph.prompting import format_memories
 from graph.run_memory import open_run_memory
-from memory.language import resolve_language
+from memory.text.language import resolve_language
 
 
 def memories_about(topic: str) -> str:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memory.branch import Lineage, Provenance, filter_ranked, overfetch_k, visible_ids
-from memory.document import ApplyResult, Change, MemoryDocument
 from memory.errors import (
     CopyOnWriteRefused,
     CorruptStoreError,
@@ -17,27 +15,29 @@ from memory.errors import (
     StaleWrite,
     WritesDisabled,
 )
-from memory.factory import open_memory_manager
-from memory.item import MemoryItem
 from memory.lazy import lazy_exports
 from memory.long_term import LongTermMemory
-from memory.manager import BaseMemoryManager, validate_user_id
 from memory.registry import MemoryRegistry, open_memory
-from memory.repair import SelfCheckReport
 from memory.retrieval import MechanicalRetriever, RetrievalMode
-from memory.turn import Turn
+from memory.store.branch import Lineage, Provenance, filter_ranked, overfetch_k, visible_ids
+from memory.store.document import ApplyResult, Change, MemoryDocument
+from memory.store.factory import open_memory_manager
+from memory.store.item import MemoryItem
+from memory.store.manager import BaseMemoryManager, validate_user_id
+from memory.store.repair import SelfCheckReport
+from memory.writer.turn import Turn
 
 if TYPE_CHECKING:
     from memory.retrieval import HybridRetriever, LLMRetriever
-    from memory.sqlite_manager import SqliteMemoryManager
-    from memory.store_manager import StoreMemoryManager
+    from memory.store.backends.langgraph_store import StoreMemoryManager
+    from memory.store.backends.sqlite_db import SqliteMemoryManager
+    from memory.store.backends.yaml_files import YamlMemoryManager
     from memory.writer import MemoryConsumer
-    from memory.yaml_manager import YamlMemoryManager
 
 _LAZY = {
-    "YamlMemoryManager": "memory.yaml_manager",
-    "SqliteMemoryManager": "memory.sqlite_manager",
-    "StoreMemoryManager": "memory.store_manager",
+    "YamlMemoryManager": "memory.store.backends.yaml_files",
+    "SqliteMemoryManager": "memory.store.backends.sqlite_db",
+    "StoreMemoryManager": "memory.store.backends.langgraph_store",
     "LLMRetriever": "memory.retrieval.llm",
     "HybridRetriever": "memory.retrieval.hybrid",
     "MemoryConsumer": "memory.writer.consumer",

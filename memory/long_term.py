@@ -9,27 +9,27 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from memory.branch import Lineage
-from memory.consolidating import Consolidating  # feature: consolidation
-from memory.manager import BaseMemoryManager
-from memory.messages import extract_last_turn
-from memory.ranking import DEFAULT_HALF_LIFE_DAYS
-from memory.recall_log import RECALL_FILE, RecallLog
-from memory.recall_log import SCHEMA as RECALL_SCHEMA
-from memory.repair import SelfCheckReport
 from memory.retrieval import RetrievalMode, Retrievers
 from memory.retrieval.embedder import DEFAULT as DEFAULT_EMBEDDINGS
 from memory.retrieval.embedder import resolve_embeddings
-from memory.state_db import StateDatabase, open_state
-from memory.topical import Topical  # feature: topics
-from memory.turn import Turn
-from memory.upkeep import MemoryUpkeep
+from memory.retrieval.ranking import DEFAULT_HALF_LIFE_DAYS
+from memory.retrieval.recall_log import RECALL_FILE, RecallLog
+from memory.retrieval.recall_log import SCHEMA as RECALL_SCHEMA
+from memory.store.branch import Lineage
+from memory.store.manager import BaseMemoryManager
+from memory.store.repair import SelfCheckReport
+from memory.store.state_db import StateDatabase, open_state
+from memory.text.messages import extract_last_turn
+from memory.upkeep.consolidating import Consolidating  # feature: consolidation
+from memory.upkeep.memory_upkeep import MemoryUpkeep
+from memory.upkeep.topical import Topical  # feature: topics
 from memory.writer.queue import BatchPolicy
+from memory.writer.turn import Turn
 
 if TYPE_CHECKING:
-    from memory.erasure import ErasureReport
-    from memory.erasure.archive import ErasableArchive
-    from memory.snapshot import SnapshotScheduler
+    from memory.forget.erasure import ErasureReport
+    from memory.forget.erasure.archive import ErasableArchive
+    from memory.store.snapshots import SnapshotScheduler
     from memory.writer.queue import (
         DurableWriteQueue,
         RetryPolicy,
@@ -64,7 +64,7 @@ class LongTermMemory(
     Memories injected into replies are noted with `record_recall` (queued, written in batches
     to a recall log in `data_dir`); with the writer's hits and their age they make each
     memory's hotness (`half_life_days` for episodic ones), which orders ties and broad
-    questions (`ranking_type`, see `memory.retrieval.mechanical.RANKINGS`).
+    questions (`ranking_type`, see `memory.retrieval.bm25.RANKINGS`).
     Retrieval drops matches below `min_score` of the best one.
 
     With `state_database` (a PostgreSQL URL: the deployment's, shared by its replicas), the
@@ -162,7 +162,7 @@ class LongTermMemory(
         """The core context block (persona, human, the goal of `thread_id`, updated_at); `{}`
         before anything seeded it, or when the store cannot be read (logged). What carries a
         forgotten memory is left out (the stored block keeps it for a restore)."""
-        from memory.forgetting import forgotten_prints, redact_core_context
+        from memory.forget.forgotten import forgotten_prints, redact_core_context
 
         try:
             block = self.manager.get_core_context(thread_id)
@@ -344,17 +344,17 @@ class LongTermMemory(
         """Remove one memory for good with everything derived from it (versions, history,
         vector, journal and trace rows, snapshots; with `archive`, the archived messages that
         carried it and the digests of their days). Unlike `delete`, nothing can restore it.
-        The thread's checkpoints keep what was said (`memory.erasure.CHECKPOINTS_NOTE`)."""
-        from memory.erasure import erase_memory
+        The thread's checkpoints keep what was said (`memory.forget.erasure.CHECKPOINTS_NOTE`)."""
+        from memory.forget.erasure import erase_memory
 
         return erase_memory(self, memory_id, archive)
 
     def erase_user(
         self, *, archive: ErasableArchive | None = None, threads: Any = None
     ) -> ErasureReport:
-        """Remove everything of this user from every tier (see `memory.erasure.erase_user`);
+        """Remove everything of this user from every tier (see `memory.forget.erasure.erase_user`);
         with `threads` (a checkpointer), the user's threads too. Other users are untouched."""
-        from memory.erasure import erase_user
+        from memory.forget.erasure import erase_user
 
         return erase_user(self, archive, threads)
 

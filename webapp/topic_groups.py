@@ -1,11 +1,11 @@
-"""The editor's grouping by topic (`memory.topics`): each card under its main topic."""
+"""The editor's grouping by topic (`memory.upkeep.topics`): each card under its main topic."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from memory.item import MemoryItem
 from memory.long_term import LongTermMemory
+from memory.store.item import MemoryItem
 
 
 def by_topic(memory: LongTermMemory) -> Callable[[str, MemoryItem], tuple[str, str, str]]:

@@ -7,12 +7,12 @@ import json
 import os
 import sys
 
-from graph.memory_consolidator import consolidation_policy
 from graph.settings import get_settings, load_dotenv
-from memory.consolidation import ConsolidationReport
+from graph.writing.consolidator_graph import consolidation_policy
 from memory.errors import CorruptStoreError, WritesDisabled
-from memory.factory import open_memory_manager
 from memory.long_term import LongTermMemory
+from memory.store.factory import open_memory_manager
+from memory.upkeep.consolidation import ConsolidationReport
 
 
 def describe(report: ConsolidationReport) -> str:
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     llm = None
     if args.rewrite:
         from graph.context import Context
-        from graph.models import load_chat_model
+        from graph.models.loading import load_chat_model
 
         llm = load_chat_model(os.environ.get("GULFSTREAM_WRITER_MODEL") or Context().writer_model)
     # The data folder the chat and the server use, so an interrupted pass resumes either way.

@@ -10,8 +10,8 @@ from typing import Any
 
 from graph.settings import get_settings, load_dotenv
 from memory.errors import CorruptStoreError
-from memory.factory import open_memory_manager
-from memory.snapshot import default_snapshot_path, import_snapshot, write_snapshot
+from memory.store.factory import open_memory_manager
+from memory.store.snapshots import default_snapshot_path, import_snapshot, write_snapshot
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
 def vectors_after_import(manager: Any) -> str:
     """Make the imported memories' vectors now when that takes seconds, so the server's first
     query is fused; a larger import leaves them to the server (BM25 only for them meanwhile)."""
-    from graph.embeddings import deployment_embeddings
+    from graph.models.embeddings import deployment_embeddings
     from memory.long_term import LongTermMemory
 
     embeddings = deployment_embeddings()

@@ -19,13 +19,13 @@ from memory.archive.records import (
     MessageKey,
     SearchResult,
 )
-from memory.manager import validate_user_id
-from memory.tokenize import tokenize
+from memory.store.manager import validate_user_id
+from memory.text.tokenize import tokenize
 
 if TYPE_CHECKING:
-    from memory.erasure.report import ErasureReport
-    from memory.erasure.rows import Needles
-    from memory.item import MemoryItem
+    from memory.forget.erasure.report import ErasureReport
+    from memory.forget.erasure.rows import Needles
+    from memory.store.item import MemoryItem
 
 DEFAULT_HITS = 3
 DEFAULT_AROUND = 2  # messages before and after each hit
@@ -118,8 +118,8 @@ class ConversationArchive(ABC):
         """Remove the record of one memory and return it (None when there was none)."""
 
     def forgotten(self) -> dict[str, ForgottenRecord]:
-        """What forgetting each memory hid (`memory.forgetting`), by memory id; read again only
-        when the records changed (every search and every turn asks). Treat it as read-only."""
+        """What forgetting each memory hid (`memory.forget.forgotten`), by memory id; read again
+        only when the records changed (every search and every turn asks). Treat it as read-only."""
         signature = self.forgotten_signature()
         cached = self._forgotten_cache
         if signature is not None and cached is not None and cached[0] == signature:
@@ -157,7 +157,7 @@ class ConversationArchive(ABC):
     def close(self) -> None:  # noqa: B027 - most backends hold nothing to release
         """Release connections (the archive can be opened again)."""
 
-    # ── what erasure asks (memory.erasure.archive.ErasableArchive) ─────
+    # ── what erasure asks (memory.forget.erasure.archive.ErasableArchive) ─────
 
     def thread_ids(self) -> set[str]:
         """The threads this user's archive holds messages of."""

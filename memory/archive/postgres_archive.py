@@ -14,8 +14,8 @@ from memory.archive.records import (
     ForgottenRecord,
     MessageKey,
 )
-from memory.state_db import pool_for
-from memory.tokenize import tokenize
+from memory.store.state_db import pool_for
+from memory.text.tokenize import tokenize
 
 # Documents and queries are the tokenizer's terms taken as they are (array_to_tsvector and
 # quoted tsquery lexemes): PostgreSQL's parsers would split Chinese differently, or not at all.

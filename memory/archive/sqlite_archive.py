@@ -17,8 +17,8 @@ from memory.archive.records import (
     ForgottenRecord,
     MessageKey,
 )
-from memory.manager import file_stem
-from memory.writer.sqlite_file import open_wal, remove_database, scrub, write_transaction
+from memory.store.manager import file_stem
+from memory.store.sqlite_file import open_wal, remove_database, scrub, write_transaction
 
 # The index holds the tokenizer's terms separated by spaces (unicode61 then only splits on
 # them): FTS5's own tokenizers cannot match a two-character Chinese word (trigram needs three

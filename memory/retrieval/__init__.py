@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memory.lazy import lazy_exports
+from memory.retrieval.bm25 import MechanicalRetriever
 from memory.retrieval.bm25_index import Bm25Index, IndexedMemory
-from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.modes import RetrievalMode
 from memory.retrieval.parsing import parse_indices
 from memory.retrieval.retrievers import Retrievers

@@ -6,18 +6,18 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any, Literal
 
-from memory.branch import Lineage
-from memory.manager import BaseMemoryManager
-from memory.retrieval.mechanical import MechanicalRetriever
+from memory.retrieval.bm25 import MechanicalRetriever
 from memory.retrieval.modes import RetrievalMode
 from memory.retrieval.topical import TopicalRetrieval  # feature: topics
+from memory.store.branch import Lineage
+from memory.store.manager import BaseMemoryManager
 
 if TYPE_CHECKING:
     from memory.prompts.writer import Sections
-    from memory.ranking import Ranking
     from memory.retrieval.fusion import RecallChannel
     from memory.retrieval.hybrid import HybridRetriever
     from memory.retrieval.llm import LLMRetriever
+    from memory.retrieval.ranking import Ranking
     from memory.retrieval.semantic import ChannelStatus
 
 logger = logging.getLogger(__name__)
@@ -27,7 +27,7 @@ _warned_without_llm = False
 
 
 class WithoutTopics:
-    """What retrieval does without `memory.topics`: no topic has a name."""
+    """What retrieval does without `memory.upkeep.topics`: no topic has a name."""
 
     def within_topic(
         self, query: str, topic: str, limit: int, lineage: Lineage | None
@@ -131,7 +131,7 @@ class Retrievers(
     ) -> list[dict[str, str]]:
         """Memories related to `query` by `mode`, best first; LLM modes without a model (`llm`
         here or at construction) run BM25 instead, logged once per process. With a `lineage`,
-        only what that run may read (see `memory.branch`). With a `topic`, only that topic's
+        only what that run may read (see `memory.store.branch`). With a `topic`, only that topic's
         members, ranked by BM25 whatever the mode (`[]` for an unknown topic); a broad question
         naming a topic gets its members in BM25 mode (see `memory.retrieval.topical`)."""
         mode = RetrievalMode.parse(mode)
@@ -176,7 +176,9 @@ def _channel_for(manager: BaseMemoryManager, embeddings: Any) -> RecallChannel:
     from memory.retrieval.store_index import StoreIndexChannel, store_index_of
     from memory.retrieval.vector_store import vector_store_for
 
-    store_module = sys.modules.get("memory.store_manager")  # loaded when a store manager exists
+    store_module = sys.modules.get(
+        "memory.store.backends.langgraph_store"
+    )  # loaded when a store manager exists
     if store_module is not None and isinstance(manager, store_module.StoreMemoryManager):
         config = store_index_of(manager.store)
         if config is not None:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memory.branch import Lineage, filter_ranked
-from memory.manager import BaseMemoryManager
-from memory.retrieval.mechanical import MechanicalRetriever
+from memory.retrieval.bm25 import MechanicalRetriever
 from memory.retrieval.query import read_query
+from memory.store.branch import Lineage, filter_ranked
+from memory.store.manager import BaseMemoryManager
 
-if TYPE_CHECKING:  # memory.topics is imported on first use: its modules import retrieval's
-    from memory.topics.table import TopicTable
+if TYPE_CHECKING:  # memory.upkeep.topics is imported on first use: its modules import retrieval's
+    from memory.upkeep.topics.table import TopicTable
 
 
 class TopicalRetrieval:
@@ -25,9 +25,9 @@ class TopicalRetrieval:
 
     @property
     def topics(self) -> TopicTable:
-        """The manager's topic table (memory.topics), made on first use and kept current."""
+        """The manager's topic table (memory.upkeep.topics), made on first use and kept current."""
         if self._topics is None:
-            from memory.topics.table import TopicTable
+            from memory.upkeep.topics.table import TopicTable
 
             # A memory's hotness with its recall signals, the same as ranking's.
             self._topics = TopicTable(

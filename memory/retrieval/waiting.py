@@ -10,13 +10,13 @@ from datetime import UTC, datetime
 
 from memory.admission.signals import NOT_A_FORGET, TASK
 from memory.admission.text import Message
-from memory.branch import Lineage, overfetch_k
-from memory.item import MemoryItem
 from memory.retrieval.bm25_index import Bm25Index
 from memory.retrieval.query import read_query
-from memory.statement_kinds import topics_of
-from memory.tokenize import tokenize
-from memory.turn import Turn
+from memory.store.branch import Lineage, overfetch_k
+from memory.store.item import MemoryItem
+from memory.text.statement_kinds import topics_of
+from memory.text.tokenize import tokenize
+from memory.writer.turn import Turn
 
 WAITING_LIMIT = 3  # at most this many waiting turns enter the prompt
 # Unmatched turns said this recently fill the places left: what was "just said" in another
@@ -37,7 +37,7 @@ _TOPIC_FILLER = frozenset({"forget", "pleas", "what", "said", "told", "just", "n
 @dataclass(frozen=True)
 class Forget:
     """A forget request: what it names (its words, and the kinds of statement those cover, see
-    `memory.statement_kinds`; neither: everything said before it in its thread; `everything`:
+    `memory.text.statement_kinds`; neither: everything said before it in its thread; `everything`:
     all said before it), and where and when it was said."""
 
     tokens: frozenset[str]

@@ -10,19 +10,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memory.core_context import (
-    GOAL_SEED_CHARS,
-    HUMAN_SEED_CHARS,
-    IDENTITY_SECTIONS,
-    thread_task,
-    truncate,
-    user_facts,
-)
 from memory.errors import MemoryNotFound, StaleWrite
-from memory.fencing import format_messages
-from memory.item import parse_time
-from memory.language import resolve_language
-from memory.manager import BaseMemoryManager, Change
 from memory.prompts.writer import (
     Sections,
     WriterPrompts,
@@ -30,9 +18,20 @@ from memory.prompts.writer import (
     sections_for,
     writer_prompts,
 )
-from memory.turn import Turn
-from memory.usage import ByPurpose, UsageMeter, as_dicts, describe
-from memory.writer import budget
+from memory.store.core_context import (
+    GOAL_SEED_CHARS,
+    HUMAN_SEED_CHARS,
+    IDENTITY_SECTIONS,
+    thread_task,
+    truncate,
+    user_facts,
+)
+from memory.store.item import parse_time
+from memory.store.manager import BaseMemoryManager, Change
+from memory.text.fencing import format_messages
+from memory.text.language import resolve_language
+from memory.usage.counts import ByPurpose, UsageMeter, as_dicts, describe
+from memory.writer import listing as budget
 from memory.writer.breaker import CircuitBreaker, breaker_for
 from memory.writer.faithful import main_language
 from memory.writer.json_protocol import MAX_ANSWER_TOKENS
@@ -50,6 +49,7 @@ from memory.writer.timeouts import (
 from memory.writer.tool_calls import REPAIR_NOTE, REPAIR_ROUNDS, unusable_call
 from memory.writer.tools import FULL, MemoryToolkit
 from memory.writer.trace import UNMATCHED_FORGET
+from memory.writer.turn import Turn
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -217,7 +217,7 @@ class MemoryConsumer:
         Raises MemoryWriteFailed when nothing could be written (the queue retries or
         dead-letters the turn) and WriterPaused while the model's breaker is open.
         """
-        from memory.metering import metered  # needs LangChain, like the agent
+        from memory.usage.metering import metered  # needs LangChain, like the agent
 
         meter = UsageMeter()
         try:

@@ -18,11 +18,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from memory.branch import Lineage
-from memory.item import now_iso
-from memory.turn import Turn
+from memory.store.branch import Lineage
+from memory.store.item import now_iso
+from memory.store.sqlite_file import open_wal, wal_damage, write_transaction
 from memory.writer.salvage import salvage_rows
-from memory.writer.sqlite_file import open_wal, wal_damage, write_transaction
+from memory.writer.turn import Turn
 
 logger = logging.getLogger(__name__)
 

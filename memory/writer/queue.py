@@ -10,8 +10,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from memory.turn import Turn
 from memory.writer.journal import JournalEntry, TurnJournal
+from memory.writer.turn import Turn
 
 if TYPE_CHECKING:
     from memory.long_term import LongTermMemory

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from memory.admission import Admission
-from memory.item import now_iso
-from memory.state_db import SqliteState, StateDatabase, Transaction, upsert
-from memory.turn import Turn
-from memory.usage import ByPurpose, Usage
+from memory.store.item import now_iso
+from memory.store.state_db import SqliteState, StateDatabase, Transaction, upsert
+from memory.usage.counts import ByPurpose, Usage
 from memory.writer.staging import StagedChange, ToolEvent
+from memory.writer.turn import Turn
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS {p}write_trace (

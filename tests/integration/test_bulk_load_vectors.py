@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from memory.factory import open_memory_manager
 from memory.long_term import LongTermMemory
 from memory.registry import MemoryRegistry
 from memory.retrieval import semantic
 from memory.retrieval.embedder import OfflineEncoder
 from memory.retrieval.vector_store import SqliteVectors
-from memory.snapshot import default_snapshot_path, write_snapshot
+from memory.store.factory import open_memory_manager
+from memory.store.snapshots import default_snapshot_path, write_snapshot
 from webapp import views
 
 ROOT = Path(__file__).resolve().parents[2]

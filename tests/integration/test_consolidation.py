@@ -11,11 +11,11 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from memory import Change, LongTermMemory, open_memory_manager
-from memory.consolidation import is_stale
-from memory.item import MemoryItem
-from memory.manager import BaseMemoryManager
 from memory.retrieval.evaluation import write_items
-from memory.snapshot import read_snapshot
+from memory.store.item import MemoryItem
+from memory.store.manager import BaseMemoryManager
+from memory.store.snapshots import read_snapshot
+from memory.upkeep.consolidation import is_stale
 from tests.consolidation_data import planted_set, score
 from tests.fakes import ScriptedAnswers
 

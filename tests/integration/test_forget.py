@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from graph.archiving import archive_spec
+from graph.archive.archiving import archive_spec
 from graph.cli.archive import search_conversations
 from graph.cli.chat import forget, restore
 from graph.cli.session import LocalSession

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from memory import store_manager
 from memory.errors import MemoryNotFound
-from memory.item import MAX_DESCRIPTION_CHARS
 from memory.long_term import LongTermMemory
-from memory.manager import BaseMemoryManager, Change
+from memory.store.backends import langgraph_store as store_manager
+from memory.store.item import MAX_DESCRIPTION_CHARS
+from memory.store.manager import BaseMemoryManager, Change
 from webapp.views import waterfall
 
 from .conftest import OpenManager
@@ -75,8 +75,8 @@ def test_user_ids_differing_only_in_case_never_share_memories(
 
 
 def test_yaml_file_names_stay_distinct_without_case(tmp_path: Path) -> None:
-    from memory.manager import file_stem
-    from memory.yaml_manager import YamlMemoryManager
+    from memory.store.backends.yaml_files import YamlMemoryManager
+    from memory.store.manager import file_stem
 
     names = {YamlMemoryManager(tmp_path, user).path.name for user in ["bob", "Bob", "BOB", "bOb"]}
     assert len({name.casefold() for name in names}) == 4
@@ -400,10 +400,10 @@ def test_the_factory_opens_each_backend_by_spec(
     backend: str, tmp_path: Path, unique_user: str
 ) -> None:
 
-    from memory.factory import open_memory_manager
-    from memory.sqlite_manager import SqliteMemoryManager
-    from memory.store_manager import StoreMemoryManager
-    from memory.yaml_manager import YamlMemoryManager
+    from memory.store.backends.langgraph_store import StoreMemoryManager
+    from memory.store.backends.sqlite_db import SqliteMemoryManager
+    from memory.store.backends.yaml_files import YamlMemoryManager
+    from memory.store.factory import open_memory_manager
 
     from .conftest import POSTGRES_URL, _Stores
 
@@ -432,8 +432,8 @@ def test_the_store_backend_without_a_store_is_refused_not_silently_in_memory(
     unique_user: str,
 ) -> None:
     """`GULFSTREAM_MEMORY_BACKEND=store` outside the server would forget everything at exit."""
-    from memory.factory import open_memory_manager
-    from memory.store_manager import StoreMemoryManager
+    from memory.store.backends.langgraph_store import StoreMemoryManager
+    from memory.store.factory import open_memory_manager
 
     with pytest.raises(ValueError, match=r"needs the LangGraph server.s store.*sqlite:"):
         open_memory_manager("store", unique_user)

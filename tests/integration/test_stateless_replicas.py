@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from graph.offline_model import OfflineChatModel
+from graph.models.offline import OfflineChatModel
 from memory.admission import Admission
 from memory.archive import ArchivedMessage, archives
-from memory.consolidation.trigger import note_write, writes_since_pass
-from memory.factory import open_memory_manager
 from memory.long_term import LongTermMemory
-from memory.turn import Turn
-from memory.usage import Usage
+from memory.store.factory import open_memory_manager
+from memory.upkeep.consolidation.trigger import note_write, writes_since_pass
+from memory.usage.counts import Usage
 from memory.writer.consumer import MemoryConsumer
+from memory.writer.turn import Turn
 from tests.integration.conftest import POSTGRES_URL, require_postgres
 
 pytestmark = pytest.mark.postgres
@@ -224,9 +224,9 @@ async def test_erase_user_leaves_no_row_of_them_in_any_gulfstream_table(tmp_path
 
 
 def test_an_unfinished_pass_s_plan_is_found_by_the_next_replica(tmp_path: Path) -> None:
-    from memory.consolidation.plan import ConsolidationPlan, PlanStep
-    from memory.consolidation.state import consolidation_state
-    from memory.document import Change
+    from memory.store.document import Change
+    from memory.upkeep.consolidation.plan import ConsolidationPlan, PlanStep
+    from memory.upkeep.consolidation.state import consolidation_state
 
     user = fresh_user("dan")
     plan = ConsolidationPlan("p1", user, "2026-12-01T00:00:00+00:00", 2, [
@@ -241,7 +241,7 @@ def test_an_unfinished_pass_s_plan_is_found_by_the_next_replica(tmp_path: Path) 
 
 
 def test_a_pass_that_merges_keeps_its_restore_point_in_the_database(tmp_path: Path) -> None:
-    from memory.stored_snapshots import SCHEMA, SNAPSHOTS_FILE, load_snapshot, stored_snapshots
+    from memory.store.snapshot_rows import SCHEMA, SNAPSHOTS_FILE, load_snapshot, stored_snapshots
 
     data_dir = tmp_path / "data"
     memory = replica(fresh_user("ines"), data_dir)

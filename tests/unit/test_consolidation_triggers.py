@@ -10,16 +10,16 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-import graph.memory_consolidator as memory_consolidator
+import graph.writing.consolidator_graph as memory_consolidator
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.memory_consolidator import graph as consolidator
 from graph.run_memory import open_run_memory
 from graph.settings import use_settings
+from graph.writing.consolidator_graph import graph as consolidator
 from memory import LongTermMemory
-from memory.consolidation import ConsolidatingConsumer, ConsolidationSchedule
-from memory.consolidation.trigger import writes_since_pass
-from memory.factory import open_memory_manager
+from memory.store.factory import open_memory_manager
+from memory.upkeep.consolidation import ConsolidatingConsumer, ConsolidationSchedule
+from memory.upkeep.consolidation.trigger import writes_since_pass
 from memory.writer.local import local_writer
 
 DUPLICATES = [

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory.item import MAX_DESCRIPTION_CHARS, MAX_THEME_CHARS, MemoryItem
+from memory.store.item import MAX_DESCRIPTION_CHARS, MAX_THEME_CHARS, MemoryItem
 
 
 def test_create_starts_the_history() -> None:
@@ -132,9 +132,9 @@ def test_to_dict_is_a_deep_copy_with_every_field() -> None:
 
 
 def test_new_times_are_utc_and_old_local_offset_times_sort_by_the_instant(tmp_path) -> None:
-    from memory.item import local_date, now_iso, time_sort_key
     from memory.long_term import LongTermMemory
-    from memory.yaml_manager import YamlMemoryManager
+    from memory.store.backends.yaml_files import YamlMemoryManager
+    from memory.store.item import local_date, now_iso, time_sort_key
     from webapp.views import waterfall
 
     assert now_iso().endswith("+00:00")

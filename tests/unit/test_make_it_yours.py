@@ -18,9 +18,9 @@ from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.prompting import build_system_prompt
 from graph.settings import Settings, get_settings, use_settings
-from memory.factory import open_memory_manager
 from memory.long_term import LongTermMemory
 from memory.registry import registry
+from memory.store.factory import open_memory_manager
 from memory.writer import MemoryConsumer
 from memory.writer.local import local_writer
 from prompts import persona
@@ -204,7 +204,7 @@ async def test_leaving_a_chat_session_stops_its_queue(tmp_path: Path) -> None:
 
 
 def test_mypy_ignores_missing_imports_of_third_party_modules_only() -> None:
-    # With the ignore global, deleting memory/topics/ left `import webapp.app` broken and
+    # With the ignore global, deleting memory/upkeep/topics/ left `import webapp.app` broken and
     # `make lint` passing.
     import tomllib
 

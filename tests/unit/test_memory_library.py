@@ -21,7 +21,7 @@ WITHOUT_LANGCHAIN = textwrap.dedent(
     import asyncio, tempfile
     from pathlib import Path
     from memory import LongTermMemory, MechanicalRetriever, Turn, open_memory, open_memory_manager
-    from memory.snapshot import import_snapshot, read_snapshot, write_snapshot
+    from memory.store.snapshots import import_snapshot, read_snapshot, write_snapshot
     from memory.writer.journal import TurnJournal
 
     folder = Path(tempfile.mkdtemp())
@@ -56,7 +56,7 @@ WITHOUT_LANGCHAIN = textwrap.dedent(
     assert journal.counts("alice") == {"pending": 0, "done": 1, "dead": 0}
     # Admission, batching, the change feed and the usage ledger need no LangChain either.
     from memory.admission import score_turn
-    from memory.usage import Usage
+    from memory.usage.counts import Usage
     from memory.writer.queue import split_runs
     from memory.writer.trace import UsageLedger
     assert score_turn("ok thanks").decision == "skip"

@@ -1,0 +1,32 @@
+"""What erasure asks of a conversation archive (memory/archive/ implements it, erasure never
+imports it)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from memory.forget.erasure.report import ErasureReport
+from memory.forget.erasure.rows import Needles
+from memory.store.item import MemoryItem
+
+
+class ErasableArchive(Protocol):
+    """A user's conversation archive as erasure sees it."""
+
+    def thread_ids(self) -> set[str]:
+        """The threads it holds messages of."""
+        ...
+
+    def erase_carriers(
+        self,
+        items: dict[str, MemoryItem],
+        chosen: dict[str, MemoryItem],
+        needles: Needles,
+        report: ErasureReport,
+    ) -> None:
+        """Remove what carries the `chosen` memories (adding the removed texts to `needles`)."""
+        ...
+
+    def erase_everything(self, report: ErasureReport) -> None:
+        """Remove the user's whole archive."""
+        ...

@@ -1,0 +1,226 @@
+"""erase_memory and erase_user: remove for good, from every tier, one memory with everything
+derived from it, or everything of one user; each returns an ErasureReport."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memory.errors import MemoryNotFound
+from memory.forget.erasure.archive import ErasableArchive
+from memory.forget.erasure.files import erase_plans, erase_snapshots, erase_yaml_copies
+from memory.forget.erasure.report import ErasureReport
+from memory.forget.erasure.rows import (
+    JOURNAL_TABLES,
+    RECALL_TABLES,
+    STATE_TABLES,
+    SUMMARIES_FILE,
+    SUMMARY_TABLES,
+    TRACE_TABLES,
+    Needles,
+    SharedTable,
+    erase_rows,
+)
+from memory.forget.erasure.stores import (
+    erase_everything,
+    purge_items,
+    redact_core_context,
+    scrub_backend,
+)
+from memory.forget.erasure.threads import delete_threads, known_threads
+from memory.store.item import MemoryItem
+from memory.store.sqlite_file import scrub_file
+from memory.store.state_db import PostgresState, StateDatabase
+
+if TYPE_CHECKING:
+    from memory.long_term import LongTermMemory
+
+logger = logging.getLogger(__name__)
+
+CHECKPOINTS_NOTE = (
+    "the checkpoints of the threads where it was said still hold it: they are the conversation "
+    "itself and belong to the checkpointer (erase_user(threads=checkpointer), or delete the "
+    "threads with the LangGraph SDK on a server)"
+)
+
+NO_ARCHIVE_NOTE = "no conversation archive was given: archived messages were not looked at"
+
+
+def erase_memory(
+    memory: LongTermMemory, memory_id: str, archive: ErasableArchive | None = None
+) -> ErasureReport:
+    """Remove `memory_id` (tombstone or not) and everything derived from it: its versions (the
+    copy-on-write versions that supersede it, or that it supersedes), its history, what other
+    items' histories say of it, its vector, the archived messages carrying it (text and index)
+    and the digests of their days (sealed again without them), its rows in the journal, trace,
+    recall log and topic summaries, and every snapshot of the user (rewritten without it). The
+    files touched are vacuumed and their WAL emptied. MemoryNotFound when no item has that id."""
+    manager = memory.manager
+    manager._check_writable()  # a store that refuses writes refuses before anything is removed
+    items = manager.all_items()
+    if memory_id not in items:
+        raise MemoryNotFound(memory_id)
+    chosen = _versions(items, memory_id)
+    report = ErasureReport(memory.user_id, sorted(chosen))
+    needles = Needles(set(chosen))
+    for item in chosen.values():
+        needles.add_texts(item_texts(item))
+    if archive is not None:
+        archive.erase_carriers(items, chosen, needles, report)
+    else:
+        report.notes.append(NO_ARCHIVE_NOTE)
+    memory.recall_log.flush()  # queued recalls of the memory would come back after the erase
+    purge_items(manager, needles, report)
+    redact_core_context(manager, needles, report)
+    _drop_vectors(memory, set(chosen), report)
+    _erase_shared_rows(memory, needles.in_row, report)
+    _erase_side_files(memory, needles, report)
+    scrub_backend(manager, report)
+    report.notes.append(CHECKPOINTS_NOTE)
+    logger.info("memory %s of user %r erased: %s", memory_id, memory.user_id, report.removed)
+    return report
+
+
+def erase_user(
+    memory: LongTermMemory, archive: ErasableArchive | None = None, threads: Any = None
+) -> ErasureReport:
+    """Remove everything of the memory's user in every tier: the backend's rows or files, the
+    archive, the journal, trace, usage ledger, recall log, topic summaries, snapshots,
+    consolidation plans and set-aside copies; with `threads` (a checkpointer), the user's
+    threads too. Other users' rows and files are left as they are."""
+    memory.manager._check_writable()
+    report = ErasureReport(memory.user_id)
+    shared = _shared_files(memory)
+    thread_ids = known_threads(memory.user_id, archive, shared[:2] + shared[4:])
+    if memory.snapshots is not None:  # a snapshot due after the erase would write one back
+        memory.snapshots.cancel()
+    memory.recall_log.discard()
+    _drop_vectors(memory, None, report)
+    erase_everything(memory.manager, report)
+    if archive is not None:
+        archive.erase_everything(report)
+    else:
+        report.notes.append(NO_ARCHIVE_NOTE)
+    _erase_shared_rows(memory, None, report)
+    _erase_side_files(memory, None, report)
+    if threads is not None:
+        delete_threads(threads, sorted(thread_ids), report)
+    elif thread_ids:
+        report.notes.append(
+            f"{len(thread_ids)} thread(s) of this user keep the conversation in the "
+            "checkpointer: pass threads=<checkpointer> (or delete them with the SDK) to remove them"
+        )
+    logger.info("every memory of user %r erased: %s", memory.user_id, report.removed)
+    return report
+
+
+# ── the parts ───────────────────────────────────────────────────────────
+
+
+def item_texts(item: MemoryItem) -> set[str]:
+    """Every text the item ever held: each version's description and the ones merged into it."""
+    texts = {item.description}
+    for entry in item.history:
+        for key in ("description", "previous_description", "merged_description"):
+            value = entry.get(key)
+            if isinstance(value, str):
+                texts.add(value)
+    return {text for text in texts if text.strip()}
+
+
+def _versions(items: dict[str, MemoryItem], memory_id: str) -> dict[str, MemoryItem]:
+    """The item and every copy-on-write version linked to it, in either direction."""
+    chosen = {memory_id}
+    while True:
+        linked = {
+            i for i, item in items.items()
+            if item.supersedes in chosen or (i in chosen and item.supersedes in items)
+        } | {items[i].supersedes for i in chosen if items[i].supersedes in items}  # fmt: skip
+        if linked <= chosen:
+            return {i: items[i] for i in sorted(chosen)}
+        chosen |= linked
+
+
+def _drop_vectors(memory: LongTermMemory, ids: set[str] | None, report: ErasureReport) -> None:
+    from memory.retrieval.vector_store import VECTOR_PURPOSES, vector_store_for
+
+    for purpose in VECTOR_PURPOSES:  # retrieval's vectors and consolidation's
+        store = vector_store_for(memory.manager, purpose)
+        path = getattr(store, "path", None)
+        if isinstance(path, Path) and not path.exists():
+            continue  # never embedded: opening it would make the file
+        stored = {v.memory_id for v in store.load()}
+        dropped = stored if ids is None else ids & stored
+        if dropped:
+            store.drop(dropped)
+            report.count("vectors", len(dropped))
+        if isinstance(path, Path) and path != getattr(memory.manager, "path", None):
+            scrub_file(path)
+        close = getattr(store, "close", None)
+        if callable(close):
+            close()
+
+
+def _shared_files(
+    memory: LongTermMemory,
+) -> list[tuple[Path | StateDatabase, tuple[SharedTable, ...]]]:
+    """The databases several users share: the journal, trace, recall log and summaries files in
+    the data folder (a deployment that moved to a state database may have left some), and the
+    state database."""
+    from memory.retrieval.recall_log import RECALL_FILE
+
+    shared: list[tuple[Path | StateDatabase, tuple[SharedTable, ...]]] = [
+        (memory.journal_path, JOURNAL_TABLES),
+        (memory.trace_path, TRACE_TABLES),
+        (memory.data_dir / RECALL_FILE, RECALL_TABLES),
+        (memory.data_dir / SUMMARIES_FILE, SUMMARY_TABLES),
+    ]
+    if memory.state_dsn:
+        shared.append((PostgresState(memory.state_dsn, ""), STATE_TABLES))
+    return shared
+
+
+def _erase_shared_rows(memory: LongTermMemory, match: Any, report: ErasureReport) -> None:
+    for target, tables in _shared_files(memory):
+        removed = erase_rows(target, tables, memory.user_id, match)
+        for place, count in removed.items():
+            report.count(place, count)
+        if isinstance(target, StateDatabase):
+            if removed:
+                target.scrub([spec.table for spec in tables])
+                report.file(target.describe(), "vacuumed")
+        elif target.exists():
+            if not scrub_file(target):
+                report.notes.append(
+                    f"{target}-wal is held by a reader: emptied at its next checkpoint"
+                )
+            report.file(target, "vacuumed")
+
+
+def _erase_side_files(
+    memory: LongTermMemory, needles: Needles | None, report: ErasureReport
+) -> None:
+    from memory.store.backends.yaml_files import YamlMemoryManager
+
+    manager = memory.manager
+    folders = {memory.data_dir}
+    if manager.data_dir is not None:
+        folders.add(manager.data_dir)
+    for folder in sorted(folders):
+        erase_snapshots(folder, memory.user_id, needles, report)
+        erase_plans(folder, memory.user_id, needles, report)
+    if needles is not None and isinstance(manager, YamlMemoryManager):
+        erase_yaml_copies(manager.directory, manager.user_id, needles, report)
+    if needles is not None and memory.state_dsn:
+        from memory.store.snapshot_rows import SCHEMA, SNAPSHOTS_FILE, erase_stored_snapshots
+
+        db = memory.state_database(SNAPSHOTS_FILE, SCHEMA)
+        erase_stored_snapshots(db, memory.user_id, needles, report)
+    journal = memory.journal_path
+    damaged = sorted(journal.parent.glob(f"{journal.name}.damaged-*"))
+    if damaged:  # a damaged file is not edited; it holds every user's turns of its time
+        report.notes.append(
+            f"{len(damaged)} damaged journal file(s) set aside by a recovery ({damaged[0]}...) "
+            "may still hold it: delete them once the recovery is acknowledged"
+        )

@@ -1,0 +1,26 @@
+"""Consolidation: merge near-duplicate memories, mark passed plans stale, archive cold ones."""
+
+from memory.upkeep.consolidation.dates import dates_in, is_stale, passed_date
+from memory.upkeep.consolidation.plan import ConsolidationPolicy
+from memory.upkeep.consolidation.report import ConsolidationReport
+from memory.upkeep.consolidation.run import consolidate
+from memory.upkeep.consolidation.similarity import duplicate_groups, same_fact
+from memory.upkeep.consolidation.trigger import (
+    ConsolidatingConsumer,
+    ConsolidationSchedule,
+    ConsolidationTrigger,
+)
+
+__all__ = [
+    "ConsolidatingConsumer",
+    "ConsolidationPolicy",
+    "ConsolidationReport",
+    "ConsolidationSchedule",
+    "ConsolidationTrigger",
+    "consolidate",
+    "dates_in",
+    "duplicate_groups",
+    "is_stale",
+    "passed_date",
+    "same_fact",
+]
