@@ -114,8 +114,8 @@ def no_scrub() -> ExitStack:
     """Erase with plain DELETEs: every free-space scrub (VACUUM, WAL checkpoint) turned off."""
     stack = ExitStack()
     for target in (
-        "memory.forget.erasure.erase.scrub_file", "memory.forget.erasure.threads.scrub",
-        "memory.forget.erasure.stores.scrub", "memory.archive.sqlite_archive.SqliteArchive.scrub",
+        "memory.erasure.erase.scrub_file", "memory.erasure.threads.scrub",
+        "memory.erasure.stores.scrub", "memory.archive.sqlite_archive.SqliteArchive.scrub",
     ):  # fmt: skip
         stack.enter_context(mock.patch(target, lambda *a, **k: True))
     return stack

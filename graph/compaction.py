@@ -29,8 +29,8 @@ from graph.state import State
 from graph.summarizer import RunningSummary, summarize
 from graph.tools import chat_tools, tool_names
 from graph.writing.pending import waiting_in_thread
-from memory.forget.fingerprint import Fingerprint
-from memory.forget.forgotten import forgotten_prints
+from memory.store.forgotten import forgotten_prints
+from memory.text.fingerprint import Fingerprint
 from memory.text.messages import text_of
 from memory.usage.counts import UsageMeter, add_up, as_dicts, from_dicts
 from memory.usage.metering import metered
@@ -170,7 +170,7 @@ def flush_writer(run: RunMemory, store: Any) -> int:
     """Hand the thread's turns waiting in a batch to the memory writer now, through the usual
     durable path (exactly once: turn ids): the local queue's batch, or on the server the
     turns kept in the store, written by a memory_writer run told to flush this thread."""
-    from graph.writing.ltm_write import schedule_flush, write_mode
+    from graph.writing.server_runs import schedule_flush, write_mode
 
     mode = write_mode(run)
     try:

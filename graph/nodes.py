@@ -1,4 +1,4 @@
-"""The nodes of the chat graph: retrieve_memory → agent ⇄ tools (ltm_write is in graph/writing/ltm_write.py)."""
+"""The nodes of the chat graph: retrieve_memory → agent ⇄ tools (ltm_write: graph/writing/)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from graph.tool_loop import (
 )
 from graph.tools import chat_tools, tool_names
 from graph.writing.said_recently import said_recently
-from memory.forget.forgotten import forgotten_prints
+from memory.store.forgotten import forgotten_prints
 from memory.usage.counts import UsageMeter, add_up, as_dicts, from_dicts
 from memory.usage.metering import metered
 

@@ -13,8 +13,8 @@ from langgraph.constants import TAG_NOSTREAM
 from graph.models.loading import is_offline
 from graph.prompt_budget import CHARS_PER_TOKEN, cut_on_sentence
 from memory.admission import score_turn
-from memory.forget.fingerprint import Fingerprint, redact
 from memory.store.item import now_iso
+from memory.text.fingerprint import Fingerprint, redact
 from memory.text.language import language_of
 from memory.text.messages import text_of
 from prompts.compaction import SHORTEN_PROMPTS, SUMMARY_PROMPTS

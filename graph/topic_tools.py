@@ -10,6 +10,8 @@ from graph.prompting import format_memories
 from graph.run_memory import open_run_memory
 from memory.text.language import resolve_language
 
+TOPIC_LIMIT = 20  # memories listed, as many as search_memories lists
+
 
 def memories_about(topic: str) -> str:
     """Everything this user's long-term memory holds about one person, place, organisation or
@@ -17,16 +19,14 @@ def memories_about(topic: str) -> str:
 
     Use it when the user asks how someone or something is doing, or what is new with them.
     """
-    from graph.tools import SEARCH_LIMIT  # not at the top: graph.tools imports this module
-
     run = open_run_memory(get_runtime(Context))
     lineage = current_lineage(run.config)
     found = run.memory.get_related_memory_from(
-        "", "mechanical", limit=SEARCH_LIMIT, lineage=lineage, topic=topic
+        "", "mechanical", limit=TOPIC_LIMIT, lineage=lineage, topic=topic
     )
     if not found:  # "my dog" names no topic, and "The user's dog is called Biscuit" is about it
         found = run.memory.get_related_memory_from(
-            topic, "mechanical", limit=SEARCH_LIMIT, lineage=lineage
+            topic, "mechanical", limit=TOPIC_LIMIT, lineage=lineage
         )
     if not found:
         return "No memory is about that topic."

@@ -27,8 +27,8 @@ from memory.writer.queue import BatchPolicy
 from memory.writer.turn import Turn
 
 if TYPE_CHECKING:
-    from memory.forget.erasure import ErasureReport
-    from memory.forget.erasure.archive import ErasableArchive
+    from memory.erasure import ErasureReport
+    from memory.erasure.archive import ErasableArchive
     from memory.store.snapshots import SnapshotScheduler
     from memory.writer.queue import (
         DurableWriteQueue,
@@ -162,7 +162,7 @@ class LongTermMemory(
         """The core context block (persona, human, the goal of `thread_id`, updated_at); `{}`
         before anything seeded it, or when the store cannot be read (logged). What carries a
         forgotten memory is left out (the stored block keeps it for a restore)."""
-        from memory.forget.forgotten import forgotten_prints, redact_core_context
+        from memory.store.forgotten import forgotten_prints, redact_core_context
 
         try:
             block = self.manager.get_core_context(thread_id)
@@ -344,17 +344,17 @@ class LongTermMemory(
         """Remove one memory for good with everything derived from it (versions, history,
         vector, journal and trace rows, snapshots; with `archive`, the archived messages that
         carried it and the digests of their days). Unlike `delete`, nothing can restore it.
-        The thread's checkpoints keep what was said (`memory.forget.erasure.CHECKPOINTS_NOTE`)."""
-        from memory.forget.erasure import erase_memory
+        The thread's checkpoints keep what was said (`memory.erasure.CHECKPOINTS_NOTE`)."""
+        from memory.erasure import erase_memory
 
         return erase_memory(self, memory_id, archive)
 
     def erase_user(
         self, *, archive: ErasableArchive | None = None, threads: Any = None
     ) -> ErasureReport:
-        """Remove everything of this user from every tier (see `memory.forget.erasure.erase_user`);
+        """Remove everything of this user from every tier (see `memory.erasure.erase_user`);
         with `threads` (a checkpointer), the user's threads too. Other users are untouched."""
-        from memory.forget.erasure import erase_user
+        from memory.erasure import erase_user
 
         return erase_user(self, archive, threads)
 

@@ -92,6 +92,8 @@ MOVES = {
     "graph.digests": "graph.archive.digests",
 }
 
+if len(sys.argv) > 1:  # a later pass: its moves in a JSON file, {old: new}
+    MOVES = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
 ROOT = Path.cwd()
 DOTTED = re.compile(
     r"(?<![\w.])("

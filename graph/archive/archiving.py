@@ -167,5 +167,5 @@ def archive_turn(run: RunMemory, messages: Sequence[Any], lineage: Lineage | Non
     if run.settings.digests:  # feature: digests
         from graph.archive.digests import seal_digests_soon  # feature: digests
 
-        seal_digests_soon(run, archive)  # feature: digests
+        seal_digests_soon(run, archive, archive_spec(run.settings))  # feature: digests
     return added

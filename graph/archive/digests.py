@@ -9,7 +9,6 @@ import time
 from collections.abc import Sequence
 from datetime import datetime
 
-from graph.archive.archiving import archive_spec
 from graph.models.loading import is_offline, load_chat_model
 from graph.run_memory import RunMemory
 from graph.settings import get_settings
@@ -81,10 +80,11 @@ _last_sealed: dict[str, float] = {}
 _sealing_lock = threading.Lock()
 
 
-def seal_digests_soon(run: RunMemory, archive: ConversationArchive) -> None:
+def seal_digests_soon(run: RunMemory, archive: ConversationArchive, spec: str) -> None:
     """Seal the user's due daily digests on the background writer's loop, at most every
-    DIGEST_EVERY_SECONDS per user (the digests' own model calls count as "summary")."""
-    key = f"{archive_spec(run.settings)}\n{run.user_id}"  # the archive, as the registry keys it
+    DIGEST_EVERY_SECONDS per user and archive (`spec`, as graph.archive.archiving names it; the
+    digests' own model calls count as "summary")."""
+    key = f"{spec}\n{run.user_id}"  # the archive, as the registry keys it
     now = time.monotonic()
     with _sealing_lock:
         if now - _last_sealed.get(key, -DIGEST_EVERY_SECONDS) < DIGEST_EVERY_SECONDS:

@@ -18,6 +18,7 @@ from graph.context import Context
 from graph.models.loading import check_model_allowed, load_chat_model
 from graph.run_memory import RunMemory, open_run_memory
 from graph.settings import Settings, custom_auth_configured, get_settings
+from graph.writing.server_runs import writer_thread_id
 from memory.upkeep.consolidation import (
     ConsolidationPolicy,
     ConsolidationSchedule,
@@ -66,10 +67,6 @@ async def schedule_pass(run: RunMemory) -> str:
     races the user's writes. Returns why it was queued ("" when not due). A failure is
     logged: the turn itself is scheduled already."""
     from langgraph_sdk import get_client
-
-    from graph.writing.ltm_write import (
-        writer_thread_id,  # not at the top: graph.writing.ltm_write imports this module
-    )
 
     try:
         writes = await asyncio.to_thread(note_write, run.memory)

@@ -11,6 +11,7 @@ from typing import Any
 
 from graph.run_memory import RunMemory
 from graph.writing.pending import waiting_turns
+from graph.writing.server_runs import schedule_flush, write_mode
 from memory.long_term import LongTermMemory
 from memory.retrieval.waiting import WaitingIndex
 from memory.store.branch import Lineage
@@ -36,8 +37,6 @@ def said_recently(
     `since` is the store's change token when this turn's memories were read: a turn applied by
     then is read as a memory and left out here. When a write landed after it, the turns it
     applied are kept (shown twice for this turn rather than not at all)."""
-    from graph.writing.ltm_write import write_mode  # the hand-off imports this module
-
     try:
         mode = write_mode(run)
         if mode == "inline":  # written before the run returns: nothing waits
@@ -80,7 +79,6 @@ async def flush_on_thread_switch(run: RunMemory, store: Any, turn: Turn) -> list
     thread of the user with turns waiting, so that what was said there is written within the
     writer's own time (and before this turn, which may forget it). A failure is logged: the
     turns wait for their own runs. Returns the threads flushed."""
-    from graph.writing.ltm_write import schedule_flush
 
     if store is None:
         return []

@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from memory.archive.dates import question_period
+from memory.archive.dates import day_bounds, question_period
 from memory.archive.query import Terms, Window, query_terms
 from memory.archive.ranking import Ranking, bm25_scores, content_terms, reranked
 from memory.archive.records import (
@@ -23,9 +23,9 @@ from memory.store.manager import validate_user_id
 from memory.text.tokenize import tokenize
 
 if TYPE_CHECKING:
-    from memory.forget.erasure.report import ErasureReport
-    from memory.forget.erasure.rows import Needles
+    from memory.store.erasure_report import ErasureReport
     from memory.store.item import MemoryItem
+    from memory.text.needles import Needles
 
 DEFAULT_HITS = 3
 DEFAULT_AROUND = 2  # messages before and after each hit
@@ -118,7 +118,7 @@ class ConversationArchive(ABC):
         """Remove the record of one memory and return it (None when there was none)."""
 
     def forgotten(self) -> dict[str, ForgottenRecord]:
-        """What forgetting each memory hid (`memory.forget.forgotten`), by memory id; read again
+        """What forgetting each memory hid (`memory.store.forgotten`), by memory id; read again
         only when the records changed (every search and every turn asks). Treat it as read-only."""
         signature = self.forgotten_signature()
         cached = self._forgotten_cache
@@ -157,12 +157,13 @@ class ConversationArchive(ABC):
     def close(self) -> None:  # noqa: B027 - most backends hold nothing to release
         """Release connections (the archive can be opened again)."""
 
-    # ── what erasure asks (memory.forget.erasure.archive.ErasableArchive) ─────
+    # ── what erasure asks (memory.erasure.archive.ErasableArchive) ─────
 
     def thread_ids(self) -> set[str]:
         """The threads this user's archive holds messages of."""
         return {m.thread_id for m in self.messages()}
 
+    @abstractmethod
     def erase_carriers(
         self,
         items: dict[str, MemoryItem],
@@ -170,10 +171,9 @@ class ConversationArchive(ABC):
         needles: Needles,
         report: ErasureReport,
     ) -> None:
-        """Remove the messages and digests that carry the `chosen` memories."""
-        from memory.archive.erasing import erase_carriers
-
-        erase_carriers(self, items, chosen, needles, report)
+        """Remove the messages and digests that carry the `chosen` memories. Every archive
+        binds memory/archive/erasing.py's `erase_carriers` (which builds on this class, so this
+        class cannot import it)."""
 
     def erase_everything(self, report: ErasureReport) -> None:
         """Remove every message and digest of this user, counted in `report`."""
@@ -364,8 +364,6 @@ class ConversationArchive(ABC):
         lineage = window.lineage
         if lineage is None or not found:
             return found
-        from memory.archive.digest import day_bounds
-
         visible = []
         for digest in found:
             start, end = day_bounds(digest.day)

@@ -1,5 +1,5 @@
 """Erasure in the conversation archive: the archived messages and digests that carry an erased
-memory, or the whole archive of an erased user (memory/forget/erasure/archive.py's protocol)."""
+memory, or the whole archive of an erased user (memory/erasure/archive.py's protocol)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from memory.archive.digest import day_bounds, local_day
+from memory.archive.dates import day_bounds, local_day
 from memory.archive.reconcile import carrying_messages, reseal
 from memory.archive.records import MessageKey
-from memory.forget.erasure.report import ErasureReport
-from memory.forget.erasure.rows import Needles
-from memory.forget.fingerprint import Fingerprint
-from memory.forget.forgotten import fingerprint, lineage_of
+from memory.store.erasure_report import ErasureReport
+from memory.store.forgotten import fingerprint, lineage_of
 from memory.store.item import MemoryItem
+from memory.text.fingerprint import Fingerprint
+from memory.text.needles import Needles
 
 if TYPE_CHECKING:
     from memory.archive.base import ConversationArchive
@@ -27,7 +27,7 @@ def erase_carriers(
     needles: Needles,
     report: ErasureReport,
 ) -> None:
-    """The archived messages carrying the memory (`memory.forget.forgotten`: its turns, and any
+    """The archived messages carrying the memory (`memory.store.forgotten`: its turns, and any
     message its fingerprint matches, up to now), every copy of them at other checkpoints,
     the records of what forgetting it hid, and the digests of their days sealed again."""
     said = archive.messages()

@@ -6,6 +6,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from memory.archive.base import ConversationArchive
+from memory.archive.erasing import erase_carriers
 from memory.archive.query import Window
 from memory.archive.records import (
     SEARCHED_ROLES,
@@ -74,6 +75,8 @@ def tsquery(terms: Sequence[str], any_term: bool) -> str:
 class PostgresArchive(ConversationArchive):
     """One user's archive in the tables `gulfstream_archive_*` of a PostgreSQL database; every
     statement names the user."""
+
+    erase_carriers = erase_carriers  # what erasure asks: memory/archive/erasing.py
 
     backend = "postgres"
 

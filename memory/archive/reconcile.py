@@ -12,15 +12,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from memory.archive.digest import day_bounds, extractive_digest, local_day
+from memory.archive.dates import day_bounds, local_day
+from memory.archive.digest import extractive_digest
 from memory.archive.query import Window
 from memory.archive.records import ArchivedMessage, Digest, ForgottenRecord, MessageKey
-from memory.forget.fingerprint import WORD_COVERAGE, Fingerprint, redact
-from memory.forget.forgotten import fingerprint, forgotten_at, is_forgotten, lineage_of
 from memory.store.branch import batch_size_of
 from memory.store.core_context import HUMAN_SEED_CHARS, truncate, user_facts
+from memory.store.forgotten import fingerprint, forgotten_at, is_forgotten, lineage_of
 from memory.store.item import MemoryItem
 from memory.store.manager import BaseMemoryManager
+from memory.text.fingerprint import WORD_COVERAGE, Fingerprint, redact
 
 if TYPE_CHECKING:
     from memory.archive.base import ConversationArchive
@@ -227,7 +228,9 @@ def _reconcile(manager: BaseMemoryManager, archive: ConversationArchive) -> Reco
         record = hide(archive, memory_id, chain[0], ancestors=chain[1:])
         hidden[memory_id] = len(record.messages)
     if restored:  # `human` was seeded without them after they were forgotten
-        manager.seed_core_context(human=truncate("; ".join(user_facts(manager)), HUMAN_SEED_CHARS))
+        manager.seed_core_context(
+            human=truncate("; ".join(user_facts(manager.list_items())), HUMAN_SEED_CHARS)
+        )
     return Reconciled(hidden, restored)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.archive.base import ConversationArchive
+from memory.archive.erasing import erase_carriers
 from memory.archive.query import Window, index_text
 from memory.archive.records import (
     SEARCHED_ROLES,
@@ -81,6 +82,8 @@ def fts_query(terms: Sequence[str], any_term: bool) -> str:
 
 class SqliteArchive(ConversationArchive):
     """The archive of one user in `<folder>/<user>.sqlite` (WAL, one writer at a time)."""
+
+    erase_carriers = erase_carriers  # what erasure asks: memory/archive/erasing.py
 
     backend = "sqlite"
 

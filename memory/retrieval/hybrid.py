@@ -8,7 +8,7 @@ from typing import Any
 from memory.prompts.writer import Sections
 from memory.retrieval.bm25 import MechanicalRetriever
 from memory.retrieval.llm import LLMRetriever
-from memory.retrieval.retrievers import OnFailure
+from memory.retrieval.modes import OnFailure
 from memory.store.branch import Lineage
 from memory.store.manager import BaseMemoryManager
 

@@ -14,8 +14,8 @@ from memory.prompts.retrieval import find_related_memory_prompts
 from memory.prompts.writer import Sections
 from memory.retrieval.bm25 import MechanicalRetriever
 from memory.retrieval.bm25_index import IndexedMemory
+from memory.retrieval.modes import OnFailure
 from memory.retrieval.parsing import parse_indices
-from memory.retrieval.retrievers import OnFailure
 from memory.store.branch import Lineage, visible_ids
 from memory.store.item import MemoryItem, local_date
 from memory.store.manager import BaseMemoryManager

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from memory.retrieval.bm25 import MechanicalRetriever
-from memory.retrieval.modes import RetrievalMode
+from memory.retrieval.modes import OnFailure, RetrievalMode
 from memory.retrieval.topical import TopicalRetrieval  # feature: topics
 from memory.store.branch import Lineage
 from memory.store.manager import BaseMemoryManager
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-OnFailure = Literal["mechanical", "empty"]
 _warned_without_llm = False
 
 

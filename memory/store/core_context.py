@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from memory.store.item import now_iso
 
 if TYPE_CHECKING:
-    from memory.store.manager import BaseMemoryManager
+    from memory.store.item import MemoryItem
 
 CORE_CONTEXT_KEYS = ("persona", "human", "goal")
 MAX_CORE_CONTEXT_CHARS = 4000
@@ -155,21 +155,22 @@ def truncate(text: str, limit: int) -> str:
 
 
 def user_facts(
-    manager: BaseMemoryManager, profile_sections: Sequence[str] = IDENTITY_SECTIONS
+    items: Mapping[str, MemoryItem], profile_sections: Sequence[str] = IDENTITY_SECTIONS
 ) -> list[str]:
-    """The live user-scope memories, profile sections first (what `human` is made of)."""
-    items = [item for item in manager.list_items().values() if item.scope == "user"]
-    items.sort(key=lambda item: item.theme not in profile_sections)  # stable: order kept
-    return [item.description for item in items]
+    """The live user-scope memories of `items` (live, oldest first), profile sections first
+    (what `human` is made of)."""
+    users = [item for item in items.values() if item.scope == "user"]
+    users.sort(key=lambda item: item.theme not in profile_sections)  # stable: order kept
+    return [item.description for item in users]
 
 
-def thread_task(manager: BaseMemoryManager, thread_id: str) -> str | None:
+def thread_task(items: Mapping[str, MemoryItem], thread_id: str) -> str | None:
     """The thread's goal as the writer understood it: its oldest live branch memory (a task or
     plan of this conversation), None when it has none. Never the thread's first message, which
-    is as often "Hi! My name is Ada" as a goal."""
+    is as often "Hi! My name is Ada" as a goal. `items` are the live ones, oldest first."""
     if not thread_id:
         return None
-    for item in manager.list_items().values():  # oldest first
+    for item in items.values():  # live, oldest first
         if item.scope == "branch" and item.origin.get("thread_id") == thread_id:
             return item.description
     return None

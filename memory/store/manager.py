@@ -299,7 +299,7 @@ class BaseMemoryManager(ABC):
         ancestor's branch memory gets this branch's own tombstone (copy-on-write), so the other
         branches keep it. Returns the id to `restore`."""
         changes, tombstone = operations.forget_changes(
-            self, memory_id, reason, lineage, provenance, self.new_id()
+            self.all_items(), memory_id, reason, lineage, provenance, self.new_id()
         )
         self.apply(changes, f"forget:{secrets.token_hex(8)}", provenance)
         return tombstone

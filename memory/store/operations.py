@@ -19,7 +19,7 @@ from memory.store.document import Change, MemoryTransaction
 from memory.store.item import MemoryItem, check_description, check_reason, check_theme, now_iso
 
 if TYPE_CHECKING:
-    from memory.store.manager import BaseMemoryManager
+    from collections.abc import Mapping
 
 _MEMORY_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -239,15 +239,15 @@ def copy_on_write_version(memory_id: str, item: MemoryItem, new_id: str) -> Chan
 
 
 def forget_changes(
-    manager: BaseMemoryManager,
+    items: Mapping[str, MemoryItem],
     memory_id: str,
     reason: str,
     lineage: Lineage | None,
     provenance: Provenance | None,
     new_id: str,
 ) -> tuple[list[Change], str]:
-    """The changes that forget `memory_id` for a run with `lineage`, and the tombstone's id."""
-    items = manager.all_items()
+    """The changes that forget `memory_id` for a run with `lineage`, and the tombstone's id;
+    `items` are all of the user's, tombstones included."""
     item = items.get(memory_id)
     if item is None or item.deleted or memory_id not in visible_ids(items, lineage):
         raise MemoryNotFound(memory_id, "this conversation cannot see it")

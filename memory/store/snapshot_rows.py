@@ -11,8 +11,8 @@ from memory.store.snapshots import document_from_records, snapshot_records
 from memory.store.state_db import StateDatabase, upsert
 
 if TYPE_CHECKING:
-    from memory.forget.erasure.report import ErasureReport
-    from memory.forget.erasure.rows import Needles
+    from memory.store.erasure_report import ErasureReport
+    from memory.text.needles import Needles
 
 TABLE = "snapshots"
 SNAPSHOTS_FILE = "snapshots.sqlite"  # open_state's SQLite side; only a state database keeps them
@@ -60,7 +60,7 @@ def erase_stored_snapshots(
 ) -> None:
     """Redact one erased memory out of the user's stored snapshots, as out of their files
     (erase_user deletes the rows with the other state tables)."""
-    from memory.forget.erasure.files import redact_records
+    from memory.erasure.files import redact_records
 
     bodies = db.query(f"SELECT name, body FROM {{p}}{TABLE} WHERE user_id = ?", (user_id,))
     for name, body in bodies:

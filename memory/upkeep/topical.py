@@ -36,7 +36,7 @@ class Topical:
         use)."""
         with self._open_lock:
             if self._summaries is None:
-                from memory.forget.erasure.rows import SUMMARIES_FILE
+                from memory.erasure.rows import SUMMARIES_FILE
                 from memory.upkeep.topics.summaries import SCHEMA, SummaryStore
 
                 memory = cast("LongTermMemory", self)

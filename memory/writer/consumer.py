@@ -483,11 +483,12 @@ class MemoryConsumer:
         default reaches every user). The manager decides under its write lock, so a concurrent
         edit in the editor is kept."""
         try:
-            task = thread_task(manager, turn.thread_id)
+            live = manager.list_items()
+            task = thread_task(live, turn.thread_id)
+            facts = user_facts(live, self.profile_sections(language))
             manager.seed_core_context(
                 persona=self.persona,
-                human=truncate("; ".join(user_facts(manager, self.profile_sections(language))),
-                               HUMAN_SEED_CHARS),
+                human=truncate("; ".join(facts), HUMAN_SEED_CHARS),
                 thread_id=turn.thread_id or None,
                 goal=truncate(task, GOAL_SEED_CHARS) if task else None,
             )  # fmt: skip

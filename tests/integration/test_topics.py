@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.forget.erasure.rows import SUMMARIES_FILE
+from memory.erasure.rows import SUMMARIES_FILE
 from memory.long_term import LongTermMemory
 from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.store.manager import BaseMemoryManager

@@ -6,11 +6,12 @@ import json
 import sqlite3
 from pathlib import Path
 
-from memory.forget.erasure.files import snapshots_of, yaml_copies
-from memory.forget.erasure.report import ErasureReport
-from memory.forget.erasure.rows import TRACE_TABLES, Needles, erase_rows
+from memory.erasure.files import snapshots_of, yaml_copies
+from memory.erasure.rows import TRACE_TABLES, erase_rows
 from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.erasure_report import ErasureReport
 from memory.store.snapshots import write_snapshot
+from memory.text.needles import Needles
 
 FACT = "User lives in Hangzhou, at 18 Wenyi Road"
 

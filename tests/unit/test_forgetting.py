@@ -1,4 +1,4 @@
-"""memory.forget.forgotten: what carries a forgotten memory leaves the archive's searches and
+"""memory.store.forgotten: what carries a forgotten memory leaves the archive's searches and
 digests, and derived text, until the memory is restored."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 from memory.archive import ArchivedMessage, DigestSealer, SearchResult, SqliteArchive
 from memory.archive.base import hidden_note
 from memory.archive.reconcile import carrying_messages, reconcile
-from memory.forget.forgotten import Fingerprint, forgotten_prints, redact, redact_core_context
 from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.store.branch import Provenance
 from memory.store.document import Change
+from memory.store.forgotten import Fingerprint, forgotten_prints, redact, redact_core_context
 from memory.store.item import MemoryItem
 from memory.store.operations import archive as archive_memory
 

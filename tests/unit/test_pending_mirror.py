@@ -28,7 +28,9 @@ async def test_the_copy_follows_this_process_and_catches_up_with_others(
     store = InMemoryStore()
     keep_pending_sync(store, said(1))
     assert ids(waiting_turns(store, "ada")) == ["w1"]  # listed on first use
-    monkeypatch.setattr(graph.writing.pending, "pending_turns_sync", lambda *a: pytest.fail("listed"))
+    monkeypatch.setattr(
+        graph.writing.pending, "pending_turns_sync", lambda *a: pytest.fail("listed")
+    )
     keep_pending_sync(store, said(2))
     await drop_pending(store, "ada", ["w1"])
     assert ids(waiting_turns(store, "ada")) == ["w2"]  # this process's own changes, not listed

@@ -5,18 +5,40 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memory.errors import CorruptStoreError
 from memory.store.backends.sqlite_rows import SqliteTransaction
 
 if TYPE_CHECKING:
-    from memory.store.backends.sqlite_db import SqliteMemoryManager
+    from memory.store.item import MemoryItem
 
 
-def check_and_repair(manager: SqliteMemoryManager) -> tuple[list[str], list[str]]:
+class SqliteMemoryFile(Protocol):
+    """What the check reads of `SqliteMemoryManager` (which imports this module, so the check
+    names the parts it uses instead of the class)."""
+
+    path: Path
+    user_id: str
+    _schema_ready: bool
+
+    def _conn(self) -> sqlite3.Connection: ...
+    def _write_lock(self) -> AbstractContextManager[None]: ...
+    def close(self) -> None: ...
+    def _scan_items(
+        self,
+        conn: sqlite3.Connection,
+        where: str,
+        with_history: bool = True,
+        params: tuple[Any, ...] = (),
+    ) -> Iterator[tuple[str, MemoryItem, list[str]]]: ...
+
+
+def check_and_repair(manager: SqliteMemoryFile) -> tuple[list[str], list[str]]:
     """The SQLite part of self_check: integrity, orphans, repairs (with a backup first)."""
     if manager.path.exists() and not os.access(manager.path, os.R_OK | os.W_OK):
         raise OSError(f"{manager.path} is not readable and writable by this process")
@@ -78,7 +100,7 @@ def check_and_repair(manager: SqliteMemoryManager) -> tuple[list[str], list[str]
     return issues, repaired
 
 
-def refuse(manager: SqliteMemoryManager, reason: str) -> CorruptStoreError:
+def refuse(manager: SqliteMemoryFile, reason: str) -> CorruptStoreError:
     """Close our handles, copy the file aside and explain; the file itself is not touched."""
     manager.close()
     manager._schema_ready = False
@@ -91,7 +113,7 @@ def refuse(manager: SqliteMemoryManager, reason: str) -> CorruptStoreError:
     )
 
 
-def backup_copy(manager: SqliteMemoryManager) -> Path:
+def backup_copy(manager: SqliteMemoryFile) -> Path:
     """A consistent copy of the whole database file beside it (SQLite's online backup)."""
     target = manager.path.with_name(f"{manager.path.name}.bak-{_stamp()}")
     with sqlite3.connect(target) as copy:

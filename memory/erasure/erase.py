@@ -7,31 +7,31 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory.errors import MemoryNotFound
-from memory.forget.erasure.archive import ErasableArchive
-from memory.forget.erasure.files import erase_plans, erase_snapshots, erase_yaml_copies
-from memory.forget.erasure.report import ErasureReport
-from memory.forget.erasure.rows import (
+from memory.erasure.archive import ErasableArchive
+from memory.erasure.files import erase_plans, erase_snapshots, erase_yaml_copies
+from memory.erasure.rows import (
     JOURNAL_TABLES,
     RECALL_TABLES,
     STATE_TABLES,
     SUMMARIES_FILE,
     SUMMARY_TABLES,
     TRACE_TABLES,
-    Needles,
     SharedTable,
     erase_rows,
 )
-from memory.forget.erasure.stores import (
+from memory.erasure.stores import (
     erase_everything,
     purge_items,
     redact_core_context,
     scrub_backend,
 )
-from memory.forget.erasure.threads import delete_threads, known_threads
+from memory.erasure.threads import delete_threads, known_threads
+from memory.errors import MemoryNotFound
+from memory.store.erasure_report import ErasureReport
 from memory.store.item import MemoryItem
 from memory.store.sqlite_file import scrub_file
 from memory.store.state_db import PostgresState, StateDatabase
+from memory.text.needles import Needles
 
 if TYPE_CHECKING:
     from memory.long_term import LongTermMemory

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memory.forget.erasure.files import VECTOR_SIDECAR, erase_yaml_copies
-from memory.forget.erasure.report import ErasureReport
-from memory.forget.erasure.rows import Needles
+from memory.erasure.files import VECTOR_SIDECAR, erase_yaml_copies
 from memory.retrieval.vector_store import vector_owners
 from memory.store.core_context import GOAL_PREFIX
+from memory.store.erasure_report import ErasureReport
 from memory.store.manager import BaseMemoryManager
 from memory.store.sqlite_file import remove_database, scrub
+from memory.text.needles import Needles
 
 _SQLITE_USER_TABLES = (
     "memory_items", "memory_history", "memory_turns", "memory_meta", "memory_core_context",

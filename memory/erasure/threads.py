@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memory.forget.erasure.archive import ErasableArchive
-from memory.forget.erasure.report import ErasureReport
-from memory.forget.erasure.rows import SharedTable, user_rows
+from memory.erasure.archive import ErasableArchive
+from memory.erasure.rows import SharedTable, user_rows
+from memory.store.erasure_report import ErasureReport
 from memory.store.sqlite_file import scrub
 from memory.store.state_db import StateDatabase
 

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memory.forget.erasure.report import ErasureReport
-from memory.forget.erasure.rows import Needles, strings_in
+from memory.store.erasure_report import ErasureReport
 from memory.store.manager import file_stem
 from memory.store.snapshots import write_snapshot_lines
+from memory.text.needles import Needles, strings_in
 
 BACKUP_FOLDER = "memory_backup"
 PLAN_FOLDER = "consolidation"

@@ -7,9 +7,9 @@ import time
 import weakref
 from collections.abc import Mapping, Sequence
 
-from memory.forget.fingerprint import Fingerprint, redact, redact_core_context
 from memory.store.item import MemoryItem, parse_time
 from memory.store.manager import BaseMemoryManager
+from memory.text.fingerprint import Fingerprint, redact, redact_core_context
 
 __all__ = [
     "Fingerprint",

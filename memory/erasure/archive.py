@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from memory.forget.erasure.report import ErasureReport
-from memory.forget.erasure.rows import Needles
+from memory.store.erasure_report import ErasureReport
 from memory.store.item import MemoryItem
+from memory.text.needles import Needles
 
 
 class ErasableArchive(Protocol):
