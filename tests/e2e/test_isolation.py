@@ -338,7 +338,7 @@ async def test_without_the_store_rule_alice_reads_and_writes_bobs_namespace(
 
 
 async def test_another_user_cannot_block_a_users_memory_writer(server: DevServer) -> None:
-    from graph.writing.ltm_write import writer_thread_id
+    from graph.writing.server_runs import writer_thread_id
 
     guessed = writer_thread_id("dave", secret="")  # all bob can compute without the secret
     async with httpx.AsyncClient(base_url=server.url, headers=bearer("bob")) as http:
@@ -353,7 +353,7 @@ async def test_another_user_cannot_block_a_users_memory_writer(server: DevServer
 async def test_a_taken_writer_thread_loses_the_write_but_never_the_reply(
     server: DevServer,
 ) -> None:
-    from graph.writing.ltm_write import writer_thread_id
+    from graph.writing.server_runs import writer_thread_id
 
     # Bob somehow knows the secret: carol's writer thread is his, so her write cannot be queued.
     taken = writer_thread_id("carol.smith", secret=WRITER_SECRET)

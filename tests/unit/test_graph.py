@@ -20,7 +20,7 @@ from graph.context import Context
 from graph.prompting import build_system_prompt
 from graph.run_memory import open_run_memory, resolve_user_id
 from graph.settings import Settings, use_settings
-from graph.writing.ltm_write import write_mode, writer_thread_id
+from graph.writing.server_runs import write_mode, writer_thread_id
 from memory.store.factory import open_memory_manager
 from tests.fakes import ScriptedModel
 

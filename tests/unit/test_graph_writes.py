@@ -31,7 +31,7 @@ from graph.prompting import build_system_prompt
 from graph.run_memory import DEAD_WRITES_NAMESPACE, open_run_memory
 from graph.settings import Settings, get_settings, use_settings
 from graph.writing.consolidator_graph import consolidation_trigger  # feature: consolidation
-from graph.writing.ltm_write import writer_thread_id
+from graph.writing.server_runs import writer_thread_id
 from memory.long_term import JOURNAL_FILE, TRACE_FILE, LongTermMemory
 from memory.registry import registry
 from memory.store.factory import open_memory_manager
