@@ -46,7 +46,7 @@ from memory.retrieval.evaluation import write_items
 from memory.store.backends.sqlite_db import SqliteMemoryManager
 from memory.store.branch import Lineage
 from memory.store.manager import BaseMemoryManager
-from memory.writer.queue import BatchPolicy
+from memory.writer.batching import BatchPolicy
 from memory.writer.turn import Turn
 
 USER = "bench"

@@ -16,8 +16,8 @@ from typing import Any
 
 from graph.env_values import ENV_PREFIX, parse_value, read_dotenv
 from memory.store.state_db import is_postgres_dsn
+from memory.writer.batching import MAX_BATCH_SIZE, BatchPolicy
 from memory.writer.protocols import PROTOCOLS
-from memory.writer.queue import MAX_BATCH_SIZE, BatchPolicy
 from memory.writer.timeouts import PREFILL_TOKENS_PER_SECOND
 
 WRITE_MODES = ("auto", "server", "local", "inline")

@@ -23,20 +23,15 @@ from memory.text.messages import extract_last_turn
 from memory.upkeep.consolidating import Consolidating  # feature: consolidation
 from memory.upkeep.memory_upkeep import MemoryUpkeep
 from memory.upkeep.topical import Topical  # feature: topics
-from memory.writer.queue import BatchPolicy
+from memory.writer.batching import BatchPolicy
+from memory.writer.target import WriteHook, WriteTarget
 from memory.writer.turn import Turn
 
 if TYPE_CHECKING:
     from memory.erasure import ErasureReport
     from memory.erasure.archive import ErasableArchive
     from memory.store.snapshots import SnapshotScheduler
-    from memory.writer.queue import (
-        DurableWriteQueue,
-        RetryPolicy,
-        TurnConsumer,
-        WriteHook,
-        WriteStatus,
-    )
+    from memory.writer.queue import DurableWriteQueue, RetryPolicy, TurnConsumer, WriteStatus
     from memory.writer.staging import ToolEvent
     from memory.writer.trace import UsageLedger, WriteTrace
 
@@ -117,6 +112,7 @@ class LongTermMemory(
         self._retry = retry
         self._durability = journal_durability
         self._queue: DurableWriteQueue | None = None
+        self._target: WriteTarget | None = None
         self._trace: WriteTrace | None = None
         self._usage: UsageLedger | None = None
         self._open_lock = threading.Lock()
@@ -228,6 +224,17 @@ class LongTermMemory(
 
     # ── write interface ─────────────────────────────────────────────────
 
+    @property
+    def write_target(self) -> WriteTarget:
+        """What the memory writer is handed of this memory (the queue's, and a consumer's own
+        `consume(turn, memory.write_target)`)."""
+        if self._target is None:
+            self._target = WriteTarget(
+                self.manager, self.retrievers, lambda: self.trace, lambda: self.usage,
+                self.emit, lambda: self.batching, self.after_write,
+            )  # fmt: skip
+        return self._target
+
     def _writer(self) -> DurableWriteQueue:
         with self._open_lock:
             if self._queue is None:
@@ -244,7 +251,8 @@ class LongTermMemory(
 
                     consumer = self.consumer = MemoryConsumer(self.writer_llm)
                 journal = TurnJournal(self.journal_path, self._durability)
-                self._queue = DurableWriteQueue(self, consumer, journal, retry=self._retry)
+                target = self.write_target
+                self._queue = DurableWriteQueue(target, consumer, journal, retry=self._retry)
             return self._queue
 
     @property

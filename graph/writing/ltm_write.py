@@ -112,12 +112,12 @@ async def hand_off(
             if memory.consumer is None:  # its first turn: the memory agent, then a pass when due
                 memory.consumer = writer_consumer()
                 trigger = consolidator.consolidation_trigger()  # feature: consolidation
-                memory.after_write.append(trigger.after_write)  # feature: consolidation
+                memory.after_write.append(trigger.hook(memory))  # feature: consolidation
             await asyncio.wrap_future(local_writer.serve(memory, memory.send(turn)))
         else:
             # A context of its own: inside this run's, the memory agent would become a subgraph
             # of the chat run (its checkpointer, and its tokens in the chat's message stream).
-            consume = writer_consumer().consume(turn, run.memory)
+            consume = writer_consumer().consume(turn, run.memory.write_target)
             await asyncio.get_running_loop().create_task(consume, context=contextvars.Context())
     except Exception as exc:
         return _failed(turn, mode, exc)

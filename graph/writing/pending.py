@@ -8,7 +8,7 @@ from typing import Any
 
 from graph.writing.pending_mirror import mirror_of
 from memory.store.backends.langgraph_store import namespace_label
-from memory.writer.queue import BatchPolicy, split_runs
+from memory.writer.batching import BatchPolicy, split_runs
 from memory.writer.turn import Turn
 
 # Laid out like the memory namespaces (kind, user label), so graph/auth.py's rule "the second

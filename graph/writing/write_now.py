@@ -38,7 +38,7 @@ async def write_now(run: RunMemory, turn: Turn, related: Sequence[dict[str, Any]
     if turn.decision == "skip":
         reason = turn.admission.describe() if turn.admission is not None else "skipped"
         return Written(turn.turn_id, SKIPPED, reason)
-    result = await writer_consumer().consume(turn, run.memory)
+    result = await writer_consumer().consume(turn, run.memory.write_target)
     if not result.applied:
         return Written(turn.turn_id, ALREADY, result.summary)
     outcomes = result.results or [None] * len(result.changes)

@@ -98,7 +98,7 @@ async def write_memory(state: WriterState, runtime: Runtime[Context]) -> dict[st
     turn = _with_writer_model(turn, run)
     attempt = _attempt_number(runtime)
     try:
-        result = await writer_consumer().consume(turn, run.memory)
+        result = await writer_consumer().consume(turn, run.memory.write_target)
     except Exception as exc:
         if _gives_up(exc, attempt):
             await _record_dead_write(runtime.store, turn, exc, attempt)
@@ -137,7 +137,7 @@ async def write_pending(state: WriterState, runtime: Runtime[Context]) -> dict[s
         turn = _with_writer_model(Turn.merge(batch), run)
         ids = [t.turn_id for t in batch]
         try:
-            result = await writer_consumer().consume(turn, run.memory)
+            result = await writer_consumer().consume(turn, run.memory.write_target)
         except Exception as exc:
             if _gives_up(exc, attempt):
                 for member in batch:

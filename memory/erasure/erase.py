@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memory.erasure.archive import ErasableArchive
 from memory.erasure.files import erase_plans, erase_snapshots, erase_yaml_copies
@@ -34,7 +34,9 @@ from memory.store.state_db import PostgresState, StateDatabase
 from memory.text.needles import Needles
 
 if TYPE_CHECKING:
-    from memory.long_term import LongTermMemory
+    from memory.retrieval.recall_log import RecallLog
+    from memory.store.manager import BaseMemoryManager
+    from memory.store.snapshots import SnapshotScheduler
 
 logger = logging.getLogger(__name__)
 
@@ -47,8 +49,27 @@ CHECKPOINTS_NOTE = (
 NO_ARCHIVE_NOTE = "no conversation archive was given: archived messages were not looked at"
 
 
+class ErasedMemory(Protocol):
+    """Every place of one user's memory an erase reaches (a `LongTermMemory` is one): the store,
+    the recall log, the snapshots, the journal and its trace, the records in `data_dir` or the
+    deployment's PostgreSQL (`state_dsn`)."""
+
+    manager: BaseMemoryManager
+    recall_log: RecallLog
+    snapshots: SnapshotScheduler | None
+    journal_path: Path
+    data_dir: Path
+    state_dsn: str | None
+
+    @property
+    def user_id(self) -> str: ...
+    @property
+    def trace_path(self) -> Path: ...
+    def state_database(self, file: str, schema: str, synchronous: str = "") -> StateDatabase: ...
+
+
 def erase_memory(
-    memory: LongTermMemory, memory_id: str, archive: ErasableArchive | None = None
+    memory: ErasedMemory, memory_id: str, archive: ErasableArchive | None = None
 ) -> ErasureReport:
     """Remove `memory_id` (tombstone or not) and everything derived from it: its versions (the
     copy-on-write versions that supersede it, or that it supersedes), its history, what other
@@ -83,7 +104,7 @@ def erase_memory(
 
 
 def erase_user(
-    memory: LongTermMemory, archive: ErasableArchive | None = None, threads: Any = None
+    memory: ErasedMemory, archive: ErasableArchive | None = None, threads: Any = None
 ) -> ErasureReport:
     """Remove everything of the memory's user in every tier: the backend's rows or files, the
     archive, the journal, trace, usage ledger, recall log, topic summaries, snapshots,
@@ -142,7 +163,7 @@ def _versions(items: dict[str, MemoryItem], memory_id: str) -> dict[str, MemoryI
         chosen |= linked
 
 
-def _drop_vectors(memory: LongTermMemory, ids: set[str] | None, report: ErasureReport) -> None:
+def _drop_vectors(memory: ErasedMemory, ids: set[str] | None, report: ErasureReport) -> None:
     from memory.retrieval.vector_store import VECTOR_PURPOSES, vector_store_for
 
     for purpose in VECTOR_PURPOSES:  # retrieval's vectors and consolidation's
@@ -163,7 +184,7 @@ def _drop_vectors(memory: LongTermMemory, ids: set[str] | None, report: ErasureR
 
 
 def _shared_files(
-    memory: LongTermMemory,
+    memory: ErasedMemory,
 ) -> list[tuple[Path | StateDatabase, tuple[SharedTable, ...]]]:
     """The databases several users share: the journal, trace, recall log and summaries files in
     the data folder (a deployment that moved to a state database may have left some), and the
@@ -181,7 +202,7 @@ def _shared_files(
     return shared
 
 
-def _erase_shared_rows(memory: LongTermMemory, match: Any, report: ErasureReport) -> None:
+def _erase_shared_rows(memory: ErasedMemory, match: Any, report: ErasureReport) -> None:
     for target, tables in _shared_files(memory):
         removed = erase_rows(target, tables, memory.user_id, match)
         for place, count in removed.items():
@@ -198,9 +219,7 @@ def _erase_shared_rows(memory: LongTermMemory, match: Any, report: ErasureReport
             report.file(target, "vacuumed")
 
 
-def _erase_side_files(
-    memory: LongTermMemory, needles: Needles | None, report: ErasureReport
-) -> None:
+def _erase_side_files(memory: ErasedMemory, needles: Needles | None, report: ErasureReport) -> None:
     from memory.store.backends.yaml_files import YamlMemoryManager
 
     manager = memory.manager

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, cast
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from memory.long_term import LongTermMemory
     from memory.upkeep.consolidation import ConsolidationPolicy, ConsolidationReport
+    from memory.upkeep.upkept import UpkeptMemory
 
 
 class Consolidating:
@@ -27,4 +27,4 @@ class Consolidating:
         stopped when an earlier pass was interrupted."""
         from memory.upkeep.consolidation import consolidate
 
-        return consolidate(cast("LongTermMemory", self), llm, now=now, policy=policy)
+        return consolidate(cast("UpkeptMemory", self), llm, now=now, policy=policy)

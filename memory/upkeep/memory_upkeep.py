@@ -17,7 +17,7 @@ from memory.store.manager import BaseMemoryManager
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from memory.long_term import LongTermMemory
+    from memory.upkeep.upkept import UpkeptMemory
 
 
 class MemoryUpkeep:
@@ -35,9 +35,9 @@ class MemoryUpkeep:
     _open_lock: threading.Lock
 
     @property
-    def _memory(self) -> LongTermMemory:
+    def _memory(self) -> UpkeptMemory:
         """This object as the `LongTermMemory` it is part of (the passes take the whole door)."""
-        return cast("LongTermMemory", self)
+        return cast("UpkeptMemory", self)
 
     # ── recall signals and hotness ──────────────────────────────────────
 

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
-    from memory.long_term import LongTermMemory
     from memory.retrieval import Retrievers
     from memory.upkeep.topics import Topic, TopicTable
+    from memory.upkeep.topics.refresh import TopicMemory
     from memory.upkeep.topics.summaries import SummaryStore
+    from memory.upkeep.upkept import UpkeptMemory
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ class Topical:
                 from memory.erasure.rows import SUMMARIES_FILE
                 from memory.upkeep.topics.summaries import SCHEMA, SummaryStore
 
-                memory = cast("LongTermMemory", self)
+                memory = cast("TopicMemory", self)
                 self._summaries = SummaryStore(memory.state_database(SUMMARIES_FILE, SCHEMA))
             return self._summaries
 
@@ -53,17 +54,17 @@ class Topical:
         language); None when no topic does."""
         from memory.upkeep.topics import topic_summary
 
-        return topic_summary(cast("LongTermMemory", self), name)
+        return topic_summary(cast("TopicMemory", self), name)
 
     def refresh_topic_summaries(self, llm: Any | None = None) -> int:
         """Summarise the topics that changed (with `llm`, or offline); returns how many were
         written. The consolidation pass calls it at its end."""
         from memory.upkeep.topics import refresh_topic_summaries
 
-        return refresh_topic_summaries(cast("LongTermMemory", self), llm)
+        return refresh_topic_summaries(cast("TopicMemory", self), llm)
 
 
-def refresh_after_pass(memory: LongTermMemory, llm: Any | None) -> int:
+def refresh_after_pass(memory: UpkeptMemory, llm: Any | None) -> int:
     """Summaries of the topics whose memories the pass (or the writer since) changed; a failure
     is logged and leaves the old summaries, never the pass undone."""
     try:

@@ -54,7 +54,7 @@ from memory.writer.turn import Turn
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from memory.long_term import LongTermMemory
+    from memory.writer.target import WriteTarget
 
 logger = logging.getLogger(__name__)
 
@@ -209,7 +209,7 @@ class MemoryConsumer:
                 f"the writer model {turn.writer_model!r} cannot be loaded: {exc}"
             ) from exc
 
-    async def consume(self, turn: Turn, memory: LongTermMemory) -> ConsumeResult:
+    async def consume(self, turn: Turn, target: WriteTarget) -> ConsumeResult:
         """Run the memory agent on one turn (or a batch `Turn.merge` made) and apply its changes
         exactly once (key: the turn ids). Its model calls are counted as "writer" and recorded
         in the user's ledger (`memory.usage`), failed attempts included.
@@ -222,24 +222,24 @@ class MemoryConsumer:
         meter = UsageMeter()
         try:
             with metered(meter, "writer"):
-                result = await self._consume(turn, memory)
+                result = await self._consume(turn, target)
         finally:
             usage = meter.by_purpose()
             if usage:
                 logger.info("memory turn %s: model calls %s", turn.turn_id, describe(usage))
-                await asyncio.to_thread(self._record_usage, memory, turn, usage)
+                await asyncio.to_thread(self._record_usage, target, turn, usage)
         return replace(result, usage=as_dicts(usage))
 
     @staticmethod
-    def _record_usage(memory: LongTermMemory, turn: Turn, usage: ByPurpose) -> None:
+    def _record_usage(target: WriteTarget, turn: Turn, usage: ByPurpose) -> None:
         try:
-            memory.usage.record(turn.user_id, f"writer:{turn.turn_id}", usage, turn.thread_id)
+            target.usage.record(turn.user_id, f"writer:{turn.turn_id}", usage, turn.thread_id)
         except Exception:  # an account of the calls, not the write
             logger.exception("recording the writer's model calls of %s failed", turn.turn_id)
 
-    async def _consume(self, turn: Turn, memory: LongTermMemory) -> ConsumeResult:
+    async def _consume(self, turn: Turn, target: WriteTarget) -> ConsumeResult:
         # The trace opens its SQLite file on first use: off the loop, like every file call here.
-        manager, trace = memory.manager, await asyncio.to_thread(getattr, memory, "trace")
+        manager, trace = target.manager, await asyncio.to_thread(getattr, target, "trace")
         user_id, turn_id = manager.user_id, turn.turn_id
         if turn.user_id != user_id:
             raise ValueError(
@@ -256,7 +256,7 @@ class MemoryConsumer:
         for attempt in range(1, STALE_RERUNS + 2):
             try:
                 toolkit, prompts, summary, steps = await self._run_turn(
-                    turn, memory, model, breaker
+                    turn, target, model, breaker
                 )
             except MemoryWriteFailed as exc:
                 if trace is not None:
@@ -306,7 +306,7 @@ class MemoryConsumer:
         return all(manager.has_applied(turn_id) for turn_id in turn.turn_ids)
 
     async def _run_turn(
-        self, turn: Turn, memory: LongTermMemory, model: BaseChatModel, breaker: CircuitBreaker
+        self, turn: Turn, target: WriteTarget, model: BaseChatModel, breaker: CircuitBreaker
     ) -> tuple[MemoryToolkit, WriterPrompts, str, list[Any]]:
         """One run of the memory agent on a fresh read of the store; nothing is written. Also
         returns the agent's messages after its prompt ([] on the json protocol)."""
@@ -314,8 +314,8 @@ class MemoryConsumer:
         from langchain_core.messages import HumanMessage
 
         toolkit = MemoryToolkit.for_turn(
-            memory.manager, turn, retriever=memory.retrievers.mechanical,
-            on_event=memory.emit, max_deletes=self.max_deletes, capacity=self.capacity,
+            target.manager, turn, retriever=target.retrievers.mechanical,
+            on_event=target.emit, max_deletes=self.max_deletes, capacity=self.capacity,
         )  # fmt: skip
         toolkit.this_year = self.now_of(turn).year  # the year the prompt's "now" gives the model
         await asyncio.to_thread(toolkit.view.load)  # the snapshot the agent works on
@@ -495,10 +495,10 @@ class MemoryConsumer:
         except Exception:  # the turn is applied; the block is seeded again next turn
             logger.exception("seeding the core context of %s failed", manager.user_id)
 
-    def consume_sync(self, turn: Turn, memory: LongTermMemory) -> ConsumeResult:
+    def consume_sync(self, turn: Turn, target: WriteTarget) -> ConsumeResult:
         """`consume` for callers without an event loop (sync nodes, scripts)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.consume(turn, memory))
+            return asyncio.run(self.consume(turn, target))
         raise RuntimeError("consume_sync was called inside a running event loop; await consume()")

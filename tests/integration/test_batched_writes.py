@@ -15,8 +15,8 @@ from memory.admission import Admission
 from memory.long_term import TRACE_FILE, LongTermMemory
 from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.store.branch import Lineage
+from memory.writer.batching import BatchPolicy
 from memory.writer.journal import TurnJournal
-from memory.writer.queue import BatchPolicy
 from memory.writer.trace import WriteTrace
 from memory.writer.turn import Turn
 from tests.integration.test_write_queue import journal_of, resume, start_worker, wait_for_done

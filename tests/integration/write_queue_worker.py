@@ -35,7 +35,8 @@ from memory.long_term import LongTermMemory
 from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.store.branch import Provenance
 from memory.store.manager import ApplyResult, Change
-from memory.writer.queue import BatchPolicy, RetryPolicy
+from memory.writer.batching import BatchPolicy
+from memory.writer.queue import RetryPolicy
 from memory.writer.turn import Turn
 
 BATCH = Admission(3.0, "batch", ("first_person_fact",))

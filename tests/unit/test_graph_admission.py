@@ -21,9 +21,9 @@ from memory.admission import Admission
 from memory.long_term import JOURNAL_FILE, TRACE_FILE
 from memory.registry import registry
 from memory.store.factory import open_memory_manager
+from memory.writer.batching import BatchPolicy
 from memory.writer.journal import TurnJournal
 from memory.writer.local import local_writer
-from memory.writer.queue import BatchPolicy
 from memory.writer.trace import WriteTrace
 from memory.writer.turn import Turn
 

@@ -177,7 +177,8 @@ async def test_concurrent_first_turns_of_a_user_share_one_queue_and_are_each_wri
         assert memory.consumer is consumer
         # After each write, a consolidation pass when one is due (a hook, not a wrapper).
         trigger = consolidation_trigger()  # feature: consolidation
-        assert memory.after_write == [trigger.after_write]  # feature: consolidation
+        hooks = [hook.func for hook in memory.after_write]  # feature: consolidation
+        assert hooks == [trigger.after_write]  # feature: consolidation
         await drained()
         gc.collect()
     assert {state["memory_write"]["status"] for state in states} == {"journaled"}

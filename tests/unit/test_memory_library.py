@@ -57,7 +57,7 @@ WITHOUT_LANGCHAIN = textwrap.dedent(
     # Admission, batching, the change feed and the usage ledger need no LangChain either.
     from memory.admission import score_turn
     from memory.usage.counts import Usage
-    from memory.writer.queue import split_runs
+    from memory.writer.batching import split_runs
     from memory.writer.trace import UsageLedger
     assert score_turn("ok thanks").decision == "skip"
     assert score_turn("记住我住在杭州").decision == "write"

@@ -6,13 +6,11 @@ from memory.upkeep.consolidation.report import ConsolidationReport
 from memory.upkeep.consolidation.run import consolidate
 from memory.upkeep.consolidation.similarity import duplicate_groups, same_fact
 from memory.upkeep.consolidation.trigger import (
-    ConsolidatingConsumer,
     ConsolidationSchedule,
     ConsolidationTrigger,
 )
 
 __all__ = [
-    "ConsolidatingConsumer",
     "ConsolidationPolicy",
     "ConsolidationReport",
     "ConsolidationSchedule",

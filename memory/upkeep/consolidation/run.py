@@ -31,25 +31,25 @@ from memory.upkeep.consolidation.state import PLAN_FOLDER, ConsolidationState, c
 from memory.upkeep.topical import refresh_after_pass  # feature: topics
 
 if TYPE_CHECKING:
-    from memory.long_term import LongTermMemory
+    from memory.upkeep.upkept import UpkeptMemory
 
 logger = logging.getLogger(__name__)
 
 _passes_lock = threading.Lock()
 _running: dict[tuple[str, str], threading.Lock] = {}
 # Each memory's consolidation vectors, loaded once and kept in step pass after pass.
-_description_vectors: weakref.WeakKeyDictionary[LongTermMemory, SemanticChannel] = (
+_description_vectors: weakref.WeakKeyDictionary[UpkeptMemory, SemanticChannel] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def plan_path(memory: LongTermMemory) -> Path:
+def plan_path(memory: UpkeptMemory) -> Path:
     """Where a pass keeps its plan until it is done without a state database: beside the
     journal (see `memory.upkeep.consolidation.state`)."""
     return memory.data_dir / PLAN_FOLDER / f"{file_stem(memory.user_id)}.plan.json"
 
 
-def cold_source(memory: LongTermMemory, policy: ConsolidationPolicy) -> ColdAt:
+def cold_source(memory: UpkeptMemory, policy: ConsolidationPolicy) -> ColdAt:
     """Whether a memory was cold at a moment, by the memory's ranking (`ranking_type`, with the
     pass's half-life): with the recall statistics when the memory records them
     (`recall_stats()`), else from hits and age alone."""
@@ -69,7 +69,7 @@ def cold_source(memory: LongTermMemory, policy: ConsolidationPolicy) -> ColdAt:
     return cold_at
 
 
-def embeddings_of(memory: LongTermMemory) -> Any | None:
+def embeddings_of(memory: UpkeptMemory) -> Any | None:
     """What gives the pass its vectors: a channel of description vectors kept beside the
     retrieval channel's (same model, same backend, its own rows), so a pass embeds only the
     memories new or changed since the last one; None without a semantic channel (a store that
@@ -90,7 +90,7 @@ def embeddings_of(memory: LongTermMemory) -> Any | None:
 
 
 def consolidate(
-    memory: LongTermMemory,
+    memory: UpkeptMemory,
     llm: Any | None = None,
     *,
     now: datetime | None = None,
@@ -102,14 +102,12 @@ def consolidate(
         lock = _running.setdefault((state.where, memory.user_id), threading.Lock())
     with lock:  # one pass per user at a time in this process
         report = _run(memory, state, llm, now or datetime.now(UTC), policy or ConsolidationPolicy())
-    from memory.upkeep.consolidation.trigger import reset_writes
-
-    reset_writes(memory)  # a refused pass too: the next one waits for as many writes again
+    state.reset()  # a refused pass too: the next one waits for as many writes again
     return report
 
 
 def _run(
-    memory: LongTermMemory,
+    memory: UpkeptMemory,
     state: ConsolidationState,
     llm: Any | None,
     now: datetime,
@@ -174,7 +172,7 @@ def _run(
     return report
 
 
-def _snapshot(memory: LongTermMemory, pass_id: str) -> str:
+def _snapshot(memory: UpkeptMemory, pass_id: str) -> str:
     """The restore point before the pass: a file beside the store, or for a store without a
     folder (the platform's) a row of the state database, which outlives the replica."""
     name = f"{file_stem(memory.user_id)}.before-consolidation-{pass_id}.jsonl.gz"
@@ -187,7 +185,7 @@ def _snapshot(memory: LongTermMemory, pass_id: str) -> str:
     return str(write_snapshot(memory.manager, folder / "memory_backup" / name))
 
 
-def _apply_step(memory: LongTermMemory, turn_id: str, step: PlanStep) -> bool:
+def _apply_step(memory: UpkeptMemory, turn_id: str, step: PlanStep) -> bool:
     """Apply one step exactly once; False when a memory changed since the plan (skipped)."""
     manager, trace, user_id = memory.manager, memory.trace, memory.user_id
     if manager.has_applied(turn_id):  # done before an interruption: only the trace may lag

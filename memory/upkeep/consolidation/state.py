@@ -15,7 +15,7 @@ from memory.store.state_db import PostgresState, StateDatabase
 from memory.upkeep.consolidation.plan import ConsolidationPlan, load_plan, parse_plan, plan_text
 
 if TYPE_CHECKING:
-    from memory.long_term import LongTermMemory
+    from memory.upkeep.upkept import UpkeptMemory
 
 PLAN_FOLDER = "consolidation"
 SCHEMA = """
@@ -146,7 +146,7 @@ class DatabaseState(ConsolidationState):
         return "nowhere (dropped; the log has the error)"
 
 
-def consolidation_state(memory: LongTermMemory) -> ConsolidationState:
+def consolidation_state(memory: UpkeptMemory) -> ConsolidationState:
     """The memory's: in the deployment's PostgreSQL when it has one, else in its data folder."""
     if memory.state_dsn:
         return DatabaseState(PostgresState(memory.state_dsn, SCHEMA), memory.user_id)

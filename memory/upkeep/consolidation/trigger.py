@@ -4,18 +4,19 @@ spell (local mode); a hook of the local write queue that runs it on the writer's
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memory.upkeep.consolidation.plan import ConsolidationPolicy
+from memory.upkeep.consolidation.run import consolidate
 from memory.upkeep.consolidation.state import consolidation_state
 
 if TYPE_CHECKING:
-    from memory.long_term import LongTermMemory
     from memory.upkeep.consolidation.report import ConsolidationReport
-    from memory.writer.queue import TurnConsumer
-    from memory.writer.turn import Turn
+    from memory.upkeep.upkept import UpkeptMemory
+    from memory.writer.target import WriteHook
 
 logger = logging.getLogger(__name__)
 
@@ -33,23 +34,23 @@ class ConsolidationSchedule:
     policy: ConsolidationPolicy = field(default_factory=ConsolidationPolicy)
 
 
-def writes_since_pass(memory: LongTermMemory) -> int:
+def writes_since_pass(memory: UpkeptMemory) -> int:
     """Writer runs applied since the last consolidation pass (0 when unknown)."""
     return consolidation_state(memory).writes()
 
 
-def note_write(memory: LongTermMemory) -> int:
+def note_write(memory: UpkeptMemory) -> int:
     """Count one more applied writer run; returns the count since the last pass (by every
     process of the deployment when its state is in PostgreSQL)."""
     return consolidation_state(memory).add_write()
 
 
-def reset_writes(memory: LongTermMemory) -> None:
+def reset_writes(memory: UpkeptMemory) -> None:
     """A pass ran (or refused): counting starts again."""
     consolidation_state(memory).reset()
 
 
-def due_reason(memory: LongTermMemory, schedule: ConsolidationSchedule, writes: int) -> str:
+def due_reason(memory: UpkeptMemory, schedule: ConsolidationSchedule, writes: int) -> str:
     """Why a pass is due now ("writes", "capacity"), or "" when it is not."""
     if schedule.every_writes and writes >= schedule.every_writes:
         return "writes"
@@ -73,7 +74,11 @@ class ConsolidationTrigger:
         self.llm = llm
         self._idle: dict[str, asyncio.TimerHandle] = {}
 
-    async def after_write(self, memory: LongTermMemory, result: Any) -> None:
+    def hook(self, memory: UpkeptMemory) -> WriteHook:
+        """The write hook of `memory`'s queue (its `after_write`): this trigger, for that memory."""
+        return functools.partial(self.after_write, memory)
+
+    async def after_write(self, memory: UpkeptMemory, result: Any) -> None:
         if getattr(result, "applied", True):
             writes = await asyncio.to_thread(note_write, memory)
             reason = await asyncio.to_thread(due_reason, memory, self.schedule, writes)
@@ -82,13 +87,13 @@ class ConsolidationTrigger:
             else:
                 self._arm_idle(memory)
 
-    async def run_pass(self, memory: LongTermMemory, reason: str) -> ConsolidationReport | None:
+    async def run_pass(self, memory: UpkeptMemory, reason: str) -> ConsolidationReport | None:
         timer = self._idle.pop(memory.user_id, None)
         if timer is not None:
             timer.cancel()
         try:
             report = await asyncio.to_thread(
-                memory.consolidate, self.llm, policy=self.schedule.policy
+                consolidate, memory, self.llm, policy=self.schedule.policy
             )
         except Exception:
             logger.exception("consolidation of %r (%s) failed", memory.user_id, reason)
@@ -96,7 +101,7 @@ class ConsolidationTrigger:
         logger.info("consolidation of %r after %s: %s", memory.user_id, reason, report.summary())
         return report
 
-    def _arm_idle(self, memory: LongTermMemory) -> None:
+    def _arm_idle(self, memory: UpkeptMemory) -> None:
         if self.schedule.idle_seconds <= 0:
             return
         previous = self._idle.pop(memory.user_id, None)
@@ -108,23 +113,7 @@ class ConsolidationTrigger:
             lambda: loop.create_task(self._when_idle(memory)),
         )
 
-    async def _when_idle(self, memory: LongTermMemory) -> None:
+    async def _when_idle(self, memory: UpkeptMemory) -> None:
         self._idle.pop(memory.user_id, None)
         if await asyncio.to_thread(writes_since_pass, memory):
             await self.run_pass(memory, "idle")
-
-
-class ConsolidatingConsumer(ConsolidationTrigger):
-    """A TurnConsumer wrapping `inner` with the trigger, for a queue without write hooks."""
-
-    def __init__(self, inner: TurnConsumer, schedule: ConsolidationSchedule, llm: Any = None):
-        self.inner = inner  # first: `__getattr__` reads it
-        super().__init__(schedule, llm)
-
-    def __getattr__(self, name: str) -> Any:  # the writer's settings stay readable through it
-        return getattr(self.inner, name)
-
-    async def consume(self, turn: Turn, memory: LongTermMemory) -> Any:
-        result = await self.inner.consume(turn, memory)
-        await self.after_write(memory, result)
-        return result

@@ -7,7 +7,7 @@ import json
 import logging
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memory.prompts.topics import TOPIC_SUMMARY_PROMPTS
 from memory.store.item import MemoryItem
@@ -16,9 +16,11 @@ from memory.text.fencing import escape_data
 from memory.text.language import language_of
 from memory.upkeep.topics.summaries import StoredSummary
 from memory.upkeep.topics.table import Topic
+from memory.upkeep.upkept import UpkeptMemory
 
 if TYPE_CHECKING:
-    from memory.long_term import LongTermMemory
+    from memory.upkeep.topics.summaries import SummaryStore
+    from memory.upkeep.topics.table import TopicTable
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +32,15 @@ MODEL_SUMMARY_MAX_CHARS = 600  # a longer answer ignored the instructions: not u
 MODEL_SUMMARIES_PER_PASS = 20  # model calls of one refresh at most (hottest changed topics)
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 _QUIET_RUN = {"tags": ["nostream", "memory_topics"], "run_name": "memory_topic_summary"}
+
+
+class TopicMemory(UpkeptMemory, Protocol):
+    """A memory with topics (a `LongTermMemory`): its topic table and its stored summaries."""
+
+    @property
+    def topic_table(self) -> TopicTable: ...
+    @property
+    def topic_summaries(self) -> SummaryStore: ...
 
 
 def fingerprint(topic: Topic, items: Mapping[str, MemoryItem]) -> str:
@@ -92,7 +103,7 @@ def _parse_summary(text: str) -> str | None:
     return summary if 0 < len(summary) <= MODEL_SUMMARY_MAX_CHARS else None
 
 
-def refresh_topic_summaries(memory: LongTermMemory, llm: Any | None = None) -> int:
+def refresh_topic_summaries(memory: TopicMemory, llm: Any | None = None) -> int:
     """Make the summary of every topic whose members changed since its summary was made (and,
     with `llm`, of those only summarised offline so far), drop those of topics that are gone,
     and write them in one transaction. Returns how many summaries were written.
@@ -130,7 +141,7 @@ def refresh_topic_summaries(memory: LongTermMemory, llm: Any | None = None) -> i
     return len(written)
 
 
-def topic_summary(memory: LongTermMemory, name: str) -> str | None:
+def topic_summary(memory: TopicMemory, name: str) -> str | None:
     """The summary of the topic `name` resolves to; None when no topic does. The stored one
     while every fact it was made from is still live and unchanged (new members may have joined
     since), else one made now from the hottest facts: a deleted or corrected fact never lingers
