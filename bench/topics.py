@@ -30,7 +30,7 @@ from memory.retrieval.bm25 import MechanicalRetriever
 from memory.retrieval.evaluation import load_labelled_set, recall_at, write_items
 from memory.store.backends.sqlite_db import SqliteMemoryManager
 from memory.text.entity_lexicon import PLACES
-from memory.upkeep.topics import TopicTable, extract_entities
+from memory.topics import TopicTable, extract_entities
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 PEOPLE_EN = ["my sister", "my mom", "my boss", "my friend Tom", "Alice", "my brother", "Priya"]

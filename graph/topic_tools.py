@@ -1,4 +1,4 @@
-"""The chat tool of topics (`memory.upkeep.topics`): one person's, place's or subject's memories."""
+"""The chat tool of topics (`memory.topics`): one person's, place's or subject's memories."""
 
 from __future__ import annotations
 

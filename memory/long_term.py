@@ -20,6 +20,7 @@ from memory.store.manager import BaseMemoryManager
 from memory.store.repair import SelfCheckReport
 from memory.store.state_db import StateDatabase, open_state
 from memory.text.messages import extract_last_turn
+from memory.topics.routing import TopicRouting  # feature: topics
 from memory.upkeep.consolidating import Consolidating  # feature: consolidation
 from memory.upkeep.memory_upkeep import MemoryUpkeep
 from memory.upkeep.topical import Topical  # feature: topics
@@ -98,6 +99,8 @@ class LongTermMemory(
             manager, llm, embeddings=resolve_embeddings(embeddings),
             hotness=self.ranking_type(self.recall_log.stats, half_life_days),
         )  # fmt: skip
+        mechanical = self.retrievers.mechanical  # feature: topics
+        self.retrievers.routing = TopicRouting(manager, mechanical)  # feature: topics
         self.min_score = min_score  # checked by the setter
         self.journal_path = Path(journal_path) if journal_path else self.data_dir / JOURNAL_FILE
         self.consumer = consumer

@@ -1,4 +1,4 @@
-"""The editor's grouping by topic (`memory.upkeep.topics`): each card under its main topic."""
+"""The editor's grouping by topic (`memory.topics`): each card under its main topic."""
 
 from __future__ import annotations
 

@@ -13,10 +13,10 @@ from graph.run_memory import RunMemory
 from graph.writing.pending import waiting_turns
 from graph.writing.server_runs import schedule_flush, write_mode
 from memory.long_term import LongTermMemory
-from memory.retrieval.waiting import WaitingIndex
 from memory.store.branch import Lineage
 from memory.writer.local import local_writer
 from memory.writer.turn import Turn
+from memory.writer.waiting import WaitingIndex
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ def said_recently(
 ) -> list[dict[str, str]]:
     """What the user said, in this thread's other branches excepted, that no writer has applied
     yet and that this turn should know: the best few for `query`, as `{turn_id, thread_id, text,
-    said_at}` (see `memory.retrieval.waiting`). Local mode then sends another thread's waiting
+    said_at}` (see `memory.writer.waiting`). Local mode then sends another thread's waiting
     batch to the queue. Sync (store and journal reads block); never fails the turn.
 
     `since` is the store's change token when this turn's memories were read: a turn applied by

@@ -13,7 +13,6 @@ from memory.erasure.rows import (
     JOURNAL_TABLES,
     RECALL_TABLES,
     STATE_TABLES,
-    SUMMARIES_FILE,
     SUMMARY_TABLES,
     TRACE_TABLES,
     SharedTable,
@@ -30,7 +29,7 @@ from memory.errors import MemoryNotFound
 from memory.store.erasure_report import ErasureReport
 from memory.store.item import MemoryItem
 from memory.store.sqlite_file import scrub_file
-from memory.store.state_db import PostgresState, StateDatabase
+from memory.store.state_db import SUMMARIES_FILE, PostgresState, StateDatabase
 from memory.text.needles import Needles
 
 if TYPE_CHECKING:

@@ -35,8 +35,7 @@ RECALL_TABLES = (
     ),
     SharedTable("recall log: flushes", "recall_flushes", ("user_id",), False),
 )
-# memory.upkeep.topics keeps its summaries there; erased even when that feature is gone.
-SUMMARIES_FILE = "topic-summaries.sqlite"
+# memory.topics keeps its summaries there; erased even when that feature is gone.
 SUMMARY_TABLES = (SharedTable("topic summaries", "topic_summaries", ("user_id", "topic")),)
 # memory.upkeep.consolidation.state's row per user, in a state database (files hold it elsewhere).
 CONSOLIDATION_TABLES = (SharedTable("consolidation state", "consolidation", ("user_id",)),)

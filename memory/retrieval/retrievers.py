@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memory.retrieval.bm25 import MechanicalRetriever
 from memory.retrieval.modes import OnFailure, RetrievalMode
-from memory.retrieval.topical import TopicalRetrieval  # feature: topics
 from memory.store.branch import Lineage
 from memory.store.manager import BaseMemoryManager
 
@@ -25,8 +24,21 @@ logger = logging.getLogger(__name__)
 _warned_without_llm = False
 
 
+class TopicRouter(Protocol):
+    """Retrieval by topic (`memory.topics.routing.TopicRouting` is the one): the `topic` filter,
+    and the answer to a broad question that names a topic (None: it names none)."""
+
+    def within_topic(
+        self, query: str, topic: str, limit: int, lineage: Lineage | None
+    ) -> list[dict[str, str]]: ...
+
+    def named_topic_answer(
+        self, query: str, limit: int, lineage: Lineage | None
+    ) -> list[dict[str, str]] | None: ...
+
+
 class WithoutTopics:
-    """What retrieval does without `memory.upkeep.topics`: no topic has a name."""
+    """What retrieval does without topics (the feature off, or deleted): no topic has a name."""
 
     def within_topic(
         self, query: str, topic: str, limit: int, lineage: Lineage | None
@@ -39,16 +51,15 @@ class WithoutTopics:
         return None
 
 
-class Retrievers(
-    TopicalRetrieval,  # feature: topics
-    WithoutTopics,
-):
+class Retrievers:
     """One manager's retrievers. The BM25 index lives in `mechanical` and is shared by every
     mode; the LLM retrievers (which need langchain-core) are built on first use, per model.
     With `embeddings` (see `memory.retrieval.embedder.resolve_embeddings`), the `semantic`
     channel is fused into BM25's ranking for every mode, search included. `min_score` drops
     ranked matches below that fraction of the best one; `hotness` orders ties and broad
-    questions (see `MechanicalRetriever`)."""
+    questions (see `MechanicalRetriever`). `routing` answers questions that name a topic
+    (`LongTermMemory` plugs the topics feature in); `topic_routing` False: a question naming a
+    person or place is ranked like any other."""
 
     def __init__(
         self,
@@ -75,6 +86,8 @@ class Retrievers(
         self._llm_modes: dict[tuple[RetrievalMode, int], LLMRetriever | HybridRetriever] = {}
         # The memory sections the LLM modes' examples name (the app's); None: the examples' own.
         self.sections: Sections | None = None
+        self.routing: TopicRouter = WithoutTopics()
+        self.topic_routing = True
 
     def recall_status(self) -> ChannelStatus | None:
         """How far the semantic channel's vectors are (None without one, or when the store
@@ -132,16 +145,20 @@ class Retrievers(
         here or at construction) run BM25 instead, logged once per process. With a `lineage`,
         only what that run may read (see `memory.store.branch`). With a `topic`, only that topic's
         members, ranked by BM25 whatever the mode (`[]` for an unknown topic); a broad question
-        naming a topic gets its members in BM25 mode (see `memory.retrieval.topical`)."""
+        naming a topic gets its members in BM25 mode (see `memory.topics.routing`)."""
         mode = RetrievalMode.parse(mode)
         if topic is not None:
-            return self.within_topic(query, topic, limit, lineage)
+            return self.routing.within_topic(query, topic, limit, lineage)
         model = llm if llm is not None else self.llm
         if mode is not RetrievalMode.MECHANICAL and model is None:
             _warn_without_llm(mode)
             mode = RetrievalMode.MECHANICAL
         if mode is RetrievalMode.MECHANICAL:
-            named = self.named_topic_answer(query, limit, lineage)
+            named = (
+                self.routing.named_topic_answer(query, limit, lineage)
+                if self.topic_routing
+                else None
+            )
             if named is not None:
                 return named
             return self.mechanical.retrieve(query, limit, lineage)

@@ -60,7 +60,7 @@ def erase_stored_snapshots(
 ) -> None:
     """Redact one erased memory out of the user's stored snapshots, as out of their files
     (erase_user deletes the rows with the other state tables)."""
-    from memory.erasure.files import redact_records
+    from memory.store.snapshots import redact_records
 
     bodies = db.query(f"SELECT name, body FROM {{p}}{TABLE} WHERE user_id = ?", (user_id,))
     for name, body in bodies:

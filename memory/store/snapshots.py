@@ -20,6 +20,7 @@ from memory.store.core_context import read_stored
 from memory.store.document import MemoryDocument
 from memory.store.manager import BaseMemoryManager, file_stem
 from memory.store.repair import items_from_raw
+from memory.text.needles import Needles
 
 SNAPSHOT_FORMAT = "gulfstream-memory-snapshot"
 SNAPSHOT_VERSION = 1  # items carry scope/origin/supersedes; older readers ignore extra keys
@@ -234,3 +235,26 @@ def attach_snapshots(
     scheduler = SnapshotScheduler(manager, path, delay)
     manager.add_change_listener(scheduler.changed)
     return scheduler
+
+
+def redact_records(
+    lines: list[dict[str, Any]], needles: Needles
+) -> tuple[list[dict[str, Any]] | None, int]:
+    """A snapshot's records without the erased items, and with what other items' histories and
+    the core context say of them redacted: (the header and the items kept, or None when
+    nothing names the memory; how many items were dropped)."""
+    header, rows = dict(lines[0]), lines[1:]
+    kept = [row for row in rows if row.get("id") not in needles.ids]
+    dropped = len(rows) - len(kept)
+    redacted = [needles.redact(row) for row in kept]
+    context = header.get("core_context")
+    stripped = context
+    if isinstance(context, dict):
+        stripped = {
+            key: needles.without(value) if isinstance(value, str) and key != "updated_at" else value
+            for key, value in context.items()
+        }
+    if not dropped and stripped == context and not any(changed for _, changed in redacted):
+        return None, 0
+    header["core_context"] = stripped
+    return [header, *(row for row, _ in redacted)], dropped

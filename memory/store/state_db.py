@@ -13,6 +13,9 @@ from typing import Any, Protocol
 
 from memory.store.sqlite_file import open_wal, scrub
 
+# The topics feature keeps its summaries in this file (or table): named here so that erasure
+# clears it even in a fork that deleted that feature.
+SUMMARIES_FILE = "topic-summaries.sqlite"
 PG_PREFIX = "gulfstream_"  # every table and index of this project in a shared PostgreSQL
 # A statement names its tables `{p}name`: `name` in a SQLite file, `gulfstream_name` in
 # PostgreSQL, where the platform's database also holds the checkpointer's and the store's.

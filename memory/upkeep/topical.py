@@ -1,4 +1,4 @@
-"""LongTermMemory's topics door (`memory.upkeep.topics`): a mixin, deleted with the feature."""
+"""LongTermMemory's topics door (`memory.topics`): a mixin, deleted with the feature."""
 
 from __future__ import annotations
 
@@ -9,16 +9,17 @@ from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from memory.retrieval import Retrievers
-    from memory.upkeep.topics import Topic, TopicTable
-    from memory.upkeep.topics.refresh import TopicMemory
-    from memory.upkeep.topics.summaries import SummaryStore
+    from memory.topics import Topic, TopicTable
+    from memory.topics.refresh import TopicMemory
+    from memory.topics.routing import TopicRouting
+    from memory.topics.summaries import SummaryStore
     from memory.upkeep.upkept import UpkeptMemory
 
 logger = logging.getLogger(__name__)
 
 
 class Topical:
-    """Who and what the memories are about, and a summary of each; `memory.upkeep.topics` is
+    """Who and what the memories are about, and a summary of each; `memory.topics` is
     imported on first use, not with the door."""
 
     retrievers: Retrievers
@@ -29,7 +30,7 @@ class Topical:
     @property
     def topic_table(self) -> TopicTable:
         """Who and what the memories are about, rebuilt as the store changes."""
-        return self.retrievers.topics
+        return cast("TopicRouting", self.retrievers.routing).table
 
     @property
     def topic_summaries(self) -> SummaryStore:
@@ -37,10 +38,10 @@ class Topical:
         use)."""
         with self._open_lock:
             if self._summaries is None:
-                from memory.erasure.rows import SUMMARIES_FILE
-                from memory.upkeep.topics.summaries import SCHEMA, SummaryStore
+                from memory.store.state_db import SUMMARIES_FILE
+                from memory.topics.summaries import SCHEMA, SummaryStore
 
-                memory = cast("TopicMemory", self)
+                memory = cast("UpkeptMemory", self)
                 self._summaries = SummaryStore(memory.state_database(SUMMARIES_FILE, SCHEMA))
             return self._summaries
 
@@ -52,14 +53,14 @@ class Topical:
     def get_topic_summary(self, name: str) -> str | None:
         """A short summary of the topic `name` names (alias, display name or key, either
         language); None when no topic does."""
-        from memory.upkeep.topics import topic_summary
+        from memory.topics import topic_summary
 
         return topic_summary(cast("TopicMemory", self), name)
 
     def refresh_topic_summaries(self, llm: Any | None = None) -> int:
         """Summarise the topics that changed (with `llm`, or offline); returns how many were
         written. The consolidation pass calls it at its end."""
-        from memory.upkeep.topics import refresh_topic_summaries
+        from memory.topics import refresh_topic_summaries
 
         return refresh_topic_summaries(cast("TopicMemory", self), llm)
 

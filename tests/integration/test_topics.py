@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from memory.erasure.rows import SUMMARIES_FILE
 from memory.long_term import LongTermMemory
 from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.store.manager import BaseMemoryManager
+from memory.store.state_db import SUMMARIES_FILE
 from tests.fakes import ScriptedAnswers
 from tests.integration.conftest import OpenManager
 
@@ -169,7 +169,7 @@ def test_a_malformed_model_answer_falls_back_to_the_offline_summary(
     for bad in ("Sure! Here is a summary.", '{"summary": ""}', '["a"]', RuntimeError("down")):
         memory.topic_summaries.replace("alice", [], set())  # start again from nothing
         model = ScriptedAnswers(bad, when_done='{"summary": "x" }')
-        with caplog.at_level(logging.WARNING, logger="memory.upkeep.topics.refresh"):
+        with caplog.at_level(logging.WARNING, logger="memory.topics.refresh"):
             memory.refresh_topic_summaries(model)
         stored = memory.topic_summaries.read("alice")
         first = memory.topics()[0]  # the hottest topic went to the model first

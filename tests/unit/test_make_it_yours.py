@@ -204,7 +204,7 @@ async def test_leaving_a_chat_session_stops_its_queue(tmp_path: Path) -> None:
 
 
 def test_mypy_ignores_missing_imports_of_third_party_modules_only() -> None:
-    # With the ignore global, deleting memory/upkeep/topics/ left `import webapp.app` broken and
+    # With the ignore global, deleting memory/topics/ left `import webapp.app` broken and
     # `make lint` passing.
     import tomllib
 

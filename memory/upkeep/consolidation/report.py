@@ -23,9 +23,7 @@ class ConsolidationReport:
     refused: str = ""
     snapshot: str = ""
     resumed: bool = False  # this run finished a pass an earlier, interrupted run planned
-    topics_summarised: int = (
-        0  # topic summaries written afresh after the pass (memory.upkeep.topics)
-    )
+    topics_summarised: int = 0  # topic summaries written afresh after the pass (memory.topics)
     duration_seconds: float = 0.0
 
     @property

@@ -1,8 +1,8 @@
 """Entities and topics of a user's memories: who and what they are about, with a summary each."""
 
 from memory.text.entities import Entity, extract_entities
-from memory.upkeep.topics.refresh import refresh_topic_summaries, topic_summary
-from memory.upkeep.topics.table import Topic, TopicTable
+from memory.topics.refresh import refresh_topic_summaries, topic_summary
+from memory.topics.table import Topic, TopicTable
 
 __all__ = [
     "Entity",

@@ -14,13 +14,13 @@ from memory.store.item import MemoryItem
 from memory.text.entities import DATE
 from memory.text.fencing import escape_data
 from memory.text.language import language_of
-from memory.upkeep.topics.summaries import StoredSummary
-from memory.upkeep.topics.table import Topic
-from memory.upkeep.upkept import UpkeptMemory
+from memory.topics.summaries import StoredSummary
+from memory.topics.table import Topic
 
 if TYPE_CHECKING:
-    from memory.upkeep.topics.summaries import SummaryStore
-    from memory.upkeep.topics.table import TopicTable
+    from memory.store.manager import BaseMemoryManager
+    from memory.topics.summaries import SummaryStore
+    from memory.topics.table import TopicTable
 
 logger = logging.getLogger(__name__)
 
@@ -34,9 +34,14 @@ _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 _QUIET_RUN = {"tags": ["nostream", "memory_topics"], "run_name": "memory_topic_summary"}
 
 
-class TopicMemory(UpkeptMemory, Protocol):
-    """A memory with topics (a `LongTermMemory`): its topic table and its stored summaries."""
+class TopicMemory(Protocol):
+    """A memory with topics (a `LongTermMemory`): its store, its topic table and its stored
+    summaries."""
 
+    manager: BaseMemoryManager
+
+    @property
+    def user_id(self) -> str: ...
     @property
     def topic_table(self) -> TopicTable: ...
     @property

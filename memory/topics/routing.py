@@ -2,50 +2,40 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from memory.retrieval.bm25 import MechanicalRetriever
 from memory.retrieval.query import read_query
 from memory.store.branch import Lineage, filter_ranked
 from memory.store.manager import BaseMemoryManager
-
-if TYPE_CHECKING:  # memory.upkeep.topics is imported on first use: its modules import retrieval's
-    from memory.upkeep.topics.table import TopicTable
+from memory.topics.table import TopicTable
 
 
-class TopicalRetrieval:
-    """A mixin of `Retrievers`: the manager's topic table, the `topic` filter and broad
-    questions answered by the topic they name. `topic_routing` False: a question naming a
-    person or place is ranked like any other (no topic table)."""
+class TopicRouting:
+    """The topics part of `Retrievers`: the manager's topic table (made on first use, kept
+    current), the `topic` filter, and broad questions answered by the topic they name."""
 
-    manager: BaseMemoryManager
-    mechanical: MechanicalRetriever
-    topic_routing = True
-    _topics: TopicTable | None = None
+    def __init__(self, manager: BaseMemoryManager, mechanical: MechanicalRetriever) -> None:
+        self.manager = manager
+        self.mechanical = mechanical
+        self._table: TopicTable | None = None
 
     @property
-    def topics(self) -> TopicTable:
-        """The manager's topic table (memory.upkeep.topics), made on first use and kept current."""
-        if self._topics is None:
-            from memory.upkeep.topics.table import TopicTable
-
+    def table(self) -> TopicTable:
+        if self._table is None:
             # A memory's hotness with its recall signals, the same as ranking's.
-            self._topics = TopicTable(
+            self._table = TopicTable(
                 self.manager, lambda i, item: self.mechanical.hotness.of(i, item)
             )
-        return self._topics
+        return self._table
 
     def within_topic(
         self, query: str, topic: str, limit: int, lineage: Lineage | None
     ) -> list[dict[str, str]]:
-        return within_topic(self.mechanical, self.topics, query, topic, limit, lineage)
+        return within_topic(self.mechanical, self.table, query, topic, limit, lineage)
 
     def named_topic_answer(
         self, query: str, limit: int, lineage: Lineage | None
     ) -> list[dict[str, str]] | None:
-        if not self.topic_routing:
-            return None
-        return named_topic_answer(self.mechanical, self.topics, query, limit, lineage)
+        return named_topic_answer(self.mechanical, self.table, query, limit, lineage)
 
 
 def within_topic(

@@ -15,7 +15,7 @@ from memory.store.item import MemoryItem, time_sort_key
 from memory.store.manager import BaseMemoryManager
 from memory.text.entities import DATE, KINDS, SUBJECT, Entity, extract_entities
 from memory.text.tokenize import normalize
-from memory.upkeep.topics.membership import Membership
+from memory.topics.membership import Membership
 
 # hotness_of(memory_id, item) → the memory's hotness (LongTermMemory passes its ranking's, which
 # knows the recall log; the default, retrieval's ranking without recalls, reads the item alone).
