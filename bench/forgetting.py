@@ -83,7 +83,7 @@ def files_holding(folder: Path, word: str, skip: str = THREADS) -> list[Path]:
 
 def reachable(memory: LongTermMemory, archive: object, folder: Path, word: str) -> dict[str, bool]:
     related = memory.get_related_memory_from(f"{word}?", mode="mechanical", limit=10)
-    summary = memory.get_topic_summary(word) or ""  # feature: topics
+    summary = memory.topics.summary(word) or ""  # feature: topics
     result = archive.search(word)  # type: ignore[attr-defined]
     said = [m.content for hit in result.hits for m in (hit.anchor, *hit.around)]
     return {
@@ -130,7 +130,7 @@ async def told(folder: Path) -> tuple[LongTermMemory, dict[str, str]]:
         await session.wait_for_writes()
         assert session.memory is not None
         memory = session.memory
-    memory.refresh_topic_summaries()  # feature: topics
+    memory.topics.refresh()  # feature: topics
     ids = {}
     for word in WORDS:
         found = [i for i, item in memory.manager.list_items().items() if word in item.description]

@@ -35,7 +35,7 @@ _QUIET_RUN = {"tags": ["nostream", "memory_topics"], "run_name": "memory_topic_s
 
 
 class TopicMemory(Protocol):
-    """A memory with topics (a `LongTermMemory`): its store, its topic table and its stored
+    """A user's topics (`UserTopics` is one): the store, the topic table and the stored
     summaries."""
 
     manager: BaseMemoryManager
@@ -43,9 +43,9 @@ class TopicMemory(Protocol):
     @property
     def user_id(self) -> str: ...
     @property
-    def topic_table(self) -> TopicTable: ...
+    def table(self) -> TopicTable: ...
     @property
-    def topic_summaries(self) -> SummaryStore: ...
+    def summaries(self) -> SummaryStore: ...
 
 
 def fingerprint(topic: Topic, items: Mapping[str, MemoryItem]) -> str:
@@ -117,9 +117,9 @@ def refresh_topic_summaries(memory: TopicMemory, llm: Any | None = None) -> int:
     facts joined. The model is asked for topics of two members or more, the hottest first, at
     most MODEL_SUMMARIES_PER_PASS per call; the rest wait for the next refresh.
     """
-    table = memory.topic_table
+    table = memory.table
     items = memory.manager.list_items()
-    stored = memory.topic_summaries.read(memory.user_id)
+    stored = memory.summaries.read(memory.user_id)
     topics = [topic for topic in table.topics() if topic.kind != DATE]
     written: list[StoredSummary] = []
     model_calls = 0
@@ -142,7 +142,7 @@ def refresh_topic_summaries(memory: TopicMemory, llm: Any | None = None) -> int:
         text = text or offline_summary(topic, items)
         made_from = tuple((i, items[i].latest_update_time) for i in topic.members)
         written.append(StoredSummary(topic.key, text, source, made_from, current))
-    memory.topic_summaries.replace(memory.user_id, written, {topic.key for topic in topics})
+    memory.summaries.replace(memory.user_id, written, {topic.key for topic in topics})
     return len(written)
 
 
@@ -151,10 +151,10 @@ def topic_summary(memory: TopicMemory, name: str) -> str | None:
     while every fact it was made from is still live and unchanged (new members may have joined
     since), else one made now from the hottest facts: a deleted or corrected fact never lingers
     in a summary."""
-    topic = memory.topic_table.topic(name)
+    topic = memory.table.topic(name)
     if topic is None:
         return None
-    stored = memory.topic_summaries.read(memory.user_id).get(topic.key)
+    stored = memory.summaries.read(memory.user_id).get(topic.key)
     items = memory.manager.list_items()
     members = set(topic.members)
     if stored is not None and all(

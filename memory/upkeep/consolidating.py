@@ -1,8 +1,9 @@
-"""LongTermMemory's consolidation door (`memory.upkeep.consolidation`), deleted with the feature."""
+"""The consolidation door of `LongTermMemory` (its `consolidate`), deleted with the feature: the
+package is imported at the first pass, not with the memory."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -11,20 +12,17 @@ if TYPE_CHECKING:
     from memory.upkeep.upkept import UpkeptMemory
 
 
-class Consolidating:
-    """A mixin of `LongTermMemory`; the package is imported at the first pass, not with it."""
+def consolidation_pass(
+    memory: UpkeptMemory,
+    llm: Any | None = None,
+    *,
+    now: datetime | None = None,
+    policy: ConsolidationPolicy | None = None,
+) -> ConsolidationReport:
+    """One consolidation pass (`memory.upkeep.consolidation`): merge near-duplicates (rewritten
+    by `llm` when given), mark passed plans stale, archive long-cold memories; snapshot first,
+    refused when it would remove more than a quarter of the live memories, and resumed where it
+    stopped when an earlier pass was interrupted."""
+    from memory.upkeep.consolidation import consolidate
 
-    def consolidate(
-        self,
-        llm: Any | None = None,
-        *,
-        now: datetime | None = None,
-        policy: ConsolidationPolicy | None = None,
-    ) -> ConsolidationReport:
-        """One consolidation pass (`memory.upkeep.consolidation`): merge near-duplicates (rewritten
-        by `llm` when given), mark passed plans stale, archive long-cold memories; snapshot first,
-        refused when it would remove more than a quarter of the live memories, and resumed where it
-        stopped when an earlier pass was interrupted."""
-        from memory.upkeep.consolidation import consolidate
-
-        return consolidate(cast("UpkeptMemory", self), llm, now=now, policy=policy)
+    return consolidate(memory, llm, now=now, policy=policy)

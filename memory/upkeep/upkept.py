@@ -4,13 +4,14 @@ user's memory; `LongTermMemory` is one, and upkeep never imports it."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from memory.retrieval import Retrievers
     from memory.retrieval.ranking import Ranking
     from memory.store.manager import BaseMemoryManager
     from memory.store.state_db import StateDatabase
+    from memory.topics.user_topics import UserTopics  # feature: topics
     from memory.writer.trace import WriteTrace
 
 
@@ -29,4 +30,5 @@ class UpkeptMemory(Protocol):
     @property
     def trace(self) -> WriteTrace: ...
     def state_database(self, file: str, schema: str, synchronous: str = "") -> StateDatabase: ...
-    def refresh_topic_summaries(self, llm: Any | None = None) -> int: ...  # feature: topics
+
+    topics: UserTopics  # feature: topics

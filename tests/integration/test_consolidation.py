@@ -266,7 +266,7 @@ def test_a_pass_refreshes_the_topic_summaries(tmp_path: Path):
     report = memory.consolidate()
 
     assert report.removed == 1 and report.topics_summarised >= 1
-    summary = memory.get_topic_summary("my sister") or ""
+    summary = memory.topics.summary("my sister") or ""
     assert "bakery" in summary and summary.count("Berlin") == 1  # the merged pair, once
-    key = memory.topic_table.resolve("sister")
-    assert key in memory.topic_summaries.read(manager.user_id)  # written by the pass
+    key = memory.topics.table.resolve("sister")
+    assert key in memory.topics.summaries.read(manager.user_id)  # written by the pass

@@ -28,7 +28,6 @@ from memory.upkeep.consolidation.plan import (
 )
 from memory.upkeep.consolidation.report import ConsolidationReport
 from memory.upkeep.consolidation.state import PLAN_FOLDER, ConsolidationState, consolidation_state
-from memory.upkeep.topical import refresh_after_pass  # feature: topics
 
 if TYPE_CHECKING:
     from memory.upkeep.upkept import UpkeptMemory
@@ -165,7 +164,7 @@ def _run(
         else:
             report.skipped.append(turn_id)
     state.drop_plan()
-    report.topics_summarised = refresh_after_pass(memory, llm)  # feature: topics
+    report.topics_summarised = memory.topics.refresh_after_pass(llm)  # feature: topics
     report.kept = manager.live_count()
     report.duration_seconds = time.monotonic() - started
     logger.info("memory of %r: %s", manager.user_id, report.summary())
