@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -178,7 +177,7 @@ def writer_consumer() -> MemoryConsumer:
         def load_writer_model(name: str) -> Any:
             # A turn queued without a writer model (LongTermMemory.send_history) gets the
             # deployment's default one.
-            name = name or os.environ.get("GULFSTREAM_WRITER_MODEL") or Context().writer_model
+            name = name or Context().writer_model  # GULFSTREAM_WRITER_MODEL, else the model
             # The client's own limit is that of the longest prompt: the consumer cuts each turn
             # at a limit that grows with its own prompt, so a slow local model is not cut off.
             longest = scaled_timeout(timeout, CLIENT_PROMPT_TOKENS, rate=rate)

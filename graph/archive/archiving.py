@@ -7,26 +7,20 @@ import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from graph.run_memory import RunMemory
 from graph.settings import Settings, get_settings
-from memory.archive import (
-    ArchivedMessage,
-    ConversationArchive,
-    Window,
-    archive_exists,
-    archives,
-    checkpoint_time,
-)
-from memory.archive.quotes import is_archive_result, strip_quotes
-from memory.archive.reconcile import reconcile
-from memory.archive.records import content_hash
 from memory.store.branch import Lineage
 from memory.store.factory import backend_folder
 from memory.text.messages import text_of
+
+# memory.archive is imported by the functions that run while the archive is on: a deployment
+# that turned it off never loads it.
+if TYPE_CHECKING:
+    from memory.archive import ArchivedMessage, ConversationArchive
 
 logger = logging.getLogger(__name__)
 
@@ -49,12 +43,21 @@ def archive_spec(settings: Settings | None = None) -> str:
 
 def run_archive(run: RunMemory) -> ConversationArchive | None:
     """The run's user's archive (None when the deployment turned it off)."""
+    if not run.settings.archive_on:
+        return None
+    from memory.archive import archives
+
     return archives.open(archive_spec(run.settings), run.user_id)
 
 
 def existing_archive(user_id: str, settings: Settings | None = None) -> ConversationArchive | None:
     """The user's archive when the deployment keeps one and it holds anything (what erase
     opens: erasing never creates an archive)."""
+    settings = settings or get_settings()
+    if not settings.archive_on:
+        return None
+    from memory.archive import archive_exists, archives
+
     spec = archive_spec(settings)
     return archives.open(spec, user_id) if archive_exists(spec, user_id) else None
 
@@ -76,6 +79,8 @@ def forget_in_archive(run: RunMemory, archive: ConversationArchive | None) -> No
     failure is logged, never fails the turn."""
     if archive is None:
         return
+    from memory.archive.reconcile import reconcile
+
     try:
         done = reconcile(run.memory.manager, archive)
     except Exception:
@@ -93,6 +98,10 @@ def archived_form(
     (with the tool's name; stored, never searched); system messages and tool-call-only replies
     are left out. An assistant reply that repeats an archive search result of its turn is
     archived with the quoted sentences marked out: the archive holds each thing said once."""
+    from memory.archive import ArchivedMessage
+    from memory.archive.quotes import is_archive_result, strip_quotes
+    from memory.archive.records import content_hash
+
     found: list[ArchivedMessage] = []
     results: list[str] = []  # the archive search results of the current turn
     for message in messages:
@@ -138,6 +147,8 @@ def archive_messages(
     """Archive what of `messages` (a turn's state at `checkpoint_id`) is not yet archived on
     this branch of the thread: each message once, at the first turn that held it. The same
     rule rebuilds the archive from the checkpoints (graph/cli/archive.py)."""
+    from memory.archive import ArchivedMessage, Window, checkpoint_time
+
     moment = checkpoint_time(checkpoint_id) if checkpoint_id else None
     stamp = moment.timestamp() if moment is not None else time.time()
     candidates = archived_form(messages, user_id, thread_id, checkpoint_id, stamp)

@@ -10,7 +10,6 @@ from graph.archive.archiving import forget_in_archive, run_archive
 from graph.context import Context
 from graph.lineage import current_lineage
 from graph.run_memory import open_run_memory
-from memory.archive import Window, parse_day, render
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +28,8 @@ def search_conversations(query: str, since: str = "", until: str = "", thread: s
 
     Returns the best few matches with the messages around each, their thread and time.
     """
+    from memory.archive import Window, parse_day, render  # the archive is on: imported now
+
     run = open_run_memory(get_runtime(Context))
     try:
         archive = run_archive(run)

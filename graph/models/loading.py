@@ -8,12 +8,12 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from graph.context import Context
 from graph.settings import Settings
 
 logger = logging.getLogger(__name__)
 
 OFFLINE_PROVIDER = "offline"
-DEFAULT_MODEL = "openai/gpt-4o-mini"
 # Any OpenAI-compatible server accepts a dummy key; the client library insists on having one.
 PLACEHOLDER_API_KEY = "not-needed"
 
@@ -79,8 +79,8 @@ def check_model_allowed(field: str, name: str, settings: Settings, custom_auth: 
     allowed = set(settings.allowed_models)
     if "*" in allowed or (not allowed and not custom_auth):
         return
-    defaults = {os.environ.get("GULFSTREAM_MODEL") or DEFAULT_MODEL}
-    defaults.add(os.environ.get("GULFSTREAM_WRITER_MODEL") or "")
+    context = Context()  # the deployment's defaults: GULFSTREAM_MODEL, GULFSTREAM_WRITER_MODEL
+    defaults = {context.model, context.writer_model}
     if name not in (allowed or defaults):
         raise PermissionError(
             f"Context.{field} {name!r} is not allowed on this deployment; allowed: "

@@ -141,6 +141,7 @@ class MemoryConsumer:
         resolve_language(language)  # fail early on an unsupported language
         self.llm = llm
         self.model_factory = model_factory
+        self._models: dict[str, BaseChatModel] = {}
         self.language = language
         self.step_limit = step_limit
         self.timeout_seconds = timeout_seconds
@@ -202,12 +203,17 @@ class MemoryConsumer:
         if self.llm is not None:
             return self.llm
         assert self.model_factory is not None
+        model = self._models.get(turn.writer_model)
+        if model is not None:
+            return model
         try:
-            return self.model_factory(turn.writer_model)
+            model = self.model_factory(turn.writer_model)
         except Exception as exc:
             raise MemoryWriteFailed(
                 f"the writer model {turn.writer_model!r} cannot be loaded: {exc}"
             ) from exc
+        # Loaded once per name: the factory (the app's loader) is not on every turn's path.
+        return self._models.setdefault(turn.writer_model, model)
 
     async def consume(self, turn: Turn, target: WriteTarget) -> ConsumeResult:
         """Run the memory agent on one turn (or a batch `Turn.merge` made) and apply its changes
