@@ -22,7 +22,7 @@ import sys
 from memory.long_term import LongTermMemory
 from memory.store.backends.yaml_files import YamlMemoryManager
 memory = LongTermMemory(YamlMemoryManager(sys.argv[1], "alice"), embeddings="off")
-memory.retrieval.recall_log.flush_seconds = 3600  # only the exit can write them
+memory.recall_log.flush_seconds = 3600  # only the exit can write them
 for n in range(int(sys.argv[3])):
     memory.record_recall([sys.argv[2]], f"question {n % 7}")
 """
