@@ -18,9 +18,6 @@ from graph.settings import get_settings
 from graph.state import State
 from graph.summarizer import without_forgotten
 from graph.tool_loop import (
-    EMPTY_ANSWER_NOTE,
-    LAST_ROUND_NOTE,
-    NO_WORDS,
     answers_to_repeats,
     asked_without_tools,
     calls_written_as_text,
@@ -35,6 +32,7 @@ from graph.writing.said_recently import said_recently
 from memory.store.forgotten import forgotten_prints
 from memory.usage.counts import UsageMeter, add_up, as_dicts, from_dicts
 from memory.usage.metering import metered
+from prompts.agent import EMPTY_ANSWER_NOTE, LAST_ROUND_NOTE, NO_WORDS
 
 logger = logging.getLogger(__name__)
 

@@ -255,3 +255,11 @@ def format_sections(sections: Mapping[str, str] | Sequence[str] | Sequence[Memor
         ]
     lines = [f'   - "{name}"' + (f" ({hint})" if hint else "") for name, hint in pairs]
     return "\n".join(lines)
+
+
+# Sent back to the memory agent once when its last tool call could not be used
+# (memory/writer/tool_calls.py says why: arguments that are not JSON, a call written as text).
+REPAIR_NOTE = (
+    "Your last tool call could not be used: {problem}. Call the tool again with valid JSON "
+    "arguments, or answer 'no changes' if nothing needs to change."
+)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from memory.errors import MemoryNotFound, StaleWrite
 from memory.prompts.writer import (
+    REPAIR_NOTE,
     Sections,
     WriterPrompts,
     format_sections,
@@ -46,7 +47,7 @@ from memory.writer.timeouts import (
     prompt_tokens,
     scaled_timeout,
 )
-from memory.writer.tool_calls import REPAIR_NOTE, REPAIR_ROUNDS, unusable_call
+from memory.writer.tool_calls import REPAIR_ROUNDS, unusable_call
 from memory.writer.tools import FULL, MemoryToolkit
 from memory.writer.trace import UNMATCHED_FORGET
 from memory.writer.turn import Turn

@@ -13,10 +13,6 @@ _TOOL_CALL_AS_TEXT = re.compile(
     rf"\b(?:{'|'.join(TOOL_NAMES)})\s*\(\s*(?:[a-z_]+\s*=|[\"'{{\d])"
     rf"|\"(?:name|tool|function)\"\s*:\s*\"(?:{'|'.join(TOOL_NAMES)})\""
 )
-REPAIR_NOTE = (
-    "Your last tool call could not be used: {problem}. Call the tool again with valid JSON "
-    "arguments, or answer 'no changes' if nothing needs to change."
-)
 
 
 def unusable_call(message: Any) -> str | None:
