@@ -69,10 +69,11 @@ local-serve:  ## serve it on 127.0.0.1:8080 (PORT=) as model "local"; Ctrl-C sto
 test-local-model: $(STAMP) local-model  ## the tests that run the real local model (about 10 minutes)
 	GULFSTREAM_LOCAL_MODEL_TESTS=1 $(BIN)/python -m pytest -q tests/local_model
 
-lint: $(STAMP)  ## ruff (lint and format check) and mypy
+lint: $(STAMP)  ## ruff (lint and format check), mypy, and the import contracts (no circle, no upward import)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 format: $(STAMP)  ## ruff: fix what it can and format
 	$(BIN)/ruff check --fix .

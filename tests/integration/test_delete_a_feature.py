@@ -189,9 +189,10 @@ def test_a_feature_deleted_by_the_guides_steps_leaves_a_template_that_passes(
         run(tree, str(BIN / "ruff"), "format", "--quiet", ".")
         run(tree, str(BIN / "ruff"), "check", ".")  # then make lint
         run(tree, str(BIN / "mypy"))
+        run(tree, str(BIN / "lint-imports"), "--no-cache")  # the rest of make lint
         run(tree, sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
             "tests/unit", "-m", "not slow", "-p", "no:langsmith_plugin",
             "-p", "no:hypothesispytest")  # fmt: skip  # as make unit
         with capsys.disabled():
-            print(f"\n{feature} deleted: ruff, mypy and the unit tests pass "
+            print(f"\n{feature} deleted: ruff, mypy, the import contracts and the unit tests pass "
                   f"({time.monotonic() - started:.0f} s)")  # fmt: skip
