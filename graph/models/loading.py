@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 
 from graph.context import Context
 from graph.settings import Settings
+from memory.lazy import moved_names
 
 logger = logging.getLogger(__name__)
 
@@ -118,3 +119,13 @@ def _build(
     from langchain.chat_models import init_chat_model
 
     return init_chat_model(model, model_provider=provider, **options)
+
+
+# Names that moved in 0.2: still importable from here, with a DeprecationWarning, for one release.
+if not TYPE_CHECKING:  # to mypy they are gone: new code is checked against the new paths
+    __getattr__ = moved_names(
+        __name__,
+        {
+            "DEFAULT_MODEL": "graph.context",
+        },
+    )

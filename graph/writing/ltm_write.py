@@ -7,7 +7,7 @@ import asyncio
 import contextvars
 import logging
 from collections.abc import Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
@@ -30,6 +30,7 @@ from graph.writing.server_runs import (
     schedule_server_write,
     write_mode,
 )
+from memory.lazy import moved_names
 from memory.store.branch import Lineage
 from memory.usage.counts import describe, from_dicts
 from memory.writer.local import local_writer
@@ -163,3 +164,16 @@ def _failed(turn: Turn | None, mode: str, exc: Exception) -> dict[str, Any]:
         exc_info=exc,
     )
     return _outcome(turn, mode, "failed", f"{type(exc).__name__}: {exc}")
+
+
+# Names that moved in 0.2: still importable from here, with a DeprecationWarning, for one release.
+if not TYPE_CHECKING:  # to mypy they are gone: new code is checked against the new paths
+    __getattr__ = moved_names(
+        __name__,
+        {
+            "writer_thread_id": "graph.writing.server_runs",
+            "schedule_flush": "graph.writing.server_runs",
+            "WRITER_GRAPH_ID": "graph.writing.server_runs",
+            "WRITER_THREAD_NAMESPACE": "graph.writing.server_runs",
+        },
+    )

@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from memory.lazy import moved_names
 from memory.store.state_db import SqliteState, StateDatabase
 
 
@@ -112,3 +113,18 @@ def erase_rows(
         if not isinstance(target, StateDatabase):
             db.close()
     return removed
+
+
+# Names that moved in 0.2: still importable from here, with a DeprecationWarning, for one release.
+if not TYPE_CHECKING:  # to mypy they are gone: new code is checked against the new paths
+    __getattr__ = moved_names(
+        __name__,
+        {
+            "Needles": "memory.text.needles",
+            "strings_in": "memory.text.needles",
+            "ERASED": "memory.text.needles",
+            "MIN_NEEDLE_CHARS": "memory.text.needles",
+            "MIN_CONTAINED_CHARS": "memory.text.needles",
+            "SUMMARIES_FILE": "memory.store.state_db",
+        },
+    )
