@@ -23,7 +23,7 @@ from pathlib import Path
 import grimp
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("graph", "memory", "prompts", "webapp")
+PACKAGES = tuple(p for p in ("graph", "memory", "prompts", "webapp") if (ROOT / p).is_dir())
 
 
 def strongly_connected(nodes: set[str], edges: dict[str, set[str]]) -> list[set[str]]:

@@ -40,7 +40,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-PACKAGES = ("graph", "memory", "prompts", "webapp")
+PACKAGES = tuple(p for p in ("graph", "memory", "prompts", "webapp") if (ROOT / p).is_dir())
 THREAD = "path"
 NODES = ("retrieve_memory", "agent")
 

@@ -4,6 +4,7 @@ them, and a new circle, an upward import or memory/ importing graph/ breaks them
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,7 +25,8 @@ def tree(tmp_path: Path) -> Path:
     copy = tmp_path / "tree"
     caches = shutil.ignore_patterns("__pycache__")
     for package in ("graph", "memory", "prompts", "webapp"):
-        shutil.copytree(ROOT / package, copy / package, ignore=caches)
+        if (ROOT / package).is_dir():  # a fork may have deleted the web app
+            shutil.copytree(ROOT / package, copy / package, ignore=caches)
     shutil.copy2(ROOT / "pyproject.toml", copy / "pyproject.toml")
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(WITHOUT_EDITABLE_FINDER)
@@ -45,7 +47,7 @@ def add_import(tree: Path, module: str, line: str) -> None:
 def test_the_packages_keep_every_contract(tree: Path) -> None:
     done = lint_imports(tree)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "4 kept, 0 broken" in done.stdout
+    assert re.search(r"Contracts: [1-9]\d* kept, 0 broken", done.stdout), done.stdout[-2000:]
 
 
 def test_an_import_back_up_from_the_store_breaks_the_layers_and_makes_a_circle(tree: Path) -> None:

@@ -12,7 +12,7 @@ from memory.long_term import LongTermMemory
 from memory.store.backends import langgraph_store as store_manager
 from memory.store.item import MAX_DESCRIPTION_CHARS
 from memory.store.manager import BaseMemoryManager, Change
-from webapp.views import waterfall
+from webapp.views import waterfall  # feature: editor
 
 from .conftest import OpenManager
 
@@ -170,6 +170,7 @@ def test_hit_counts_and_purge_really_removes(manager: BaseMemoryManager) -> None
             manager.purge(gone)
 
 
+@pytest.mark.uses("editor")
 def test_grouped_by_theme_newest_first_without_tombstones(manager: BaseMemoryManager) -> None:
     # The editor's waterfall (what `get_memories_grouped` gave before the redesign).
     old = manager.add("plays go", "爱好")
@@ -207,7 +208,8 @@ def test_revision_changes_on_every_write_and_only_then(manager: BaseMemoryManage
     assert changed()
     manager.show(), manager.list_items(), manager.get(first), manager.read_document()
     manager.all_items(), manager.deleted_items(), manager.live_count(), manager.change_token()
-    manager.get_core_context(), manager.has_applied("turn-1"), waterfall(LongTermMemory(manager))
+    manager.get_core_context(), manager.has_applied("turn-1")
+    waterfall(LongTermMemory(manager))  # feature: editor
     assert not changed()
     manager.update(first, "r", new_description="a2")
     assert changed()

@@ -129,6 +129,7 @@ def test_declared_dependencies_match_what_the_code_imports() -> None:
     sources = "\n".join(
         path.read_text(encoding="utf-8")
         for package in ("graph", "memory", "prompts", "webapp")
+        if (ROOT / package).is_dir()  # a fork may have deleted the web app
         for path in (ROOT / package).rglob("*.py")
     )
     for distribution in required + extra:

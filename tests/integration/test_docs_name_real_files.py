@@ -16,11 +16,8 @@ def named_paths(text: str) -> set[str]:
 
 
 def test_every_path_the_docs_name_exists() -> None:
-    documents = [
-        ROOT / "README.md",
-        *sorted((ROOT / "docs").glob("*.md")),
-        ROOT / "webapp/README.md",
-    ]
+    documents = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    documents += [path for path in [ROOT / "webapp/README.md"] if path.exists()]
     missing = {
         f"{doc.relative_to(ROOT)}: {path}"
         for doc in documents
