@@ -8,7 +8,8 @@ circle hidden behind a late import still counts.
   package; arrows between places are counted once per pair;
 - a "circle" is a set of places (or of modules) that import each other, directly or not; an
   "arrow back up" is an arrow inside such a set (with no circle every arrow points one way);
-- "layers" is the longest chain of places, each importing the next, once circles are merged.
+- "layers" is the longest chain of places, each importing the next, once circles are merged;
+- a module over 300 lines should say why in its docstring ("Long because …").
 
 It reads only the source tree, so it measures any version of the project.
 """
@@ -16,6 +17,7 @@ It reads only the source tree, so it measures any version of the project.
 from __future__ import annotations
 
 import argparse
+import ast
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -92,6 +94,12 @@ def layers(nodes: set[str], edges: dict[str, set[str]], components: list[set[str
     return max((longest(owner[node]) for node in nodes), default=0)
 
 
+def module_text(module: str, packages: set[str]) -> str:
+    path = ROOT / module.replace(".", "/")
+    file = path / "__init__.py" if module in packages else path.with_suffix(".py")
+    return file.read_text(encoding="utf-8")
+
+
 def place_of(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
@@ -126,14 +134,14 @@ def main() -> int:
         for target in targets
         if source in circle_of and circle_of.get(target) == circle_of[source]
     )
-    lines = {}
-    for module in modules:
-        path = ROOT / module.replace(".", "/")
-        file = path / "__init__.py" if module in packages else path.with_suffix(".py")
-        lines[module] = len(file.read_text(encoding="utf-8").splitlines())
+    lines = {module: len(module_text(module, packages).splitlines()) for module in modules}
     longest = max(lines, key=lambda m: lines[m])
     loose_memory = sorted(p for p in places if p.startswith("memory.") and p not in packages)
     over = sorted((m for m in lines if lines[m] > 300), key=lambda m: -lines[m])
+    texts = {m: module_text(m, packages) for m in over}
+    unexplained = [
+        m for m in over if "Long because" not in (ast.get_docstring(ast.parse(texts[m])) or "")
+    ]
     print(f"packages                 {len(packages)}")
     print(f"modules                  {len(modules - packages)} (+ {len(packages)} __init__)")
     print(f"places (top of each)     {len(places)}; loose at memory/'s top: {len(loose_memory)}")
@@ -145,6 +153,7 @@ def main() -> int:
     print(f"circles of modules       {len(module_circles)}")
     print(f"longest module           {longest} ({lines[longest]} lines)")
     print(f"modules over 300 lines   {len(over)}: {', '.join(f'{m} {lines[m]}' for m in over)}")
+    print(f"  without a reason       {len(unexplained)}: {', '.join(unexplained) or 'none'}")
     if args.circles:
         for kind, circles in (("places", place_circles), ("modules", module_circles)):
             for circle in sorted(circles, key=len, reverse=True):

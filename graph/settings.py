@@ -1,5 +1,9 @@
 """Settings: the deployment's choices (backend, paths, write mode, secrets, hosts), read once from
-the environment; no run's context can change them."""
+the environment; no run's context can change them.
+
+Long because it is the one list of the deployment's settings, each with its help text: one place to
+read them all.
+"""
 
 from __future__ import annotations
 

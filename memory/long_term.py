@@ -1,4 +1,8 @@
-"""LongTermMemory: one user's memory behind one door, a read interface and a write interface."""
+"""LongTermMemory: one user's memory behind one door, a read interface and a write interface.
+
+Long because it is the facade: every public method of one user's memory, each a short door to
+the part that does the work.
+"""
 
 from __future__ import annotations
 

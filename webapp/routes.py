@@ -1,4 +1,8 @@
-"""The JSON API under /memories/api/: every action the page takes, each refusing bad input whole."""
+"""The JSON API under /memories/api/: every action the page takes, each refusing bad input whole.
+
+Long because it is the page's whole API, one small handler per action, in the order the page uses
+them.
+"""
 
 from __future__ import annotations
 

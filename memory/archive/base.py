@@ -1,4 +1,7 @@
-"""ConversationArchive: one user's archived messages and digests; search shared by the backends."""
+"""ConversationArchive: one user's archived messages and digests; search shared by the backends.
+
+Long because search, windows and the branch filter are shared by both backends, which only store.
+"""
 
 from __future__ import annotations
 

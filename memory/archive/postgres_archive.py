@@ -1,4 +1,7 @@
-"""PostgresArchive: the conversation archive in PostgreSQL with a full-text (GIN) index."""
+"""PostgresArchive: the conversation archive in PostgreSQL with a full-text (GIN) index.
+
+Long because the GIN index and the queries that use it must be read together.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""SqliteArchive: one user's conversation archive in a SQLite file with an FTS5 index."""
+"""SqliteArchive: one user's conversation archive in a SQLite file with an FTS5 index.
+
+Long because the FTS5 index is kept in the same transactions as the messages it indexes.
+"""
 
 from __future__ import annotations
 

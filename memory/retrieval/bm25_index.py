@@ -1,4 +1,8 @@
-"""Bm25Index: an inverted index of the live memories, updated per store revision, never mutated."""
+"""Bm25Index: an inverted index of the live memories, updated per store revision, never mutated.
+
+Long because building, updating and scoring share one immutable layout (positions, postings, norms)
+that splitting would expose.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""MemoryItem: one memory, its theme, its change history and its hit count (no I/O)."""
+"""MemoryItem: one memory, its theme, its change history and its hit count (no I/O).
+
+Long because every rule of a memory's fields and history lives with the item, checked where it is
+made.
+"""
 
 from __future__ import annotations
 

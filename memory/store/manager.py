@@ -1,4 +1,8 @@
-"""BaseMemoryManager: one user's memories over some storage, built on three primitives."""
+"""BaseMemoryManager: one user's memories over some storage, built on three primitives.
+
+Long because it is the whole public contract of a store (every read and write a backend gets for
+free from three primitives).
+"""
 
 from __future__ import annotations
 

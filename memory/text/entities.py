@@ -1,4 +1,7 @@
-"""Rule-based entities of a text, English and Chinese: people, places, organisations and dates."""
+"""Rule-based entities of a text, English and Chinese: people, places, organisations and dates.
+
+Long because each kind of entity has its English and its Chinese rules side by side.
+"""
 
 from __future__ import annotations
 

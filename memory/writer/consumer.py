@@ -1,4 +1,9 @@
-"""MemoryConsumer: one Turn → the ReAct memory agent on staged tools → one all-or-nothing commit."""
+"""MemoryConsumer: one Turn → the ReAct memory agent on staged tools → one all-or-nothing commit.
+
+Long because one agent run is one piece: its two protocols (tool calls, JSON), the model's guards
+and the core-context seeding share the turn's staged view; the protocols are the first thing to move
+out when it grows.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,9 @@
 """TurnJournal: the SQLite journal that keeps every queued turn until it is written, across
-crashes, a second process on the same file, and a damaged file (moved aside and salvaged)."""
+crashes, a second process on the same file, and a damaged file (moved aside and salvaged).
+
+Long because claiming, leasing, dead-lettering and salvaging a damaged file all guard the same table
+in the same transactions.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,9 @@
 """DurableWriteQueue: one user's turns, journaled, then written by a consumer task, one turn or
-one thread's batch of turns at a time (a thread's admitted turns wait together: `BatchPolicy`)."""
+one thread's batch of turns at a time (a thread's admitted turns wait together: `BatchPolicy`).
+
+Long because sending, replaying, retrying and batching share the queue's one task and its
+bookkeeping.
+"""
 
 from __future__ import annotations
 

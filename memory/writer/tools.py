@@ -1,5 +1,9 @@
 """MemoryToolkit: the memory agent's six tools over a staged view; the docstrings are the spec
-the model reads, and a bad call becomes an error the model can act on, never an exception."""
+the model reads, and a bad call becomes an error the model can act on, never an exception.
+
+Long because the six tools and their checks are the model's whole interface and read best side by
+side.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """The records beside the journal, in one SQLite file or the deployment's PostgreSQL: WriteTrace
 (the memory agent's writes, one row per change, and the admission decisions) and UsageLedger
-(the model calls of each run)."""
+(the model calls of each run).
+
+Long because both records share one database, its schema and its migrations.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""StoreMemoryManager: one user's memories in any LangGraph BaseStore (memory, SQLite, Postgres)."""
+"""StoreMemoryManager: one user's memories in any LangGraph BaseStore (memory, SQLite, Postgres).
+
+Long because BaseStore has no transaction: the revision, the applied turns and the lock's writes are
+kept consistent here.
+"""
 
 from __future__ import annotations
 

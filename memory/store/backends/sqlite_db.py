@@ -1,4 +1,7 @@
-"""SqliteMemoryManager: many users in one SQLite file, point reads and writes in transactions."""
+"""SqliteMemoryManager: many users in one SQLite file, point reads and writes in transactions.
+
+Long because one file holds many users: schema, locking and point reads go together.
+"""
 
 from __future__ import annotations
 
