@@ -72,8 +72,7 @@ class LongTermMemory:
     the local write mode opens, stays a file.
 
     It is composed of parts it holds (`manager`, `retrievers`, `recall_log`, the write queue,
-    `topics`); its methods are the door to them, which is why it is longer than a module here
-    should be.
+    `topics`); its methods are the doors to them.
     """
 
     ranking_type: type[Ranking] = RANKING  # retrieval's (`RANKINGS`: hotness, when it is there)
