@@ -1,4 +1,5 @@
-"""Gulfstream's LangGraph layer: the chat graph, the memory_writer graph, settings and CLI."""
+"""Gulfstream's LangGraph layer: the chat graph, the memory_writer and memory_consolidator graphs,
+settings, context and the command line. Imports memory/ and prompts/, never webapp/."""
 
 from __future__ import annotations
 

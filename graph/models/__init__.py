@@ -1,5 +1,6 @@
-"""Chat models and embeddings from "provider/model": the loader, and the offline rule-based
-model that lets every command run without a key. Imports graph.settings and memory/ only."""
+"""Chat models and embeddings from "provider/model": the loader, and the offline rule-based model
+that lets every command run without a key. Imports graph.settings, graph.context, prompts/ and
+memory/ only."""
 
 from typing import TYPE_CHECKING
 

@@ -1,7 +1,6 @@
-"""Memory retrieval: BM25 without a model, and the LLM and hybrid retrievers built on it.
-
-The LLM retrievers need langchain-core; they are imported on first use, so BM25 works without it.
-"""
+"""Memory retrieval: BM25 without a model, fused with the vectors of the semantic channel, the
+hotness ranking and the recall log, and the LLM and hybrid retrievers built on it. Imports the
+store, text and prompts; the LLM retrievers need langchain-core and are imported on first use."""
 
 from __future__ import annotations
 

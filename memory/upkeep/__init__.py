@@ -1,3 +1,3 @@
-"""What keeps one user's memory clean over time: the recall and hotness upkeep, consolidation
-(consolidation/) and topics (topics/), each an optional feature imported on first use. Imports
-the store, text and retrieval, never the facade back."""
+"""What keeps one user's memory clean over time: consolidation passes (consolidation/) and when they
+are due. Imports the writer, topics, retrieval, the store and text; what it reads of a memory is
+named in `upkept.py`, never the facade itself."""

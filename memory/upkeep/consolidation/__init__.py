@@ -1,4 +1,5 @@
-"""Consolidation: merge near-duplicate memories, mark passed plans stale, archive cold ones."""
+"""Consolidation: merge near-duplicate memories, mark passed plans stale, archive cold ones, in a
+pass that is planned, guarded, and resumed after a crash. Deleted with the consolidation feature."""
 
 from memory.upkeep.consolidation.dates import dates_in, is_stale, passed_date
 from memory.upkeep.consolidation.plan import ConsolidationPolicy
