@@ -7,13 +7,13 @@ MOVED_MODULES = {
     "graph.embeddings": "graph.models.embeddings",
     "graph.handoff": "graph.writing.ltm_write",
     "graph.memory_writer": "graph.writing.writer_graph",
-    "graph.memory_consolidator": "graph.writing.consolidator_graph",
+    "graph.memory_consolidator": "graph.writing.consolidator_graph",  # feature: consolidation
     "graph.pending": "graph.writing.pending",
     "graph.pending_mirror": "graph.writing.pending_mirror",
     "graph.said_recently": "graph.writing.said_recently",
     "graph.write_now": "graph.writing.write_now",
-    "graph.admitting": "graph.writing.admission",
-    "graph.archiving": "graph.archive.archiving",
-    "graph.archive_tools": "graph.archive.search_tool",
-    "graph.digests": "graph.archive.digests",
+    "graph.admitting": "graph.writing.admission",  # feature: admission
+    "graph.archiving": "graph.archive.archiving",  # feature: archive
+    "graph.archive_tools": "graph.archive.search_tool",  # feature: archive
+    "graph.digests": "graph.archive.digests",  # feature: digests
 }

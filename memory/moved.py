@@ -32,16 +32,16 @@ MOVED_MODULES = {
     "memory.entity_lexicon": "memory.text.entity_lexicon",
     "memory.episodic": "memory.text.episodic",
     "memory.metering": "memory.usage.metering",
-    "memory.hotness": "memory.retrieval.hotness",
+    "memory.hotness": "memory.retrieval.hotness",  # feature: hotness
     "memory.ranking": "memory.retrieval.ranking",
     "memory.recall_log": "memory.retrieval.recall_log",
     "memory.retrieval.mechanical": "memory.retrieval.bm25",
-    "memory.consolidation": "memory.upkeep.consolidation",
-    "memory.consolidating": "memory.upkeep.consolidating",
+    "memory.consolidation": "memory.upkeep.consolidation",  # feature: consolidation
+    "memory.consolidating": "memory.upkeep.consolidating",  # feature: consolidation
     "memory.forgetting": "memory.store.forgotten",
     "memory.fingerprint": "memory.text.fingerprint",
-    "memory.archive.forgetting": "memory.archive.reconcile",
+    "memory.archive.forgetting": "memory.archive.reconcile",  # feature: archive
     "memory.turn": "memory.writer.turn",
     "memory.writer.budget": "memory.writer.listing",
-    "memory.retrieval.topical": "memory.topics.routing",
+    "memory.retrieval.topical": "memory.topics.routing",  # feature: topics
 }
