@@ -79,8 +79,13 @@ def test_the_packages_that_were_modules_still_offer_their_names() -> None:
     assert load_chat_model is loaded and Usage is counted
 
 
-APP_MODULES = ["graph.agent", "graph.writing.writer_graph", "graph.writing.consolidator_graph"]
-APP_MODULES += ["webapp.app"] if (Path(__file__).parents[2] / "webapp").is_dir() else []
+# What the LangGraph server imports: langgraph.json's graphs and its http app.
+_MANIFEST = json.loads((Path(__file__).parents[2] / "langgraph.json").read_text())
+APP_MODULES = [
+    spec.split(":")[0].removeprefix("./").removesuffix(".py").replace("/", ".")
+    for spec in [*_MANIFEST["graphs"].values(), *_MANIFEST.get("http", {}).values()]
+    if isinstance(spec, str) and spec.endswith((".py:graph", ".py:app"))
+]
 
 
 def test_new_code_sees_no_old_path() -> None:
