@@ -35,13 +35,13 @@ chat: $(STAMP)  ## terminal chat with /memories, /forget, /restore, /search, /ba
 archive: $(STAMP)  ## rebuild the conversation archive from make chat's threads (THREADS=, POSTGRES=)  # feature: archive
 	$(BIN)/python -m graph.cli.archive rebuild $(if $(POSTGRES),--postgres $(POSTGRES),--threads $(or $(THREADS),data/chat/threads.sqlite))  # feature: archive
 
-editor: $(STAMP)  ## the memory editor alone on http://127.0.0.1:8765/memories/ (?user=<id>)
-	$(BIN)/python -m webapp
+editor: $(STAMP)  ## the memory editor alone on http://127.0.0.1:8765/memories/ (?user=<id>)  # feature: editor
+	$(BIN)/python -m webapp  # feature: editor
 
 # stdio for one user (USER on the command line, else GULFSTREAM_USER_ID, else "default"): an MCP
 # client starts it; stdout is the protocol. HTTP=1 serves http://127.0.0.1:8766/memories/mcp.
-mcp: $(STAMP)  ## MCP server over a user's memory for other assistants (USER=, HTTP=1; docs/MCP.md)
-	@$(BIN)/python -m webapp.mcp $(if $(HTTP),--http,$(if $(filter command line,$(origin USER)),--user $(USER)))
+mcp: $(STAMP)  ## MCP server over a user's memory for other assistants (USER=, HTTP=1; docs/MCP.md)  # feature: editor
+	@$(BIN)/python -m webapp.mcp $(if $(HTTP),--http,$(if $(filter command line,$(origin USER)),--user $(USER)))  # feature: editor
 
 test: $(STAMP)  ## every test: unit, integration (files, processes, databases), e2e, replicas, browser
 	$(BIN)/python -m pytest -q
@@ -52,8 +52,8 @@ unit: $(STAMP)  ## the quick unit tests only (seconds; the few marked slow run i
 	$(BIN)/python -m pytest $(UNIT_ARGS)
 
 # Part of make test too; alone here. Under CI=true a PostgreSQL it cannot reach fails the lane.
-replicas: $(STAMP)  ## two real servers on one PostgreSQL share one user's memory (tests/replicas)
-	$(BIN)/python -m pytest -q tests/replicas
+replicas: $(STAMP)  ## two real servers on one PostgreSQL share one user's memory (tests/replicas)  # feature: editor
+	$(BIN)/python -m pytest -q tests/replicas  # feature: editor
 
 # A real small model (Qwen2.5-Coder-1.5B-Instruct, 4-bit) and llama.cpp's server, both from PyPI:
 # cached in ~/.cache/gulfstream/local-model and linked into .local-model/ (docs/LOCAL_MODEL.md).
@@ -69,10 +69,11 @@ local-serve:  ## serve it on 127.0.0.1:8080 (PORT=) as model "local"; Ctrl-C sto
 test-local-model: $(STAMP) local-model  ## the tests that run the real local model (about 10 minutes)
 	GULFSTREAM_LOCAL_MODEL_TESTS=1 $(BIN)/python -m pytest -q tests/local_model
 
-lint: $(STAMP)  ## ruff (lint and format check) and mypy
+lint: $(STAMP)  ## ruff (lint and format check), mypy, and the import contracts (no circle, no upward import)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 format: $(STAMP)  ## ruff: fix what it can and format
 	$(BIN)/ruff check --fix .

@@ -27,8 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory.admission import score_turn
-from memory.turn import Turn
 from memory.writer.journal import TurnJournal
+from memory.writer.turn import Turn
 
 LABELLED = Path(__file__).resolve().parents[1] / "tests" / "data" / "admission_set.json"
 PUBLIC = LABELLED.with_name("public_admission_set.json")

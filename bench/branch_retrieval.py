@@ -24,9 +24,9 @@ from retrieval import (  # the retrieval benchmark's synthetic store and helpers
     timed,
 )
 
-from memory.branch import Lineage, visible_ids
-from memory.item import MemoryItem
 from memory.retrieval import MechanicalRetriever
+from memory.store.branch import Lineage, visible_ids
+from memory.store.item import MemoryItem
 
 SIZE = 10_000
 QUERIES = 200

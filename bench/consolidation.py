@@ -39,12 +39,12 @@ from unittest.mock import patch
 import numpy as np
 
 from memory import LongTermMemory, open_memory_manager
-from memory.consolidation import semantic, similarity
-from memory.item import MemoryItem
 from memory.prompts.consolidation import SAME_FACT_PROMPTS
 from memory.retrieval import MechanicalRetriever
 from memory.retrieval.embedder import OfflineEncoder
 from memory.retrieval.evaluation import load_labelled_set, write_items
+from memory.store.item import MemoryItem
+from memory.upkeep.consolidation import semantic, similarity
 from tests.consolidation_data import planted_set, score
 from tests.public_consolidation import SPLITS, PublicStore, figures, public_store
 
@@ -132,7 +132,7 @@ def public(confirm_with: str = "") -> None:
             themed = semantic.embed(encoder, [f"fact: {t}" for t in store.texts.values()])
             found["themed"] = similarity.duplicate_groups(store.texts, vectors=themed)
             if confirm_with:
-                from graph.models import load_chat_model
+                from graph.models.loading import load_chat_model
 
                 llm = load_chat_model(confirm_with, timeout=120, max_retries=0)
                 started = time.perf_counter()
@@ -175,7 +175,7 @@ def kept_vectors(size: int = 2_000) -> None:
     passes do the same work but for the embedding."""
     if not OfflineEncoder.available():
         return
-    from memory.consolidation.run import embeddings_of
+    from memory.upkeep.consolidation.run import embeddings_of
 
     planted = planted_set(
         total=size, groups=0, seed=3

@@ -32,7 +32,7 @@ from retrieval import percentile, synthetic_items, synthetic_queries
 from memory.archive import ArchivedMessage, ConversationArchive, Ranking, Window
 from memory.archive.postgres_archive import PostgresArchive
 from memory.archive.sqlite_archive import SqliteArchive
-from memory.branch import Lineage
+from memory.store.branch import Lineage
 
 SIZES = (10_000, 100_000)
 QUERIES = 200

@@ -40,8 +40,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 
-from memory.item import MAX_DESCRIPTION_CHARS as MAX_CHARS
-from memory.item import MemoryItem
 from memory.retrieval.bm25_index import Bm25Index
 from memory.retrieval.dialogue_query import (
     DialogueQuery,
@@ -64,6 +62,8 @@ from memory.retrieval.fusion import (
 from memory.retrieval.query import QueryReading, read_query
 from memory.retrieval.semantic import MIN_SIMILARITY, SemanticChannel
 from memory.retrieval.vector_store import MemoryVectors
+from memory.store.item import MAX_DESCRIPTION_CHARS as MAX_CHARS
+from memory.store.item import MemoryItem
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "memorybank_set.json"
 # BM25 (position, score), embedding (position, cosine), dated positions, BM25's best memory's

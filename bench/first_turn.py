@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 CHILD = r"""
 import json, sys, time
 started = time.perf_counter()
-import graph.embeddings as embeddings
+import graph.models.embeddings as embeddings
 if sys.argv[3] == "lazy":  # the behaviour before: nothing is loaded until the first query
     embeddings.load_deployment_embeddings_in_background = lambda: None
 import graph.agent  # noqa: F401  (the server's start: the graph module is imported)
@@ -50,9 +50,9 @@ print(json.dumps({"imported_s": imported, "turns_ms": turns}))
 def make_store(folder: Path, size: int) -> str:
     from retrieval import synthetic_items
 
-    from memory.factory import open_memory_manager
     from memory.long_term import LongTermMemory
     from memory.retrieval.evaluation import write_items
+    from memory.store.factory import open_memory_manager
 
     spec = f"sqlite:{folder / 'memory.db'}"
     manager = open_memory_manager(spec, "bench")

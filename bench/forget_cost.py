@@ -1,4 +1,4 @@
-"""What forgetting costs on the way to a reply: `memory.archive.forgetting.reconcile` (run at
+"""What forgetting costs on the way to a reply: `memory.archive.reconcile.reconcile` (run at
 the start of every turn and before every conversation search) and `search_conversations` with
 hidden messages, against the same search with nothing forgotten, in the same run.
 
@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from retrieval import percentile, synthetic_items, synthetic_queries
 
 from memory.archive import ArchivedMessage, SqliteArchive
-from memory.archive.forgetting import reconcile
-from memory.item import MemoryItem
-from memory.operations import archive as archive_memory
-from memory.sqlite_manager import SqliteMemoryManager
+from memory.archive.reconcile import reconcile
+from memory.store.backends.sqlite_db import SqliteMemoryManager
+from memory.store.item import MemoryItem
+from memory.store.operations import archive as archive_memory
 
 SIZES = (10_000, 100_000)
 MEMORIES = 1_000

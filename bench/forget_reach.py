@@ -26,8 +26,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory.archive import ArchivedMessage, SqliteArchive
-from memory.archive.forgetting import carrying_messages
-from memory.item import MemoryItem
+from memory.archive.reconcile import carrying_messages
+from memory.store.item import MemoryItem
 
 DATA = Path("/work/coord/data/synthetic-persona-chat")
 

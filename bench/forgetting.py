@@ -6,7 +6,7 @@ timing).
 Residue: eight facts, each naming a made-up word, are told through LocalSession (the chat graph
 with the offline model, YAML memory, the SQLite archive, journal, trace, snapshots), with a
 question turn after them. Then each fact's memory is forgotten the way the writer's delete
-does (`manager.forget`, then `memory.archive.forgetting.reconcile`, the archive's half of a forget),
+does (`manager.forget`, then `memory.archive.reconcile.reconcile`, the archive's half of a forget),
 and afterwards erased (`LongTermMemory.erase`). After each step, for every channel the agent
 or a file reader can reach, the number of facts (of eight) still reachable there:
 retrieval (BM25), `search_memory`, the topic summary of the word, the core context,
@@ -37,19 +37,19 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graph.archiving import archive_spec
+from graph.archive.archiving import archive_spec
 from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.settings import use_settings
 from memory.archive import ArchivedMessage, archives
-from memory.archive.forgetting import reconcile
-from memory.document import Change
+from memory.archive.reconcile import reconcile
 from memory.long_term import LongTermMemory
 from memory.registry import registry
-from memory.snapshot import write_snapshot
-from memory.sqlite_manager import SqliteMemoryManager
-from memory.turn import Turn
+from memory.store.backends.sqlite_db import SqliteMemoryManager
+from memory.store.document import Change
+from memory.store.snapshots import write_snapshot
 from memory.writer.journal import TurnJournal
+from memory.writer.turn import Turn
 
 WORDS = ["Quorvik", "Tallesmo", "Brenwhit", "Osmarel", "Vintaro", "Keldune", "Marrowby", "Zephani"]
 TEMPLATES = [
@@ -83,7 +83,7 @@ def files_holding(folder: Path, word: str, skip: str = THREADS) -> list[Path]:
 
 def reachable(memory: LongTermMemory, archive: object, folder: Path, word: str) -> dict[str, bool]:
     related = memory.get_related_memory_from(f"{word}?", mode="mechanical", limit=10)
-    summary = memory.get_topic_summary(word) or ""  # feature: topics
+    summary = memory.topics.summary(word) or ""  # feature: topics
     result = archive.search(word)  # type: ignore[attr-defined]
     said = [m.content for hit in result.hits for m in (hit.anchor, *hit.around)]
     return {
@@ -130,7 +130,7 @@ async def told(folder: Path) -> tuple[LongTermMemory, dict[str, str]]:
         await session.wait_for_writes()
         assert session.memory is not None
         memory = session.memory
-    memory.refresh_topic_summaries()  # feature: topics
+    memory.topics.refresh()  # feature: topics
     ids = {}
     for word in WORDS:
         found = [i for i, item in memory.manager.list_items().items() if word in item.description]

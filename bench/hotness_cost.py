@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from retrieval import InMemoryManager, synthetic_items, synthetic_queries
 
 from memory.long_term import LongTermMemory
-from memory.recall_log import RecallLog
 from memory.retrieval.hotness_ranking import HotnessRanking
 from memory.retrieval.query import read_query
+from memory.retrieval.recall_log import RecallLog
 
 SIZES = (1_000, 10_000, 100_000)
 RECALLS = 2_000

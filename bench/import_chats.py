@@ -36,7 +36,7 @@ from graph.importing.formats import read_export
 from graph.importing.turns import turns_of
 from graph.importing.writing import Importer
 from graph.settings import Settings, use_settings
-from memory.factory import open_memory_manager
+from memory.store.factory import open_memory_manager
 
 POOL = Path(__file__).resolve().parents[1] / "tests" / "data" / "import_dialogues.jsonl"
 USER = "importer"

@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-import graph.handoff as handoff
 import graph.lineage as lineage
 import graph.nodes as nodes
+import graph.writing.ltm_write as handoff
 from graph.agent import compile_graph
 from graph.context import Context
 from graph.settings import use_settings

@@ -34,9 +34,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory.factory import open_memory_manager
-from memory.manager import BaseMemoryManager
-from memory.store_manager import namespace_label
+from memory.store.backends.langgraph_store import namespace_label
+from memory.store.factory import open_memory_manager
+from memory.store.manager import BaseMemoryManager
 
 POSTGRES = os.environ.get("GULFSTREAM_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 BACKENDS = ("postgres", "store")

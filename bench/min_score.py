@@ -25,7 +25,7 @@ from semantic_recall import distractors
 
 from memory.long_term import LongTermMemory
 from memory.retrieval.evaluation import LabelledQuery, load_labelled_set, write_items
-from memory.sqlite_manager import SqliteMemoryManager
+from memory.store.backends.sqlite_db import SqliteMemoryManager
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 THRESHOLDS = (0.0, 0.1, 0.2, 0.3, 0.5)

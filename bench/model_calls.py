@@ -35,7 +35,7 @@ from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.settings import Settings, use_settings
 from memory.registry import registry
-from memory.usage import PURPOSES, Usage
+from memory.usage.counts import PURPOSES, Usage
 from tests.e2e.stub_openai import STUB_MODEL, StubOpenAI
 
 STUB_SECONDS = 0.8

@@ -37,17 +37,17 @@ from retrieval import percentile, synthetic_items, synthetic_queries
 
 import graph.nodes
 from graph.context import Context
-from graph.pending import drop_pending, keep_pending, keep_pending_sync
 from graph.run_memory import RunMemory
-from graph.said_recently import said_recently
 from graph.settings import get_settings, use_settings
-from memory.branch import Lineage
+from graph.writing.pending import drop_pending, keep_pending, keep_pending_sync
+from graph.writing.said_recently import said_recently
 from memory.long_term import LongTermMemory
-from memory.manager import BaseMemoryManager
 from memory.retrieval.evaluation import write_items
-from memory.sqlite_manager import SqliteMemoryManager
-from memory.turn import Turn
-from memory.writer.queue import BatchPolicy
+from memory.store.backends.sqlite_db import SqliteMemoryManager
+from memory.store.branch import Lineage
+from memory.store.manager import BaseMemoryManager
+from memory.writer.batching import BatchPolicy
+from memory.writer.turn import Turn
 
 USER = "bench"
 MEMORIES, WAITING, QUERIES, THREADS = 10_000, 1_000, 300, 20
@@ -152,7 +152,7 @@ async def local_cost(rng: random.Random, folder: Path) -> None:
 async def server_cost(rng: random.Random) -> None:
     from langgraph.store.memory import InMemoryStore
 
-    from memory.store_manager import StoreMemoryManager
+    from memory.store.backends.langgraph_store import StoreMemoryManager
 
     store = InMemoryStore()
     memory, queries = filled(StoreMemoryManager(store, USER), rng)
@@ -201,7 +201,7 @@ def _nothing(*args: Any, **kwargs: Any) -> list[dict[str, str]]:
 async def server_told_to_seen() -> str:
     from langgraph_sdk import get_client
 
-    from memory.store_manager import namespace_label
+    from memory.store.backends.langgraph_store import namespace_label
     from tests.e2e.server import copy_app, running_server, stub_model_env
     from tests.e2e.stub_openai import StubOpenAI
 

@@ -39,8 +39,8 @@ from graph.context import Context
 from graph.settings import Settings, use_settings
 from graph.state import InputState, State
 from graph.tools import CHAT_TOOLS
-from memory.document import Change
-from memory.factory import open_memory_manager
+from memory.store.document import Change
+from memory.store.factory import open_memory_manager
 from memory.writer.local import local_writer
 from tests.e2e.stub_openai import STUB_MODEL, StubOpenAI
 

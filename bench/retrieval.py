@@ -22,15 +22,15 @@ from rank_bm25 import BM25Okapi
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import memory.tokenize as tokenizer_module
-from memory.document import MemoryDocument
-from memory.item import MemoryItem
-from memory.manager import BaseMemoryManager
+import memory.text.tokenize as tokenizer_module
 from memory.retrieval import HybridRetriever, MechanicalRetriever
 from memory.retrieval.evaluation import load_labelled_set, recall_at, write_items
 from memory.retrieval.llm import entries_from_items, format_memory_lines
-from memory.tokenize import tokenize
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.document import MemoryDocument
+from memory.store.item import MemoryItem
+from memory.store.manager import BaseMemoryManager
+from memory.text.tokenize import tokenize
 
 LABELLED_SET = Path(__file__).resolve().parents[1] / "tests" / "data" / "retrieval_set.json"
 SIZES = (1_000, 10_000, 100_000)
@@ -172,7 +172,7 @@ def real_backends(items: dict[str, MemoryItem], queries: list[str]) -> None:
     with tempfile.TemporaryDirectory() as directory:
         managers: list[BaseMemoryManager] = [YamlMemoryManager(directory, "bench")]
         try:
-            from memory.sqlite_manager import SqliteMemoryManager
+            from memory.store.backends.sqlite_db import SqliteMemoryManager
 
             managers.append(SqliteMemoryManager(Path(directory) / "bench.db", "bench"))
         except ImportError:

@@ -25,11 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from retrieval import percentile, synthetic_items, synthetic_queries
 
-from memory.branch import Lineage
-from memory.item import MemoryItem
 from memory.retrieval import MechanicalRetriever
 from memory.retrieval.evaluation import write_items
-from memory.sqlite_manager import SqliteMemoryManager
+from memory.store.backends.sqlite_db import SqliteMemoryManager
+from memory.store.branch import Lineage
+from memory.store.item import MemoryItem
 
 SIZES = (10_000, 100_000)
 QUERIES = 200

@@ -32,11 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from retrieval import InMemoryManager, percentile, synthetic_items, synthetic_queries
 
+from memory.retrieval.bm25 import MechanicalRetriever
 from memory.retrieval.bm25_index import Bm25Index
 from memory.retrieval.dialogue_query import DialogueQuery, dialogue_bm25, dialogue_vector
 from memory.retrieval.embedder import OfflineEncoder
 from memory.retrieval.fusion import SHORTLIST, FusedRanking, dated_shortlist, fuse_scores
-from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.query import read_query
 from memory.retrieval.semantic import SemanticChannel, _hash_text, embedded_text
 from memory.retrieval.vector_store import MemoryVectors, StoredVector

@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory.item import MemoryItem
+from memory.retrieval.bm25 import MechanicalRetriever
 from memory.retrieval.evaluation import LabelledQuery, load_labelled_set, write_items
 from memory.retrieval.fusion import (
     DEFAULT_WEIGHTS,
@@ -32,11 +32,11 @@ from memory.retrieval.fusion import (
     fuse_scores,
     reciprocal_rank_fusion,
 )
-from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.query import read_query
 from memory.retrieval.semantic import MIN_SIMILARITY, embedded_text
-from memory.sqlite_manager import SqliteMemoryManager
-from memory.tokenize import tokenize
+from memory.store.backends.sqlite_db import SqliteMemoryManager
+from memory.store.item import MemoryItem
+from memory.text.tokenize import tokenize
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 # BM25 scores, cosines, the coverage of the query by BM25's best memory

@@ -19,12 +19,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory.document import MemoryDocument
-from memory.item import MemoryItem
-from memory.manager import BaseMemoryManager
-from memory.sqlite_manager import SqliteMemoryManager
-from memory.store_manager import StoreMemoryManager
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.langgraph_store import StoreMemoryManager
+from memory.store.backends.sqlite_db import SqliteMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.document import MemoryDocument
+from memory.store.item import MemoryItem
+from memory.store.manager import BaseMemoryManager
 
 SIZES = {
     "yaml": (100, 1_000, 10_000),

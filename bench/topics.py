@@ -25,11 +25,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory.entity_lexicon import PLACES
 from memory.retrieval import Retrievers
+from memory.retrieval.bm25 import MechanicalRetriever
 from memory.retrieval.evaluation import load_labelled_set, recall_at, write_items
-from memory.retrieval.mechanical import MechanicalRetriever
-from memory.sqlite_manager import SqliteMemoryManager
+from memory.store.backends.sqlite_db import SqliteMemoryManager
+from memory.text.entity_lexicon import PLACES
 from memory.topics import TopicTable, extract_entities
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
@@ -108,7 +108,7 @@ def scaling(folder: Path, sizes: list[int]) -> None:
         manager = SqliteMemoryManager(folder / f"synthetic-{size}.db", "bench")
         with manager.transaction() as transaction:
             for number, (text, theme) in enumerate(synthetic(size)):
-                from memory.item import MemoryItem
+                from memory.store.item import MemoryItem
 
                 transaction.put(f"s{number}", MemoryItem.create(text, theme, "bench"))
         bm25 = timed(lambda: MechanicalRetriever(manager).index(), 3)  # noqa: B023  (reads the store too)

@@ -32,11 +32,11 @@ from graph.context import Context
 from graph.settings import get_settings, use_settings
 from graph.state import InputState, State
 from graph.tools import CHAT_TOOLS
-from memory.document import Change
-from memory.factory import open_memory_manager
 from memory.registry import registry
-from memory.turn import Turn
+from memory.store.document import Change
+from memory.store.factory import open_memory_manager
 from memory.writer.local import local_writer
+from memory.writer.turn import Turn
 
 SIZES = (0, 1_000, 10_000)
 TURNS = 40

@@ -1,11 +1,13 @@
 """Turn path: the project functions a turn passes through, on the read side and the write side.
 
-Run: `.venv/bin/python bench/turn_path.py`. One real turn through `compile_graph()` (offline
-model, SQLite backend, default write mode, an in-memory checkpointer), profiled:
+Run: `.venv/bin/python bench/turn_path.py [--backend sqlite]`. One real turn through
+`compile_graph()` (offline model, the default YAML backend, default write mode, an in-memory
+checkpointer), profiled:
 
 - read side: from `retrieve_memory` to the BM25 ranking (`Bm25Index.search` or `.scored`): the
-  project functions called on the way, and the call depth at which the ranking runs;
-- write side: from `ltm_write` to the manager's `apply`. "Hand-off": every project function
+  project functions called on the way, and the call depth at which the ranking runs; then on to
+  the finished system prompt (`build_system_prompt` returning);
+- write side: from `ltm_write` to the manager's `apply` returning. "Hand-off": every function
   called until the memory consumer starts; "all of it": every project function until `apply`
   (the agent's tools and the offline model's rules included; the model itself is not project
   code). "Carried by": the functions
@@ -15,15 +17,19 @@ model, SQLite backend, default write mode, an in-memory checkpointer), profiled:
   one stop: the memory manager's own modules (its methods, `apply` and `has_applied`, and what
   they call) are where the turn arrives, not a layer on its way.
 
+"Package switches" counts the calls, in the order they were made, whose file is in another of
+graph/, memory/, prompts/ than the call before.
+
 It reads only the environment and `compile_graph`, so it measures any version of the project.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import inspect
+import itertools
 import os
-import sqlite3
 import sys
 import tempfile
 import threading
@@ -34,8 +40,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-PACKAGES = ("graph", "memory", "prompts", "webapp")
+PACKAGES = tuple(p for p in ("graph", "memory", "prompts", "webapp") if (ROOT / p).is_dir())
 THREAD = "path"
+NODES = ("retrieve_memory", "agent")
 
 
 def project_name(frame: FrameType) -> str | None:
@@ -56,6 +63,11 @@ class PathRecorder:
         self.lock = threading.Lock()
         self.read: list[str] = []
         self.read_depth = 0
+        self.prompt: list[str] = []  # retrieve_memory to the finished system prompt
+        self.prompting = False
+        # The threads that run the retrieve_memory and agent nodes: the writer's thread, still
+        # busy with the turn before, is not part of the read.
+        self.readers: set[int] = set()
         self.write: list[str] = []
         self.handoff = 0  # how many of `write` came before the consumer started
         self.carried: list[str] = []  # functions whose arguments hold the turn
@@ -64,19 +76,42 @@ class PathRecorder:
         self.reading = False
         self.writing = False
         self.read_done = threading.Event()
+        self.prompt_done = threading.Event()
         self.write_done = threading.Event()
+        self.applied = 0  # turns applied, armed or not (the warm-up turn waits on it)
 
     def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
-        if event != "call" or not self.armed:
+        if event not in ("call", "return"):
             return
         name = project_name(frame)
         if name is None:
             return
         function = frame.f_code.co_name
+        applying = function == "apply" and "manager" in name.lower()
+        if event == "return":
+            with self.lock:
+                if applying:
+                    self.applied += 1
+                    if self.writing:
+                        self.writing = False
+                        self.write_done.set()
+                on_reader = threading.get_ident() in self.readers
+                if function == "build_system_prompt" and self.prompting and on_reader:
+                    self.prompting = False
+                    self.prompt_done.set()
+            return
+        if not self.armed:
+            return
         with self.lock:
             if function == "retrieve_memory" and not self.read_done.is_set():
                 self.reading = True
-            if self.reading:
+                self.prompting = True
+            if self.prompting and name.startswith("graph/nodes.py:") and function in NODES:
+                self.readers.add(threading.get_ident())
+            on_reader = threading.get_ident() in self.readers
+            if self.prompting and on_reader:
+                self.prompt.append(name)
+            if self.reading and on_reader:
                 self.read.append(name)
                 # `search` ranks by BM25 alone, `scored` feeds the fusion (the default).
                 if function in ("search", "scored") and "Bm25Index" in name:
@@ -96,9 +131,6 @@ class PathRecorder:
                     self.carried.append(name)
                     if _in_store(frame):
                         self.store.add(name.split(":")[0])
-                if function == "apply" and "manager" in name.lower():
-                    self.writing = False
-                    self.write_done.set()
 
 
 def _is_turn_id(value: Any) -> bool:
@@ -148,22 +180,24 @@ def _depth(frame: FrameType, until: str) -> int:
     return depth
 
 
-def wait_for_applied_turns(db: Path, count: int, timeout: float = 60.0) -> None:
+def wait_for_applied_turns(recorder: PathRecorder, count: int, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with sqlite3.connect(db) as conn:
-                if conn.execute("SELECT count(*) FROM memory_turns").fetchone()[0] >= count:
-                    return
-        except sqlite3.Error:
-            pass
+    while recorder.applied < count:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{count} turn(s) not applied within {timeout:g} s")
         time.sleep(0.05)
-    raise TimeoutError(f"{count} turn(s) not applied within {timeout:g} s")
+
+
+def switches(names: list[str]) -> int:
+    """How often consecutive calls change package (graph/, memory/, prompts/, webapp/)."""
+    tops = [name.split("/", 1)[0] for name in names]
+    return sum(1 for before, after in itertools.pairwise(tops) if before != after)
 
 
 def report(title: str, names: list[str], extra: str = "") -> None:
     functions = list(dict.fromkeys(names))
     files = list(dict.fromkeys(name.split(":")[0] for name in functions))
+    extra = f", {switches(names)} package switches{extra}"
     print(f"== {title}: {len(files)} files, {len(functions)} functions{extra}")
     for file in files:
         inside = [name.split(":", 1)[1] for name in functions if name.startswith(file + ":")]
@@ -171,9 +205,12 @@ def report(title: str, names: list[str], extra: str = "") -> None:
 
 
 async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", choices=("yaml", "sqlite"), default="yaml")
+    backend = parser.parse_args().backend
     tmp = Path(tempfile.mkdtemp(prefix="turn-path-"))
-    db = tmp / "memory.db"
-    os.environ["GULFSTREAM_MEMORY_BACKEND"] = f"sqlite:{db}"
+    where = tmp / ("memory.db" if backend == "sqlite" else "memory")
+    os.environ["GULFSTREAM_MEMORY_BACKEND"] = f"{backend}:{where}"
     os.environ["GULFSTREAM_SNAPSHOT_SECONDS"] = "off"
     # Every admitted turn is written on its own, at once: the path of one turn to `apply`.
     os.environ["GULFSTREAM_WRITE_BATCH_SIZE"] = "1"
@@ -195,7 +232,7 @@ async def main() -> int:
         pass
     first = {"messages": [{"role": "user", "content": "My name is Ada and I live in Lisbon."}]}
     await app.ainvoke(first, {"configurable": {"thread_id": "path"}}, **context_args)
-    await asyncio.to_thread(wait_for_applied_turns, db, 1)
+    await asyncio.to_thread(wait_for_applied_turns, recorder, 1)
     recorder.armed = True
     sys.setprofile(recorder)
     # A fact (the admission scorer would skip a bare question: it never reaches the writer).
@@ -207,6 +244,7 @@ async def main() -> int:
     threading.setprofile(None)  # type: ignore[arg-type]
     depth = f", ranking at call depth {recorder.read_depth}"
     report("retrieve_memory → BM25 ranking", recorder.read, depth)
+    report("retrieve_memory → the finished system prompt", recorder.prompt)
     carriers = list(dict.fromkeys(name.split(":")[0] for name in recorder.carried))
     route = [file for file in carriers if file not in recorder.store]
     store = [file for file in carriers if file in recorder.store]
@@ -216,8 +254,9 @@ async def main() -> int:
     )
     report("ltm_write → apply, carried by", recorder.carried)
     report("ltm_write → consumer (the hand-off)", recorder.write[: recorder.handoff])
-    report("ltm_write → apply (all of it)", recorder.write)
-    if not recorder.read_done.is_set() or not recorder.write_done.is_set():
+    report("ltm_write → apply returning (all of it)", recorder.write)
+    finished = (recorder.read_done, recorder.prompt_done, recorder.write_done)
+    if not all(event.is_set() for event in finished):
         print("the turn did not reach the ranking or apply")
         return 1
     return 0

@@ -26,13 +26,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from retrieval import percentile, synthetic_items, synthetic_queries
 
-from memory.document import Change
-from memory.factory import open_memory_manager
-from memory.manager import BaseMemoryManager
-from memory.postgres import open_postgres_store, postgres_lock
 from memory.retrieval import MechanicalRetriever
 from memory.retrieval.evaluation import write_items
-from memory.store_manager import StoreMemoryManager, namespace_label
+from memory.store.backends.langgraph_store import StoreMemoryManager, namespace_label
+from memory.store.document import Change
+from memory.store.factory import open_memory_manager
+from memory.store.manager import BaseMemoryManager
+from memory.store.postgres import open_postgres_store, postgres_lock
 
 DSN = os.environ.get("GULFSTREAM_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 REPS = 200

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from memory.long_term import LongTermMemory
-from memory.turn import Turn
+from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.writer.journal import TurnJournal
-from memory.yaml_manager import YamlMemoryManager
+from memory.writer.turn import Turn
 
 TURN = [
     {"role": "user", "content": "I have my discrete maths exam the day after tomorrow."},

@@ -79,9 +79,9 @@ def holds(memories: list[str], words: list[str]) -> bool:
 async def run_case(case: dict[str, Any], model: Any, protocol: str, tally: Tally) -> None:
     from memory.admission import score_turn
     from memory.long_term import LongTermMemory
-    from memory.turn import Turn
+    from memory.store.backends.yaml_files import YamlMemoryManager
     from memory.writer import MemoryConsumer, MemoryWriteFailed
-    from memory.yaml_manager import YamlMemoryManager
+    from memory.writer.turn import Turn
 
     with tempfile.TemporaryDirectory() as folder:
         manager = YamlMemoryManager(Path(folder), "bench")
@@ -126,7 +126,7 @@ async def run_case(case: dict[str, Any], model: Any, protocol: str, tally: Tally
 
 
 def live(manager: Any) -> list[str]:
-    from memory.yaml_manager import YamlMemoryManager
+    from memory.store.backends.yaml_files import YamlMemoryManager
 
     fresh = YamlMemoryManager(manager.directory, manager.user_id)
     return [item.description for item in fresh.list_items().values()]
@@ -185,7 +185,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="cases per kind (0: all)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
-    from graph.models import load_chat_model
+    from graph.models.loading import load_chat_model
     from memory.writer.protocols import forget_protocol_choices
 
     cases = json.loads(SET.read_text())

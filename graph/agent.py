@@ -10,12 +10,12 @@ from langgraph.prebuilt import ToolNode
 
 from graph.compaction import compact  # feature: compaction
 from graph.context import Context
-from graph.embeddings import load_deployment_embeddings_in_background
-from graph.handoff import ltm_write
+from graph.models.embeddings import load_deployment_embeddings_in_background
 from graph.nodes import agent, retrieve_memory, route_after_agent
 from graph.settings import Settings, get_settings
 from graph.state import InputState, State
 from graph.tools import chat_tools
+from graph.writing.ltm_write import ltm_write
 
 
 def build(settings: Settings) -> StateGraph[State, Context, InputState, State]:

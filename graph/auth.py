@@ -18,18 +18,18 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
-from graph.pending import PENDING_NAMESPACE
 from graph.run_memory import DEAD_WRITES_NAMESPACE
 from graph.settings import get_settings
-from memory.manager import validate_user_id
-from memory.store_changes import CHANGES_NAMESPACE
-from memory.store_manager import (
+from graph.writing.pending import PENDING_NAMESPACE
+from memory.store.backends.langgraph_store import (
     BACKUP_NAMESPACE,
     ITEMS_NAMESPACE,
     META_NAMESPACE,
     TURNS_NAMESPACE,
     namespace_label,
 )
+from memory.store.backends.store_changes import CHANGES_NAMESPACE
+from memory.store.manager import validate_user_id
 
 TOKENS_ENV = "GULFSTREAM_AUTH_TOKENS"
 OWNER_KEY = "owner"

@@ -14,8 +14,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from graph.context import Context
-from graph.models import load_chat_model
-from graph.pending import waiting_in_thread
+from graph.models.loading import load_chat_model
 from graph.prompt_budget import (
     CHARS_PER_TOKEN,
     budget_for,
@@ -29,11 +28,12 @@ from graph.settings import get_settings
 from graph.state import State
 from graph.summarizer import RunningSummary, summarize
 from graph.tools import chat_tools, tool_names
-from memory.fingerprint import Fingerprint
-from memory.forgetting import forgotten_prints
-from memory.messages import text_of
-from memory.metering import metered
-from memory.usage import UsageMeter, add_up, as_dicts, from_dicts
+from graph.writing.pending import waiting_in_thread
+from memory.store.forgotten import forgotten_prints
+from memory.text.fingerprint import Fingerprint
+from memory.text.messages import text_of
+from memory.usage.counts import UsageMeter, add_up, as_dicts, from_dicts
+from memory.usage.metering import metered
 from memory.writer.local import local_writer
 
 logger = logging.getLogger(__name__)
@@ -170,7 +170,7 @@ def flush_writer(run: RunMemory, store: Any) -> int:
     """Hand the thread's turns waiting in a batch to the memory writer now, through the usual
     durable path (exactly once: turn ids): the local queue's batch, or on the server the
     turns kept in the store, written by a memory_writer run told to flush this thread."""
-    from graph.handoff import schedule_flush, write_mode
+    from graph.writing.server_runs import schedule_flush, write_mode
 
     mode = write_mode(run)
     try:

@@ -6,11 +6,12 @@ import os
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Annotated, Any
 
-from graph.models import DEFAULT_MODEL
 from graph.settings import ENV_PREFIX, Settings
-from memory.branch import SCOPE_POLICIES
-from memory.language import LANGUAGE_POLICIES
 from memory.retrieval.modes import RetrievalMode
+from memory.store.branch import SCOPE_POLICIES
+from memory.text.language import LANGUAGE_POLICIES
+
+DEFAULT_MODEL = "openai/gpt-4o-mini"
 
 MAX_RETRIEVAL_LIMIT = 100
 # Deployment settings a caller might try to send: refused by name, never applied.

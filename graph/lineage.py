@@ -12,7 +12,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from memory.branch import Lineage
+from memory.store.branch import Lineage
 
 logger = logging.getLogger(__name__)
 

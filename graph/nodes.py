@@ -1,4 +1,4 @@
-"""The nodes of the chat graph: retrieve_memory → agent ⇄ tools (ltm_write is in handoff.py)."""
+"""The nodes of the chat graph: retrieve_memory → agent ⇄ tools (ltm_write: graph/writing/)."""
 
 from __future__ import annotations
 
@@ -8,20 +8,16 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from graph.archiving import forget_in_run_archive  # feature: archive
+from graph.archive.archiving import forget_in_run_archive  # feature: archive
 from graph.context import Context
 from graph.lineage import current_lineage
-from graph.models import load_chat_model
+from graph.models.loading import load_chat_model
 from graph.prompt_budget import budget_for, fit_to_budget, latest_user_text, system_prompt
 from graph.run_memory import RunMemory, open_run_memory
-from graph.said_recently import said_recently
 from graph.settings import get_settings
 from graph.state import State
 from graph.summarizer import without_forgotten
 from graph.tool_loop import (
-    EMPTY_ANSWER_NOTE,
-    LAST_ROUND_NOTE,
-    NO_WORDS,
     answers_to_repeats,
     asked_without_tools,
     calls_written_as_text,
@@ -32,9 +28,11 @@ from graph.tool_loop import (
     without_tool_calls,
 )
 from graph.tools import chat_tools, tool_names
-from memory.forgetting import forgotten_prints
-from memory.metering import metered
-from memory.usage import UsageMeter, add_up, as_dicts, from_dicts
+from graph.writing.said_recently import said_recently
+from memory.store.forgotten import forgotten_prints
+from memory.usage.counts import UsageMeter, add_up, as_dicts, from_dicts
+from memory.usage.metering import metered
+from prompts.agent import EMPTY_ANSWER_NOTE, LAST_ROUND_NOTE, NO_WORDS
 
 logger = logging.getLogger(__name__)
 

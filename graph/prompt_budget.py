@@ -13,8 +13,8 @@ from graph.context import Context
 from graph.prompting import build_system_prompt
 from graph.settings import Settings
 from graph.state import State
-from memory.language import resolve_language
-from memory.messages import text_of
+from memory.text.language import resolve_language
+from memory.text.messages import text_of
 
 SUMMARY_SHARE = 0.25  # of the budget: the most the running summary may take
 CHARS_PER_TOKEN = 4  # as count_tokens_approximately counts

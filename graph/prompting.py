@@ -7,8 +7,8 @@ from datetime import datetime
 from typing import Any
 
 from graph.context import Context
-from memory.fencing import escape_data
-from memory.language import resolve_language
+from memory.text.fencing import escape_data
+from memory.text.language import resolve_language
 from prompts import persona
 from prompts.agent import (
     CORE_CONTEXT_BLOCKS,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,23 +16,23 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from graph.context import Context
-from graph.embeddings import deployment_embeddings
 from graph.lineage import checkpoint_is_saved, current_checkpoint_id
-from graph.models import check_model_allowed, is_offline, load_chat_model
+from graph.models.embeddings import deployment_embeddings
+from graph.models.loading import check_model_allowed, is_offline, load_chat_model
 from graph.settings import (
     Settings,
     custom_auth_configured,
     get_settings,
     is_studio_user,
 )
-from memory.branch import Lineage
 from memory.long_term import LongTermMemory
-from memory.messages import extract_last_turn, preceding_exchange
 from memory.registry import registry
-from memory.turn import Turn
+from memory.store.branch import Lineage
+from memory.text.messages import extract_last_turn, preceding_exchange
 from memory.writer import protocols
 from memory.writer.consumer import MemoryConsumer
 from memory.writer.timeouts import scaled_timeout
+from memory.writer.turn import Turn
 from prompts import persona
 
 logger = logging.getLogger(__name__)
@@ -178,7 +177,7 @@ def writer_consumer() -> MemoryConsumer:
         def load_writer_model(name: str) -> Any:
             # A turn queued without a writer model (LongTermMemory.send_history) gets the
             # deployment's default one.
-            name = name or os.environ.get("GULFSTREAM_WRITER_MODEL") or Context().writer_model
+            name = name or Context().writer_model  # GULFSTREAM_WRITER_MODEL, else the model
             # The client's own limit is that of the longest prompt: the consumer cuts each turn
             # at a limit that grows with its own prompt, so a slow local model is not cut off.
             longest = scaled_timeout(timeout, CLIENT_PROMPT_TOKENS, rate=rate)

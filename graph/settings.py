@@ -1,5 +1,9 @@
 """Settings: the deployment's choices (backend, paths, write mode, secrets, hosts), read once from
-the environment; no run's context can change them."""
+the environment; no run's context can change them.
+
+Long because it is the one list of the deployment's settings, each with its help text: one place to
+read them all.
+"""
 
 from __future__ import annotations
 
@@ -15,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from graph.env_values import ENV_PREFIX, parse_value, read_dotenv
-from memory.state_db import is_postgres_dsn
+from memory.store.state_db import is_postgres_dsn
+from memory.writer.batching import MAX_BATCH_SIZE, BatchPolicy
 from memory.writer.protocols import PROTOCOLS
-from memory.writer.queue import MAX_BATCH_SIZE, BatchPolicy
 from memory.writer.timeouts import PREFILL_TOKENS_PER_SECOND
 
 WRITE_MODES = ("auto", "server", "local", "inline")

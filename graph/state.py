@@ -37,7 +37,7 @@ class State(InputState):
     - `user_id`: whose conversation this is (the run's user; the archive is rebuilt with it).
     - `said_recently`: what the user said lately that the memory writer has not filed yet,
       `[{"turn_id", "thread_id", "text", "said_at"}]`, best first: the waiting turns of their other
-      threads this branch may read (graph/said_recently.py; never this thread's own).
+      threads this branch may read (graph/writing/said_recently.py; never this thread's own).
     - `summary`: the running summary of the messages compaction took out of `messages`,
       `{"text", "messages", "through", "updated_at"}` (graph/compaction.py); the messages
       themselves stay in the conversation archive and in the earlier checkpoints.

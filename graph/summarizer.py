@@ -10,13 +10,13 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.constants import TAG_NOSTREAM
 
-from graph.models import is_offline
+from graph.models.loading import is_offline
 from graph.prompt_budget import CHARS_PER_TOKEN, cut_on_sentence
 from memory.admission import score_turn
-from memory.fingerprint import Fingerprint, redact
-from memory.item import now_iso
-from memory.language import language_of
-from memory.messages import text_of
+from memory.store.item import now_iso
+from memory.text.fingerprint import Fingerprint, redact
+from memory.text.language import language_of
+from memory.text.messages import text_of
 from prompts.compaction import SHORTEN_PROMPTS, SUMMARY_PROMPTS
 
 SUMMARY_WORDS = 250  # at most; a small limit asks for fewer

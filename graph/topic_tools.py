@@ -8,7 +8,9 @@ from graph.context import Context
 from graph.lineage import current_lineage
 from graph.prompting import format_memories
 from graph.run_memory import open_run_memory
-from memory.language import resolve_language
+from memory.text.language import resolve_language
+
+TOPIC_LIMIT = 20  # memories listed, as many as search_memories lists
 
 
 def memories_about(topic: str) -> str:
@@ -17,16 +19,14 @@ def memories_about(topic: str) -> str:
 
     Use it when the user asks how someone or something is doing, or what is new with them.
     """
-    from graph.tools import SEARCH_LIMIT  # not at the top: graph.tools imports this module
-
     run = open_run_memory(get_runtime(Context))
     lineage = current_lineage(run.config)
     found = run.memory.get_related_memory_from(
-        "", "mechanical", limit=SEARCH_LIMIT, lineage=lineage, topic=topic
+        "", "mechanical", limit=TOPIC_LIMIT, lineage=lineage, topic=topic
     )
     if not found:  # "my dog" names no topic, and "The user's dog is called Biscuit" is about it
         found = run.memory.get_related_memory_from(
-            topic, "mechanical", limit=SEARCH_LIMIT, lineage=lineage
+            topic, "mechanical", limit=TOPIC_LIMIT, lineage=lineage
         )
     if not found:
         return "No memory is about that topic."

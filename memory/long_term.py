@@ -1,42 +1,45 @@
-"""LongTermMemory: one user's memory behind one door, a read interface and a write interface."""
+"""LongTermMemory: one user's memory behind one door, a read interface and a write interface.
+
+Long because it is the facade: every public method of one user's memory, each a short door to
+the part that does the work.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from memory.branch import Lineage
-from memory.consolidating import Consolidating  # feature: consolidation
-from memory.manager import BaseMemoryManager
-from memory.messages import extract_last_turn
-from memory.ranking import DEFAULT_HALF_LIFE_DAYS
-from memory.recall_log import RECALL_FILE, RecallLog
-from memory.recall_log import SCHEMA as RECALL_SCHEMA
-from memory.repair import SelfCheckReport
 from memory.retrieval import RetrievalMode, Retrievers
+from memory.retrieval.bm25 import RANKING
 from memory.retrieval.embedder import DEFAULT as DEFAULT_EMBEDDINGS
 from memory.retrieval.embedder import resolve_embeddings
-from memory.state_db import StateDatabase, open_state
-from memory.topical import Topical  # feature: topics
-from memory.turn import Turn
-from memory.upkeep import MemoryUpkeep
-from memory.writer.queue import BatchPolicy
+from memory.retrieval.ranking import DEFAULT_HALF_LIFE_DAYS, Ranking
+from memory.retrieval.recall_log import RECALL_FILE, RecallLog, RecallStats
+from memory.retrieval.recall_log import SCHEMA as RECALL_SCHEMA
+from memory.store.branch import Lineage
+from memory.store.item import MemoryItem
+from memory.store.manager import BaseMemoryManager
+from memory.store.repair import SelfCheckReport
+from memory.store.state_db import SUMMARIES_FILE, StateDatabase, open_state
+from memory.text.messages import extract_last_turn
+from memory.topics.routing import TopicRouting  # feature: topics
+from memory.topics.summaries import SCHEMA as SUMMARY_SCHEMA  # feature: topics
+from memory.topics.user_topics import UserTopics  # feature: topics
+from memory.upkeep.consolidating import consolidation_pass  # feature: consolidation
+from memory.writer.batching import BatchPolicy
+from memory.writer.target import WriteHook, WriteTarget
+from memory.writer.turn import Turn
 
 if TYPE_CHECKING:
     from memory.erasure import ErasureReport
     from memory.erasure.archive import ErasableArchive
-    from memory.snapshot import SnapshotScheduler
-    from memory.writer.queue import (
-        DurableWriteQueue,
-        RetryPolicy,
-        TurnConsumer,
-        WriteHook,
-        WriteStatus,
-    )
+    from memory.store.snapshots import SnapshotScheduler
+    from memory.writer.queue import DurableWriteQueue, RetryPolicy, TurnConsumer, WriteStatus
     from memory.writer.staging import ToolEvent
     from memory.writer.trace import UsageLedger, WriteTrace
 
@@ -47,11 +50,7 @@ JOURNAL_FILE = "write-journal.sqlite"
 TRACE_FILE = "write-journal-trace.sqlite"  # the default journal's trace (see trace_path)
 
 
-class LongTermMemory(
-    Consolidating,  # feature: consolidation
-    Topical,  # feature: topics
-    MemoryUpkeep,
-):
+class LongTermMemory:
     """One user's long-term memory: `get_related_memory_from` reads;
     `start` / `send_history` / `stop` write through a durable background queue.
 
@@ -64,14 +63,20 @@ class LongTermMemory(
     Memories injected into replies are noted with `record_recall` (queued, written in batches
     to a recall log in `data_dir`); with the writer's hits and their age they make each
     memory's hotness (`half_life_days` for episodic ones), which orders ties and broad
-    questions (`ranking_type`, see `memory.retrieval.mechanical.RANKINGS`).
+    questions (`ranking_type`, see `memory.retrieval.bm25.RANKINGS`).
     Retrieval drops matches below `min_score` of the best one.
 
     With `state_database` (a PostgreSQL URL: the deployment's, shared by its replicas), the
     recall log, write trace, usage ledger, topic summaries and consolidation's count and plan
     are rows of its `gulfstream_*` tables instead of files in `data_dir`; the journal, which only
     the local write mode opens, stays a file.
+
+    It is composed of parts it holds (`manager`, `retrievers`, `recall_log`, the write queue,
+    `topics`); its methods are the doors to them.
     """
+
+    ranking_type: type[Ranking] = RANKING  # retrieval's (`RANKINGS`: hotness, when it is there)
+    consolidate = consolidation_pass  # feature: consolidation
 
     def __init__(
         self,
@@ -103,6 +108,10 @@ class LongTermMemory(
             manager, llm, embeddings=resolve_embeddings(embeddings),
             hotness=self.ranking_type(self.recall_log.stats, half_life_days),
         )  # fmt: skip
+        routing = TopicRouting(manager, self.retrievers.mechanical)  # feature: topics
+        self.retrievers.routing = routing  # feature: topics
+        summaries = lambda: self.state_database(SUMMARIES_FILE, SUMMARY_SCHEMA)  # noqa: E731  # feature: topics
+        self.topics = UserTopics(manager, routing, summaries)  # feature: topics
         self.min_score = min_score  # checked by the setter
         self.journal_path = Path(journal_path) if journal_path else self.data_dir / JOURNAL_FILE
         self.consumer = consumer
@@ -117,6 +126,7 @@ class LongTermMemory(
         self._retry = retry
         self._durability = journal_durability
         self._queue: DurableWriteQueue | None = None
+        self._target: WriteTarget | None = None
         self._trace: WriteTrace | None = None
         self._usage: UsageLedger | None = None
         self._open_lock = threading.Lock()
@@ -162,7 +172,7 @@ class LongTermMemory(
         """The core context block (persona, human, the goal of `thread_id`, updated_at); `{}`
         before anything seeded it, or when the store cannot be read (logged). What carries a
         forgotten memory is left out (the stored block keeps it for a restore)."""
-        from memory.forgetting import forgotten_prints, redact_core_context
+        from memory.store.forgotten import forgotten_prints, redact_core_context
 
         try:
             block = self.manager.get_core_context(thread_id)
@@ -170,6 +180,58 @@ class LongTermMemory(
         except Exception:
             logger.exception("core context read failed for user %r", self.user_id)
             return {}
+
+    # ── recall signals and hotness ──────────────────────────────────────
+
+    def record_recall(self, memory_ids: Iterable[str], query: str) -> int:
+        """Note that `memory_ids` were injected into a reply to `query`; returns how many. Only
+        queued in memory (the reply path never waits for a file): a batch is written in one
+        transaction a moment later, at `close()`, or at the process's normal exit."""
+        return self.recall_log.record(memory_ids, query)
+
+    def recall_stats(self) -> dict[str, RecallStats]:
+        """How often each memory id was recalled, for how many distinct queries, and when last
+        (what is still queued is written first)."""
+        self.recall_log.flush()
+        return dict(self.recall_log.stats())
+
+    @property
+    def ranking(self) -> Ranking:
+        """What orders retrieval's ties and broad questions (an instance of `ranking_type`)."""
+        return self.retrievers.mechanical.hotness
+
+    def hotness(
+        self, now: datetime | None = None, items: Mapping[str, MemoryItem] | None = None
+    ) -> dict[str, float]:
+        """Every live memory's hotness (or of `items`) by id at `now` (default: the current
+        time), with this memory's half-life (see `memory.retrieval.hotness.hotness`; 1.0 each
+        without hotness)."""
+        self.recall_log.flush()  # what is still queued counts
+        return self.ranking.heat(items if items is not None else self.manager.list_items(), now)
+
+    @property
+    def half_life_days(self) -> float:
+        """Days in which an unused episodic memory loses half its hotness (0: no decay)."""
+        return self.ranking.half_life_days
+
+    @half_life_days.setter
+    def half_life_days(self, days: float) -> None:
+        self.ranking.half_life_days = days
+
+    @property
+    def min_score(self) -> float:
+        """Ranked matches below this fraction of the best one are dropped (0: none are)."""
+        return self.retrievers.mechanical.min_score
+
+    @min_score.setter
+    def min_score(self, fraction: float) -> None:
+        if not 0 <= fraction < 1:
+            raise ValueError(f"min_score must be in [0, 1), not {fraction!r}")
+        self.retrievers.mechanical.min_score = fraction
+
+    def close(self) -> None:
+        """Write the queued recalls and close the recall log (it reopens when used again)."""
+        self.recall_log.close()
 
     # ── what the writer does, live ──────────────────────────────────────
 
@@ -228,6 +290,17 @@ class LongTermMemory(
 
     # ── write interface ─────────────────────────────────────────────────
 
+    @property
+    def write_target(self) -> WriteTarget:
+        """What the memory writer is handed of this memory (the queue's, and a consumer's own
+        `consume(turn, memory.write_target)`)."""
+        if self._target is None:
+            self._target = WriteTarget(
+                self.manager, self.retrievers, lambda: self.trace, lambda: self.usage,
+                self.emit, lambda: self.batching, self.after_write,
+            )  # fmt: skip
+        return self._target
+
     def _writer(self) -> DurableWriteQueue:
         with self._open_lock:
             if self._queue is None:
@@ -244,7 +317,8 @@ class LongTermMemory(
 
                     consumer = self.consumer = MemoryConsumer(self.writer_llm)
                 journal = TurnJournal(self.journal_path, self._durability)
-                self._queue = DurableWriteQueue(self, consumer, journal, retry=self._retry)
+                target = self.write_target
+                self._queue = DurableWriteQueue(target, consumer, journal, retry=self._retry)
             return self._queue
 
     @property

@@ -9,10 +9,10 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from memory.factory import open_memory_manager
 from memory.long_term import LongTermMemory
 from memory.retrieval.embedder import DEFAULT as DEFAULT_EMBEDDINGS
-from memory.snapshot import DEFAULT_DELAY_SECONDS, attach_snapshots
+from memory.store.factory import open_memory_manager
+from memory.store.snapshots import DEFAULT_DELAY_SECONDS, attach_snapshots
 from memory.writer.queue import TurnConsumer
 
 logger = logging.getLogger(__name__)

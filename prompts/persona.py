@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory.prompts.writer import MemorySection, SectionKind
+from memory.prompts.writer import DEFAULT_SECTIONS, MemorySection, SectionKind
 
 # Who the assistant is. A user who edits their persona in the memory editor gets theirs instead;
 # nobody's store holds a copy of this one, so a change here reaches every user.
@@ -61,33 +61,11 @@ TOOL_GUIDANCE = {
     },
 }
 
-# The memory sections the writer files memories under, per language. `kind` says what a section
-# holds (profile: who the user is; preference: what they like; event: what happened; task: what
-# is to be done), so the offline rules, the core context and the retriever's examples find them
-# by kind, whatever you name them.
-SECTIONS: dict[str, tuple[MemorySection, ...]] = {
-    "en": (
-        MemorySection("identity", "who the user is: education, job, hometown, family, languages",
-                      "profile"),
-        MemorySection("taste", "films, food, creators they follow, brands, other preferences",
-                      "preference"),
-        MemorySection("music", "singers, voicebanks, songs, albums, creators", "preference"),
-        MemorySection("places & paths", "concrete places and file-system paths", "profile"),
-        MemorySection("moments",
-                      "passing observations and feelings: weather, what they are doing, a thought",
-                      "event"),
-        MemorySection("time-bound to-dos", "things with a date: homework, appointments, exams",
-                      "task"),
-    ),
-    "zh": (
-        MemorySection("身份", "用户的基本身份信息：教育、职业、家乡等", "profile"),
-        MemorySection("品味", "电影、美食、UP主、品牌偏好等", "preference"),
-        MemorySection("音乐", "虚拟歌手、声库、歌曲、专辑、创作者", "preference"),
-        MemorySection("地点与路径", "具体地点和文件系统路径", "profile"),
-        MemorySection("瞬间", "即时观察和感受：天气、正在做的事、念头", "event"),
-        MemorySection("时效待办", "有截止日期的事项：作业、预约、考试", "task"),
-    ),
-}  # fmt: skip
+# The memory sections the writer files memories under, per language: the library's six
+# (memory/prompts/writer.py, each a `MemorySection(name, hint, kind)`). To file under your own,
+# replace them here with a dict of the same shape: the writer, the offline rules, the core
+# context and the retriever's examples find them by `kind`, whatever you name them.
+SECTIONS: dict[str, tuple[MemorySection, ...]] = DEFAULT_SECTIONS
 
 
 def section_name(kind: SectionKind, language: str) -> str:

@@ -1,9 +1,9 @@
 """Checkpoint trees for branch-visibility tests: walks up and down a tree of `parents`, and which
-memories a node sees by the definition (brute force), to compare `memory.branch` against."""
+memories a node sees by the definition (brute force), to compare `memory.store.branch` against."""
 
 from __future__ import annotations
 
-from memory.item import MemoryItem
+from memory.store.item import MemoryItem
 
 
 def checkpoint(node: int) -> str:

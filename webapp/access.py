@@ -8,14 +8,14 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from graph.embeddings import deployment_embeddings
+from graph.models.embeddings import deployment_embeddings
 from graph.settings import get_settings
-from memory.document import MemoryDocument
 from memory.errors import WritesDisabled
-from memory.factory import backend_folder, has_stored_memory
 from memory.long_term import LongTermMemory
-from memory.manager import BaseMemoryManager
 from memory.registry import registry
+from memory.store.document import MemoryDocument
+from memory.store.factory import backend_folder, has_stored_memory
+from memory.store.manager import BaseMemoryManager
 from webapp.guard import ApiError, Caller
 from webapp.server_store import ServerStore, server_store
 

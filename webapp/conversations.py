@@ -9,9 +9,9 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from graph.archiving import archive_spec
+from graph.archive.archiving import archive_spec
 from memory.archive import SearchResult, Window, archive_exists, archives, parse_day
-from memory.archive.forgetting import reconcile
+from memory.archive.reconcile import reconcile
 from memory.archive.render import local_time
 from memory.long_term import LongTermMemory
 from webapp.access import stored_memory

@@ -12,7 +12,7 @@ from anyio import sleep, to_thread
 
 from graph.settings import get_settings
 from memory.long_term import LongTermMemory
-from memory.manager import BaseMemoryManager
+from memory.store.manager import BaseMemoryManager
 from webapp.views import changed_cards
 
 logger = logging.getLogger(__name__)

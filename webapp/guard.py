@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from graph.settings import custom_auth_configured, get_settings, is_studio_user
-from memory.manager import validate_user_id
+from memory.store.manager import validate_user_id
 
 CSRF_HEADER = "x-gulfstream-csrf"
 USER_HEADER = "x-gulfstream-user"

@@ -1,4 +1,8 @@
-"""The JSON API under /memories/api/: every action the page takes, each refusing bad input whole."""
+"""The JSON API under /memories/api/: every action the page takes, each refusing bad input whole.
+
+Long because it is the page's whole API, one small handler per action, in the order the page uses
+them.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +19,6 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from memory.document import Change
 from memory.errors import (
     CorruptStoreError,
     MemoryBusy,
@@ -23,9 +26,10 @@ from memory.errors import (
     StaleWrite,
     WritesDisabled,
 )
-from memory.item import check_description, check_reason, check_theme
 from memory.long_term import LongTermMemory
-from memory.manager import BaseMemoryManager
+from memory.store.document import Change
+from memory.store.item import check_description, check_reason, check_theme
+from memory.store.manager import BaseMemoryManager
 from webapp import events, transfer, views
 from webapp.access import is_stand_in, open_memory, read_memory, stored_memory
 from webapp.guard import (
@@ -352,7 +356,7 @@ async def stream_events(request: Request, memory: LongTermMemory) -> Response:
 def _archive_of(user_id: str) -> Any:
     """The user's conversation archive, when the deployment keeps one and it holds anything."""
     archive = None  # what stays when the archive feature is deleted (docs/CUSTOMIZING.md)
-    from graph.archiving import existing_archive  # feature: archive
+    from graph.archive.archiving import existing_archive  # feature: archive
 
     archive = existing_archive(user_id)  # feature: archive
     return archive

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memory.item import MemoryItem
 from memory.long_term import LongTermMemory
+from memory.store.item import MemoryItem
 
 
 def by_topic(memory: LongTermMemory) -> Callable[[str, MemoryItem], tuple[str, str, str]]:
     """A card's section: its main topic (see TopicTable.main_topic), else its theme."""
-    table = memory.topic_table
+    table = memory.topics.table
 
     def section(memory_id: str, item: MemoryItem) -> tuple[str, str, str]:
         main = table.main_topic(memory_id)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.long_term import LongTermMemory
-from memory.usage import as_dicts
+from memory.usage.counts import as_dicts
 from memory.writer.trace import AdmissionEntry, TraceEntry, UsageLedger, WriteTrace
 
 RECENT_ROWS = 50

@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.item import MemoryItem, check_description, check_text, check_theme, now_iso
-from memory.manager import BaseMemoryManager
+from memory.store.item import MemoryItem, check_description, check_text, check_theme, now_iso
+from memory.store.manager import BaseMemoryManager
 
 EXPORT_FORMAT = "gulfstream.memories"
 EXPORT_VERSION = 1

@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from memory.errors import CorruptStoreError
-from memory.item import MemoryItem, time_sort_key
 from memory.long_term import LongTermMemory
-from memory.manager import BaseMemoryManager
+from memory.store.item import MemoryItem, time_sort_key
+from memory.store.manager import BaseMemoryManager
 from webapp.topic_groups import by_topic  # feature: topics
 
 logger = logging.getLogger(__name__)
@@ -46,7 +46,7 @@ def card(
     copy-on-write version apart; `superseded_by` lists the live versions that replace this one
     in some branch (it stays live: the other branches still read it). `hotness` is `heat` when
     the caller knows more than the item (recalls), else the item's own; `cold` marks one that
-    went cold (memory.hotness)."""
+    went cold (memory.retrieval.hotness)."""
     value = ALONE.of(memory_id, item) if heat is None else heat
     return {
         "id": memory_id,

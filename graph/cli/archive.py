@@ -9,13 +9,13 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from graph.archiving import archive_messages, archive_spec
+from graph.archive.archiving import archive_messages, archive_spec
 from graph.settings import get_settings, load_dotenv
 from memory.archive import ConversationArchive, Window, archives, render
-from memory.archive.forgetting import reconcile
-from memory.branch import Lineage
-from memory.factory import open_memory_manager
-from memory.manager import BaseMemoryManager
+from memory.archive.reconcile import reconcile
+from memory.store.branch import Lineage
+from memory.store.factory import open_memory_manager
+from memory.store.manager import BaseMemoryManager
 
 logger = logging.getLogger(__name__)
 
@@ -54,11 +54,11 @@ def rebuild(
     threads: Iterable[str] | None = None,
     default_user: str = "",
 ) -> dict[str, int]:
-    """Archive every finished turn the checkpointer of `app` (the compiled chat graph) holds,
-    oldest first, with the rule the live archive follows (`graph.archiving.archive_messages`):
-    each message once per branch, at the first turn that held it. Each user's archive is
-    emptied first (their digests are sealed again later). Returns the messages added per user.
-    A turn saved before the state named its user goes to `default_user` (skipped without)."""
+    """Archive every finished turn the checkpointer of `app` (the compiled chat graph) holds, oldest
+    first, with the rule the live archive follows (`graph.archive.archiving.archive_messages`): each
+    message once per branch, at the first turn that held it. Each user's archive is emptied first
+    (their digests are sealed again later). Returns the messages added per user. A turn saved before
+    the state named its user goes to `default_user` (skipped without)."""
     added: dict[str, int] = {}
     for thread in threads if threads is not None else thread_ids(app.checkpointer):
         history = list(app.get_state_history({"configurable": {"thread_id": thread}}))

@@ -14,13 +14,13 @@ from graph.cli.consolidate import tidy_up  # feature: consolidation
 from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.settings import get_settings, load_dotenv
-from memory.branch import Lineage, Provenance, visible_ids
 from memory.errors import MemoryNotFound
-from memory.item import MemoryItem
 from memory.long_term import LongTermMemory
-from memory.manager import BaseMemoryManager
 from memory.registry import registry
-from memory.usage import PURPOSES, describe, from_dicts
+from memory.store.branch import Lineage, Provenance, visible_ids
+from memory.store.item import MemoryItem
+from memory.store.manager import BaseMemoryManager
+from memory.usage.counts import PURPOSES, describe, from_dicts
 from memory.writer.staging import ToolEvent
 
 WRITE_WAIT_SECONDS = 120.0

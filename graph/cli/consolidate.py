@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
-from graph.memory_consolidator import consolidation_policy
+from graph.context import Context
 from graph.settings import get_settings, load_dotenv
-from memory.consolidation import ConsolidationReport
+from graph.writing.consolidator_graph import consolidation_policy
 from memory.errors import CorruptStoreError, WritesDisabled
-from memory.factory import open_memory_manager
 from memory.long_term import LongTermMemory
+from memory.store.factory import open_memory_manager
+from memory.upkeep.consolidation import ConsolidationReport
 
 
 def describe(report: ConsolidationReport) -> str:
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     load_dotenv()
     parser = argparse.ArgumentParser(prog="python -m graph.cli.consolidate", description=__doc__)
     parser.add_argument("--backend", help="memory backend (default: GULFSTREAM_MEMORY_BACKEND)")
-    parser.add_argument("--user", default=os.environ.get("GULFSTREAM_USER_ID", "default"))
+    parser.add_argument("--user", default=Context().user_id)  # GULFSTREAM_USER_ID, else "default"
     parser.add_argument(
         "--rewrite",
         action="store_true",
@@ -57,10 +57,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     llm = None
     if args.rewrite:
-        from graph.context import Context
-        from graph.models import load_chat_model
+        from graph.models.loading import load_chat_model
 
-        llm = load_chat_model(os.environ.get("GULFSTREAM_WRITER_MODEL") or Context().writer_model)
+        llm = load_chat_model(Context().writer_model)
     # The data folder the chat and the server use, so an interrupted pass resumes either way.
     memory = LongTermMemory(
         manager, data_dir=manager.data_dir or settings.data_dir, embeddings="off",

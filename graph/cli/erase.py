@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from graph.archiving import existing_archive  # feature: archive
+from graph.archive.archiving import existing_archive  # feature: archive
 from graph.settings import get_settings, load_dotenv
 from memory.errors import MemoryNotFound
 from memory.registry import registry

@@ -12,6 +12,7 @@ import sys
 import time
 from types import FrameType
 
+from graph.context import Context
 from graph.importing.formats import FORMATS, UnreadableExport, read_export
 from graph.importing.writing import Importer, Progress
 from graph.settings import get_settings, load_dotenv, use_settings
@@ -29,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     load_dotenv()
     parser = argparse.ArgumentParser(prog="python -m graph.cli.import_chats", description=__doc__)
     parser.add_argument("--file", required=True, help="the export: conversations.json or .jsonl")
-    parser.add_argument("--user", default=os.environ.get("GULFSTREAM_USER_ID", "default"))
+    parser.add_argument("--user", default=Context().user_id)  # GULFSTREAM_USER_ID, else "default"
     parser.add_argument("--backend", help="memory backend (default: GULFSTREAM_MEMORY_BACKEND)")
     parser.add_argument("--format", default="auto", choices=["auto", *FORMATS])
     parser.add_argument("--quiet", action="store_true", help="no progress line")

@@ -16,13 +16,13 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.embeddings import deployment_embeddings
 from graph.lineage import alineage_of
+from graph.models.embeddings import deployment_embeddings
 from graph.run_memory import writer_consumer
 from graph.settings import get_settings
-from memory.branch import Lineage
 from memory.long_term import LongTermMemory
 from memory.registry import registry
+from memory.store.branch import Lineage
 from memory.writer.local import local_writer
 from memory.writer.staging import ToolEvent
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from graph.context import Context
 from graph.settings import get_settings, load_dotenv
 from memory.errors import CorruptStoreError
-from memory.factory import open_memory_manager
-from memory.snapshot import default_snapshot_path, import_snapshot, write_snapshot
+from memory.store.factory import open_memory_manager
+from memory.store.snapshots import default_snapshot_path, import_snapshot, write_snapshot
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graph.cli.snapshot", description=__doc__)
     parser.add_argument("command", choices=["export", "import"])
     parser.add_argument("--backend", help="memory backend (default: GULFSTREAM_MEMORY_BACKEND)")
-    parser.add_argument("--user", default=os.environ.get("GULFSTREAM_USER_ID", "default"))
+    parser.add_argument("--user", default=Context().user_id)  # GULFSTREAM_USER_ID, else "default"
     parser.add_argument(
         "--file", help="snapshot path (default: memory_backup/<user>.jsonl.gz beside the store)"
     )
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
 def vectors_after_import(manager: Any) -> str:
     """Make the imported memories' vectors now when that takes seconds, so the server's first
     query is fused; a larger import leaves them to the server (BM25 only for them meanwhile)."""
-    from graph.embeddings import deployment_embeddings
+    from graph.models.embeddings import deployment_embeddings
     from memory.long_term import LongTermMemory
 
     embeddings = deployment_embeddings()

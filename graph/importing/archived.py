@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from graph.archiving import run_archive
+from graph.archive.archiving import run_archive
 from graph.importing.records import ImportedConversation
 from graph.run_memory import RunMemory
 from memory.archive import ArchivedMessage, Window

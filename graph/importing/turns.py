@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from graph.importing.records import ImportedConversation, ImportedMessage
-from memory.messages import preceding_exchange
+from memory.text.messages import preceding_exchange
 
 REPLY_CHARS = 2_000  # of an assistant reply in a turn: memories come from the user's side
 

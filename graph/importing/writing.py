@@ -12,11 +12,11 @@ from graph.importing.records import ParsedExport, Skipped
 from graph.importing.summary import ImportSummary
 from graph.importing.turns import ImportedTurn, turns_of
 from graph.run_memory import RunMemory, open_run_memory
-from graph.write_now import ALREADY, SKIPPED, UNCHANGED, write_now
+from graph.writing.write_now import ALREADY, SKIPPED, UNCHANGED, write_now
 from memory.errors import MemoryBusy
-from memory.turn import Turn
 from memory.writer.breaker import WriterPaused
 from memory.writer.consumer import MemoryWriteFailed
+from memory.writer.turn import Turn
 
 logger = logging.getLogger(__name__)
 

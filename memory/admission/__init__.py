@@ -1,5 +1,6 @@
 """Admission: a rule-based score, without a model, deciding whether a turn is written now, batched
-or skipped before the memory writer ever sees it (rules in `memory.admission.rules`)."""
+or skipped before the memory writer ever sees it (rules in `memory.admission.rules`). Imports
+memory.text only."""
 
 from __future__ import annotations
 

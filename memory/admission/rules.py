@@ -6,8 +6,8 @@ import re
 
 from memory.admission import signals as keep
 from memory.admission.text import I, Message, Rule, matches_any
-from memory.language import CJK_CLASS
-from memory.tokenize import tokenize
+from memory.text.language import CJK_CLASS
+from memory.text.tokenize import tokenize
 
 # ── what is not ─────────────────────────────────────────────────────────────────────────────────
 _SMALL_TALK_WORDS = re.compile(

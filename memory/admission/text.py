@@ -6,8 +6,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memory.language import CJK_CLASS
-from memory.tokenize import normalize, tokenize
+from memory.text.language import CJK_CLASS
+from memory.text.tokenize import normalize, tokenize
 
 I = re.IGNORECASE  # noqa: E741 - the English patterns' one flag
 CJK = re.compile(f"[{CJK_CLASS}]")

@@ -1,4 +1,6 @@
-"""The conversation archive: every message of every thread, searchable, with daily digests."""
+"""The conversation archive: every message of every thread, searchable, with daily digests, and what
+forgetting hides in it. Imports the store, text and admission (a digest keeps what admission
+would); erasure reaches it through its own protocol."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""ConversationArchive: one user's archived messages and digests; search shared by the backends."""
+"""ConversationArchive: one user's archived messages and digests; search shared by the backends.
+
+Long because search, windows and the branch filter are shared by both backends, which only store.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from memory.archive.dates import question_period
+from memory.archive.dates import day_bounds, question_period
 from memory.archive.query import Terms, Window, query_terms
 from memory.archive.ranking import Ranking, bm25_scores, content_terms, reranked
 from memory.archive.records import (
@@ -19,13 +22,13 @@ from memory.archive.records import (
     MessageKey,
     SearchResult,
 )
-from memory.manager import validate_user_id
-from memory.tokenize import tokenize
+from memory.store.manager import validate_user_id
+from memory.text.tokenize import tokenize
 
 if TYPE_CHECKING:
-    from memory.erasure.report import ErasureReport
-    from memory.erasure.rows import Needles
-    from memory.item import MemoryItem
+    from memory.store.erasure_report import ErasureReport
+    from memory.store.item import MemoryItem
+    from memory.text.needles import Needles
 
 DEFAULT_HITS = 3
 DEFAULT_AROUND = 2  # messages before and after each hit
@@ -118,8 +121,8 @@ class ConversationArchive(ABC):
         """Remove the record of one memory and return it (None when there was none)."""
 
     def forgotten(self) -> dict[str, ForgottenRecord]:
-        """What forgetting each memory hid (`memory.forgetting`), by memory id; read again only
-        when the records changed (every search and every turn asks). Treat it as read-only."""
+        """What forgetting each memory hid (`memory.store.forgotten`), by memory id; read again
+        only when the records changed (every search and every turn asks). Treat it as read-only."""
         signature = self.forgotten_signature()
         cached = self._forgotten_cache
         if signature is not None and cached is not None and cached[0] == signature:
@@ -163,6 +166,7 @@ class ConversationArchive(ABC):
         """The threads this user's archive holds messages of."""
         return {m.thread_id for m in self.messages()}
 
+    @abstractmethod
     def erase_carriers(
         self,
         items: dict[str, MemoryItem],
@@ -170,10 +174,9 @@ class ConversationArchive(ABC):
         needles: Needles,
         report: ErasureReport,
     ) -> None:
-        """Remove the messages and digests that carry the `chosen` memories."""
-        from memory.archive.erasing import erase_carriers
-
-        erase_carriers(self, items, chosen, needles, report)
+        """Remove the messages and digests that carry the `chosen` memories. Every archive
+        binds memory/archive/erasing.py's `erase_carriers` (which builds on this class, so this
+        class cannot import it)."""
 
     def erase_everything(self, report: ErasureReport) -> None:
         """Remove every message and digest of this user, counted in `report`."""
@@ -364,8 +367,6 @@ class ConversationArchive(ABC):
         lineage = window.lineage
         if lineage is None or not found:
             return found
-        from memory.archive.digest import day_bounds
-
         visible = []
         for digest in found:
             start, end = day_bounds(digest.day)

@@ -146,3 +146,15 @@ def _relative(word: str, today: date) -> Period:
         last = today.replace(day=1) - timedelta(days=1)
         return _month(last.year, last.month)
     return _bounds(date(today.year - 1, 1, 1), date(today.year - 1, 12, 31))  # last year, 去年
+
+
+def local_day(timestamp: float) -> str:
+    """The local calendar day of `timestamp`, as YYYY-MM-DD (what a digest is named by)."""
+    return datetime.fromtimestamp(timestamp).astimezone().strftime("%Y-%m-%d")
+
+
+def day_bounds(day: str) -> Period:
+    """The first and the last instant of the local day `day` (YYYY-MM-DD), as timestamps."""
+    start = datetime.combine(date.fromisoformat(day), datetime.min.time()).astimezone()
+    end = datetime.combine(date.fromisoformat(day) + timedelta(days=1), datetime.min.time())
+    return start.timestamp(), end.astimezone().timestamp()

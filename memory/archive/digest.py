@@ -6,10 +6,10 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
 
 from memory.admission import score_turn
 from memory.archive.base import ConversationArchive
+from memory.archive.dates import day_bounds, local_day
 from memory.archive.records import ArchivedMessage, Digest
 
 logger = logging.getLogger(__name__)
@@ -20,16 +20,6 @@ REFRESH_SECONDS = 1800.0  # today's digest is made again at most this often
 LOOKBACK_DAYS = 14  # days before the newest digest that are checked for missing ones
 # summarize(day, messages) -> the digest text (a model call); None: extractive.
 Summarize = Callable[[str, Sequence[ArchivedMessage]], str]
-
-
-def local_day(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp).astimezone().strftime("%Y-%m-%d")
-
-
-def day_bounds(day: str) -> tuple[float, float]:
-    start = datetime.combine(date.fromisoformat(day), datetime.min.time()).astimezone()
-    end = datetime.combine(date.fromisoformat(day) + timedelta(days=1), datetime.min.time())
-    return start.timestamp(), end.astimezone().timestamp()
 
 
 def _flat(text: str) -> str:

@@ -7,14 +7,14 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from memory.archive.digest import day_bounds, local_day
-from memory.archive.forgetting import carrying_messages, reseal
+from memory.archive.dates import day_bounds, local_day
+from memory.archive.reconcile import carrying_messages, reseal
 from memory.archive.records import MessageKey
-from memory.erasure.report import ErasureReport
-from memory.erasure.rows import Needles
-from memory.fingerprint import Fingerprint
-from memory.forgetting import fingerprint, lineage_of
-from memory.item import MemoryItem
+from memory.store.erasure_report import ErasureReport
+from memory.store.forgotten import fingerprint, lineage_of
+from memory.store.item import MemoryItem
+from memory.text.fingerprint import Fingerprint
+from memory.text.needles import Needles
 
 if TYPE_CHECKING:
     from memory.archive.base import ConversationArchive
@@ -27,7 +27,7 @@ def erase_carriers(
     needles: Needles,
     report: ErasureReport,
 ) -> None:
-    """The archived messages carrying the memory (`memory.forgetting`: its turns, and any
+    """The archived messages carrying the memory (`memory.store.forgotten`: its turns, and any
     message its fingerprint matches, up to now), every copy of them at other checkpoints,
     the records of what forgetting it hid, and the digests of their days sealed again."""
     said = archive.messages()

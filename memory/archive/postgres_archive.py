@@ -1,4 +1,7 @@
-"""PostgresArchive: the conversation archive in PostgreSQL with a full-text (GIN) index."""
+"""PostgresArchive: the conversation archive in PostgreSQL with a full-text (GIN) index.
+
+Long because the GIN index and the queries that use it must be read together.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from memory.archive.base import ConversationArchive
+from memory.archive.erasing import erase_carriers
 from memory.archive.query import Window
 from memory.archive.records import (
     SEARCHED_ROLES,
@@ -14,8 +18,8 @@ from memory.archive.records import (
     ForgottenRecord,
     MessageKey,
 )
-from memory.state_db import pool_for
-from memory.tokenize import tokenize
+from memory.store.state_db import pool_for
+from memory.text.tokenize import tokenize
 
 # Documents and queries are the tokenizer's terms taken as they are (array_to_tsvector and
 # quoted tsquery lexemes): PostgreSQL's parsers would split Chinese differently, or not at all.
@@ -74,6 +78,8 @@ def tsquery(terms: Sequence[str], any_term: bool) -> str:
 class PostgresArchive(ConversationArchive):
     """One user's archive in the tables `gulfstream_archive_*` of a PostgreSQL database; every
     statement names the user."""
+
+    erase_carriers = erase_carriers  # what erasure asks: memory/archive/erasing.py
 
     backend = "postgres"
 

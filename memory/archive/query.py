@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from memory.branch import Lineage
-from memory.language import CJK_CLASS
-from memory.tokenize import ENGLISH_STOP_WORDS, normalize, stem, tokenize
+from memory.store.branch import Lineage
+from memory.text.language import CJK_CLASS
+from memory.text.tokenize import ENGLISH_STOP_WORDS, normalize, stem, tokenize
 
 _RUN = re.compile(rf"[{CJK_CLASS}]+|[a-z0-9]+")
 _CJK = re.compile(rf"[{CJK_CLASS}]+")

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 
 from memory.archive.render import HEAD
-from memory.tokenize import tokenize
+from memory.text.tokenize import tokenize
 
 QUOTE_MARK = "[quoted from the conversation archive]"
 SHINGLE = 3  # a span quotes a result when most of its runs of three terms are in it

@@ -11,7 +11,7 @@ from typing import Any
 
 from memory.archive.query import BROAD_WORDS
 from memory.archive.records import ArchivedMessage
-from memory.tokenize import stem, tokenize
+from memory.text.tokenize import stem, tokenize
 
 # Words of a question that say it is a question, not what it is about: "When did Caroline go to
 # the support group?" is about Caroline, going, a support group. Stemmed, as the index is.

@@ -8,7 +8,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from memory.manager import validate_user_id
+from memory.store.manager import validate_user_id
 
 ROLES = ("user", "assistant", "tool", "digest")
 # What the full-text index holds: what people said. Tool results are stored (the archive shows

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from memory.archive.records import ArchivedMessage, Hit, SearchResult
-from memory.fencing import escape_data
+from memory.text.fencing import escape_data
 
 DEFAULT_BUDGET_CHARS = 2_400
 MESSAGE_CHARS = 400  # one message's share before the budget is spread

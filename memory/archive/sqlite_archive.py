@@ -1,4 +1,7 @@
-"""SqliteArchive: one user's conversation archive in a SQLite file with an FTS5 index."""
+"""SqliteArchive: one user's conversation archive in a SQLite file with an FTS5 index.
+
+Long because the FTS5 index is kept in the same transactions as the messages it indexes.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.archive.base import ConversationArchive
+from memory.archive.erasing import erase_carriers
 from memory.archive.query import Window, index_text
 from memory.archive.records import (
     SEARCHED_ROLES,
@@ -17,8 +21,8 @@ from memory.archive.records import (
     ForgottenRecord,
     MessageKey,
 )
-from memory.manager import file_stem
-from memory.writer.sqlite_file import open_wal, remove_database, scrub, write_transaction
+from memory.store.manager import file_stem
+from memory.store.sqlite_file import open_wal, remove_database, scrub, write_transaction
 
 # The index holds the tokenizer's terms separated by spaces (unicode61 then only splits on
 # them): FTS5's own tokenizers cannot match a two-character Chinese word (trigram needs three
@@ -81,6 +85,8 @@ def fts_query(terms: Sequence[str], any_term: bool) -> str:
 
 class SqliteArchive(ConversationArchive):
     """The archive of one user in `<folder>/<user>.sqlite` (WAL, one writer at a time)."""
+
+    erase_carriers = erase_carriers  # what erasure asks: memory/archive/erasing.py
 
     backend = "sqlite"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from memory.erasure.report import ErasureReport
-from memory.erasure.rows import Needles
-from memory.item import MemoryItem
+from memory.store.erasure_report import ErasureReport
+from memory.store.item import MemoryItem
+from memory.text.needles import Needles
 
 
 class ErasableArchive(Protocol):

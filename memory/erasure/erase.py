@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memory.erasure.archive import ErasableArchive
 from memory.erasure.files import erase_plans, erase_snapshots, erase_yaml_copies
-from memory.erasure.report import ErasureReport
 from memory.erasure.rows import (
     JOURNAL_TABLES,
     RECALL_TABLES,
     STATE_TABLES,
-    SUMMARIES_FILE,
     SUMMARY_TABLES,
     TRACE_TABLES,
-    Needles,
     SharedTable,
     erase_rows,
 )
@@ -29,12 +26,16 @@ from memory.erasure.stores import (
 )
 from memory.erasure.threads import delete_threads, known_threads
 from memory.errors import MemoryNotFound
-from memory.item import MemoryItem
-from memory.state_db import PostgresState, StateDatabase
-from memory.writer.sqlite_file import scrub_file
+from memory.store.erasure_report import ErasureReport
+from memory.store.item import MemoryItem
+from memory.store.sqlite_file import scrub_file
+from memory.store.state_db import SUMMARIES_FILE, PostgresState, StateDatabase
+from memory.text.needles import Needles
 
 if TYPE_CHECKING:
-    from memory.long_term import LongTermMemory
+    from memory.retrieval.recall_log import RecallLog
+    from memory.store.manager import BaseMemoryManager
+    from memory.store.snapshots import SnapshotScheduler
 
 logger = logging.getLogger(__name__)
 
@@ -47,8 +48,27 @@ CHECKPOINTS_NOTE = (
 NO_ARCHIVE_NOTE = "no conversation archive was given: archived messages were not looked at"
 
 
+class ErasedMemory(Protocol):
+    """Every place of one user's memory an erase reaches (a `LongTermMemory` is one): the store,
+    the recall log, the snapshots, the journal and its trace, the records in `data_dir` or the
+    deployment's PostgreSQL (`state_dsn`)."""
+
+    manager: BaseMemoryManager
+    recall_log: RecallLog
+    snapshots: SnapshotScheduler | None
+    journal_path: Path
+    data_dir: Path
+    state_dsn: str | None
+
+    @property
+    def user_id(self) -> str: ...
+    @property
+    def trace_path(self) -> Path: ...
+    def state_database(self, file: str, schema: str, synchronous: str = "") -> StateDatabase: ...
+
+
 def erase_memory(
-    memory: LongTermMemory, memory_id: str, archive: ErasableArchive | None = None
+    memory: ErasedMemory, memory_id: str, archive: ErasableArchive | None = None
 ) -> ErasureReport:
     """Remove `memory_id` (tombstone or not) and everything derived from it: its versions (the
     copy-on-write versions that supersede it, or that it supersedes), its history, what other
@@ -83,7 +103,7 @@ def erase_memory(
 
 
 def erase_user(
-    memory: LongTermMemory, archive: ErasableArchive | None = None, threads: Any = None
+    memory: ErasedMemory, archive: ErasableArchive | None = None, threads: Any = None
 ) -> ErasureReport:
     """Remove everything of the memory's user in every tier: the backend's rows or files, the
     archive, the journal, trace, usage ledger, recall log, topic summaries, snapshots,
@@ -142,7 +162,7 @@ def _versions(items: dict[str, MemoryItem], memory_id: str) -> dict[str, MemoryI
         chosen |= linked
 
 
-def _drop_vectors(memory: LongTermMemory, ids: set[str] | None, report: ErasureReport) -> None:
+def _drop_vectors(memory: ErasedMemory, ids: set[str] | None, report: ErasureReport) -> None:
     from memory.retrieval.vector_store import VECTOR_PURPOSES, vector_store_for
 
     for purpose in VECTOR_PURPOSES:  # retrieval's vectors and consolidation's
@@ -163,12 +183,12 @@ def _drop_vectors(memory: LongTermMemory, ids: set[str] | None, report: ErasureR
 
 
 def _shared_files(
-    memory: LongTermMemory,
+    memory: ErasedMemory,
 ) -> list[tuple[Path | StateDatabase, tuple[SharedTable, ...]]]:
     """The databases several users share: the journal, trace, recall log and summaries files in
     the data folder (a deployment that moved to a state database may have left some), and the
     state database."""
-    from memory.recall_log import RECALL_FILE
+    from memory.retrieval.recall_log import RECALL_FILE
 
     shared: list[tuple[Path | StateDatabase, tuple[SharedTable, ...]]] = [
         (memory.journal_path, JOURNAL_TABLES),
@@ -181,7 +201,7 @@ def _shared_files(
     return shared
 
 
-def _erase_shared_rows(memory: LongTermMemory, match: Any, report: ErasureReport) -> None:
+def _erase_shared_rows(memory: ErasedMemory, match: Any, report: ErasureReport) -> None:
     for target, tables in _shared_files(memory):
         removed = erase_rows(target, tables, memory.user_id, match)
         for place, count in removed.items():
@@ -198,10 +218,8 @@ def _erase_shared_rows(memory: LongTermMemory, match: Any, report: ErasureReport
             report.file(target, "vacuumed")
 
 
-def _erase_side_files(
-    memory: LongTermMemory, needles: Needles | None, report: ErasureReport
-) -> None:
-    from memory.yaml_manager import YamlMemoryManager
+def _erase_side_files(memory: ErasedMemory, needles: Needles | None, report: ErasureReport) -> None:
+    from memory.store.backends.yaml_files import YamlMemoryManager
 
     manager = memory.manager
     folders = {memory.data_dir}
@@ -213,7 +231,7 @@ def _erase_side_files(
     if needles is not None and isinstance(manager, YamlMemoryManager):
         erase_yaml_copies(manager.directory, manager.user_id, needles, report)
     if needles is not None and memory.state_dsn:
-        from memory.stored_snapshots import SCHEMA, SNAPSHOTS_FILE, erase_stored_snapshots
+        from memory.store.snapshot_rows import SCHEMA, SNAPSHOTS_FILE, erase_stored_snapshots
 
         db = memory.state_database(SNAPSHOTS_FILE, SCHEMA)
         erase_stored_snapshots(db, memory.user_id, needles, report)

@@ -8,12 +8,11 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-from memory.erasure.report import ErasureReport
-from memory.erasure.rows import Needles, strings_in
-from memory.manager import file_stem
-from memory.snapshot import write_snapshot_lines
+from memory.store.erasure_report import ErasureReport
+from memory.store.manager import file_stem
+from memory.store.snapshots import redact_records, write_snapshot_lines
+from memory.text.needles import Needles, strings_in
 
 BACKUP_FOLDER = "memory_backup"
 PLAN_FOLDER = "consolidation"
@@ -53,29 +52,6 @@ def rewrite_snapshot(path: Path, needles: Needles) -> tuple[int, bool | None]:
         return dropped, True
     write_snapshot_lines(path, kept)
     return dropped, False
-
-
-def redact_records(
-    lines: list[dict[str, Any]], needles: Needles
-) -> tuple[list[dict[str, Any]] | None, int]:
-    """A snapshot's records without the erased items, and with what other items' histories and
-    the core context say of them redacted: (the header and the items kept, or None when
-    nothing names the memory; how many items were dropped)."""
-    header, rows = dict(lines[0]), lines[1:]
-    kept = [row for row in rows if row.get("id") not in needles.ids]
-    dropped = len(rows) - len(kept)
-    redacted = [needles.redact(row) for row in kept]
-    context = header.get("core_context")
-    stripped = context
-    if isinstance(context, dict):
-        stripped = {
-            key: needles.without(value) if isinstance(value, str) and key != "updated_at" else value
-            for key, value in context.items()
-        }
-    if not dropped and stripped == context and not any(changed for _, changed in redacted):
-        return None, 0
-    header["core_context"] = stripped
-    return [header, *(row for row, _ in redacted)], dropped
 
 
 def erase_snapshots(

@@ -4,19 +4,13 @@ ledger, the recall log, topic summaries, consolidation's state."""
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memory.state_db import SqliteState, StateDatabase
-
-ERASED = "[erased]"
-_SEPARATORS = re.compile(r"(?:\s*;\s*){2,}")
-MIN_NEEDLE_CHARS = 6
-MIN_CONTAINED_CHARS = 20  # a stored text this long that a needle contains is a cut copy of it
+from memory.lazy import moved_names
+from memory.store.state_db import SqliteState, StateDatabase
 
 
 @dataclass(frozen=True)
@@ -43,81 +37,14 @@ RECALL_TABLES = (
     SharedTable("recall log: flushes", "recall_flushes", ("user_id",), False),
 )
 # memory.topics keeps its summaries there; erased even when that feature is gone.
-SUMMARIES_FILE = "topic-summaries.sqlite"
 SUMMARY_TABLES = (SharedTable("topic summaries", "topic_summaries", ("user_id", "topic")),)
-# memory.consolidation.state's row per user, in a state database (files hold it elsewhere).
+# memory.upkeep.consolidation.state's row per user, in a state database (files hold it elsewhere).
 CONSOLIDATION_TABLES = (SharedTable("consolidation state", "consolidation", ("user_id",)),)
-# memory.stored_snapshots' restore points; one erased memory is redacted out of them instead.
+# memory.store.snapshot_rows' restore points; one erased memory is redacted out of them instead.
 SNAPSHOT_TABLES = (SharedTable("stored snapshots", "snapshots", ("user_id", "name"), False),)
 STATE_TABLES = (
     TRACE_TABLES + RECALL_TABLES + SUMMARY_TABLES + CONSOLIDATION_TABLES + SNAPSHOT_TABLES
 )
-
-
-@dataclass
-class Needles:
-    """What marks a stored row as carrying an erased memory: its ids and its texts (every
-    version, and the archived messages that said it)."""
-
-    ids: set[str] = field(default_factory=set)
-    texts: set[str] = field(default_factory=set)
-
-    def add_texts(self, texts: Iterable[str]) -> None:
-        """Texts long enough to name the memory (a word alone would take unrelated rows)."""
-        self.texts |= {text for text in texts if len(text.strip()) >= MIN_NEEDLE_CHARS}
-
-    def in_text(self, value: str) -> bool:
-        if value in self.ids:
-            return True
-        if any(text in value for text in self.texts):
-            return True
-        # The admission log keeps the start of a message; a trace row, a cut preview.
-        return len(value) >= MIN_CONTAINED_CHARS and any(value in text for text in self.texts)
-
-    def in_row(self, row: dict[str, Any]) -> bool:
-        # Not by turn id: a batched turn wrote other memories too, whose rows stay.
-        if row.get("memory_id") in self.ids:
-            return True
-        return any(self.in_text(value) for value in strings_in(row))
-
-    def without(self, text: str) -> str:
-        """`text` without the erased texts in it (the rest kept: `human` lists other facts)."""
-        stripped = text
-        for needle in sorted(self.texts, key=len, reverse=True):
-            stripped = stripped.replace(needle, "")
-        if stripped == text:
-            return text
-        return _SEPARATORS.sub("; ", stripped).strip(" ;")
-
-    def redact(self, value: Any) -> tuple[Any, bool]:
-        """`value` with every string carrying a needle replaced by ERASED; and whether any was."""
-        if isinstance(value, str):
-            return (ERASED, True) if self.in_text(value) else (value, False)
-        if isinstance(value, dict):
-            pairs = {key: self.redact(inner) for key, inner in value.items()}
-            return {k: v for k, (v, _) in pairs.items()}, any(c for _, c in pairs.values())
-        if isinstance(value, list):
-            parts = [self.redact(inner) for inner in value]
-            return [v for v, _ in parts], any(c for _, c in parts)
-        return value, False
-
-
-def strings_in(value: Any) -> Iterator[str]:
-    """Every string in a row, JSON columns opened (a JSON text may escape what it holds)."""
-    if isinstance(value, dict):
-        for inner in value.values():
-            yield from strings_in(inner)
-    elif isinstance(value, list | tuple):
-        for inner in value:
-            yield from strings_in(inner)
-    elif isinstance(value, str):
-        yield value
-        if value.startswith(("[", "{")):
-            try:
-                parsed = json.loads(value)
-            except ValueError:
-                return
-            yield from strings_in(parsed)
 
 
 def shared_database(target: Path | StateDatabase) -> StateDatabase:
@@ -186,3 +113,18 @@ def erase_rows(
         if not isinstance(target, StateDatabase):
             db.close()
     return removed
+
+
+# Names that moved in 0.2: still importable from here, with a DeprecationWarning, for one release.
+if not TYPE_CHECKING:  # to mypy they are gone: new code is checked against the new paths
+    __getattr__ = moved_names(
+        __name__,
+        {
+            "Needles": "memory.text.needles",
+            "strings_in": "memory.text.needles",
+            "ERASED": "memory.text.needles",
+            "MIN_NEEDLE_CHARS": "memory.text.needles",
+            "MIN_CONTAINED_CHARS": "memory.text.needles",
+            "SUMMARIES_FILE": "memory.store.state_db",
+        },
+    )

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memory.core_context import GOAL_PREFIX
 from memory.erasure.files import VECTOR_SIDECAR, erase_yaml_copies
-from memory.erasure.report import ErasureReport
-from memory.erasure.rows import Needles
-from memory.manager import BaseMemoryManager
 from memory.retrieval.vector_store import vector_owners
-from memory.writer.sqlite_file import remove_database, scrub
+from memory.store.core_context import GOAL_PREFIX
+from memory.store.erasure_report import ErasureReport
+from memory.store.manager import BaseMemoryManager
+from memory.store.sqlite_file import remove_database, scrub
+from memory.text.needles import Needles
 
 _SQLITE_USER_TABLES = (
     "memory_items", "memory_history", "memory_turns", "memory_meta", "memory_core_context",
@@ -71,7 +71,7 @@ def redact_core_context(
 
 def scrub_backend(manager: BaseMemoryManager, report: ErasureReport) -> None:
     """Leave nothing of the deleted rows in the backend's free space, where it has one we reach."""
-    from memory.sqlite_manager import SqliteMemoryManager
+    from memory.store.backends.sqlite_db import SqliteMemoryManager
 
     if isinstance(manager, SqliteMemoryManager):
         if not scrub(manager._conn()):
@@ -83,9 +83,9 @@ def scrub_backend(manager: BaseMemoryManager, report: ErasureReport) -> None:
 
 def erase_everything(manager: BaseMemoryManager, report: ErasureReport) -> None:
     """Every row and file of the user in the backend, nobody else's."""
-    from memory.sqlite_manager import SqliteMemoryManager
-    from memory.store_manager import StoreMemoryManager
-    from memory.yaml_manager import YamlMemoryManager
+    from memory.store.backends.langgraph_store import StoreMemoryManager
+    from memory.store.backends.sqlite_db import SqliteMemoryManager
+    from memory.store.backends.yaml_files import YamlMemoryManager
 
     report.count(f"{manager.backend} store: memories", len(manager.all_items()))
     if isinstance(manager, YamlMemoryManager):
@@ -112,7 +112,7 @@ def erase_everything(manager: BaseMemoryManager, report: ErasureReport) -> None:
     elif isinstance(manager, StoreMemoryManager):
         report.count("store: keys", _erase_namespaces(manager))
     else:  # a backend this module does not know: its own save of an empty document
-        from memory.document import MemoryDocument
+        from memory.store.document import MemoryDocument
 
         with manager._write_lock():
             manager._save_all(MemoryDocument())
@@ -128,14 +128,14 @@ def _erase_namespaces(manager: Any) -> int:
     from langgraph.store.base import PutOp
 
     from memory.retrieval.vector_store import VECTORS_NAMESPACE
-    from memory.store_changes import CHANGES_NAMESPACE
-    from memory.store_manager import (
+    from memory.store.backends.langgraph_store import (
         BACKUP_NAMESPACE,
         ITEMS_NAMESPACE,
         META_NAMESPACE,
         TURNS_NAMESPACE,
         namespace_label,
     )
+    from memory.store.backends.store_changes import CHANGES_NAMESPACE
 
     store, label, page = manager.store, namespace_label(manager.user_id), 1000
     kinds = [

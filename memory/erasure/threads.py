@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from memory.erasure.archive import ErasableArchive
-from memory.erasure.report import ErasureReport
 from memory.erasure.rows import SharedTable, user_rows
-from memory.state_db import StateDatabase
-from memory.writer.sqlite_file import scrub
+from memory.store.erasure_report import ErasureReport
+from memory.store.sqlite_file import scrub
+from memory.store.state_db import StateDatabase
 
 
 def known_threads(

@@ -23,25 +23,33 @@ class MemorySection:
 # sequence of MemorySection (the app's, from prompts/persona.py).
 Sections = Mapping[str, str] | Sequence[str] | Mapping[str, Sequence[MemorySection]]
 
-# The library's six default sections, used when the caller passes none (the app passes its own,
-# prompts/persona.py); `{sections}` in the principles lists them.
-DEFAULT_SECTIONS: dict[str, str] = {
-    "identity": "who the user is: education, job, hometown, family, languages",
-    "music": "singers, voicebanks, songs, albums, creators",
-    "taste": "films, food, creators they follow, brands, other preferences",
-    "places & paths": "concrete places and file-system paths",
-    "moments": "passing observations and feelings: weather, what they are doing, a thought",
-    "time-bound to-dos": "things with a date: homework, appointments, exams",
-}
-
-DEFAULT_SECTIONS_ZH: dict[str, str] = {
-    "身份": "用户的基本身份信息：教育、职业、家乡等",
-    "音乐": "虚拟歌手、声库、歌曲、专辑、创作者",
-    "品味": "电影、美食、UP主、品牌偏好等",
-    "地点与路径": "具体地点和文件系统路径",
-    "瞬间": "即时观察和感受：天气、正在做的事、念头",
-    "时效待办": "有截止日期的事项：作业、预约、考试",
-}
+# The six default sections per language, the one place they are defined: the library's when the
+# caller passes none, and the app's (prompts/persona.py names them; a fork replaces them there).
+# `{sections}` in the principles lists them. `kind` says what a section holds (profile: who the
+# user is; preference: what they like; event: what happened; task: what is to be done).
+DEFAULT_SECTIONS: dict[str, tuple[MemorySection, ...]] = {
+    "en": (
+        MemorySection("identity", "who the user is: education, job, hometown, family, languages",
+                      "profile"),
+        MemorySection("taste", "films, food, creators they follow, brands, other preferences",
+                      "preference"),
+        MemorySection("music", "singers, voicebanks, songs, albums, creators", "preference"),
+        MemorySection("places & paths", "concrete places and file-system paths", "profile"),
+        MemorySection("moments",
+                      "passing observations and feelings: weather, what they are doing, a thought",
+                      "event"),
+        MemorySection("time-bound to-dos", "things with a date: homework, appointments, exams",
+                      "task"),
+    ),
+    "zh": (
+        MemorySection("身份", "用户的基本身份信息：教育、职业、家乡等", "profile"),
+        MemorySection("品味", "电影、美食、UP主、品牌偏好等", "preference"),
+        MemorySection("音乐", "虚拟歌手、声库、歌曲、专辑、创作者", "preference"),
+        MemorySection("地点与路径", "具体地点和文件系统路径", "profile"),
+        MemorySection("瞬间", "即时观察和感受：天气、正在做的事、念头", "event"),
+        MemorySection("时效待办", "有截止日期的事项：作业、预约、考试", "task"),
+    ),
+}  # fmt: skip
 
 _CORE_PRINCIPLES = """
 ## Principles
@@ -177,7 +185,7 @@ class WriterPrompts:
     now_line: str
     weekdays: tuple[str, ...]
     role_labels: Mapping[str, str]
-    default_sections: Mapping[str, str]
+    default_sections: Sequence[MemorySection]
     context_block: str = CONTEXT_BLOCK
     context_labels: Mapping[str, str] = field(default_factory=lambda: CONTEXT_LABELS)
     over_capacity: str = OVER_CAPACITY
@@ -192,7 +200,7 @@ _BY_LANGUAGE = {
         NOW_LINE,
         WEEKDAYS,
         ROLE_LABELS,
-        DEFAULT_SECTIONS,
+        DEFAULT_SECTIONS["en"],
     ),
     "zh": WriterPrompts(
         COLD_START_SYSTEM_ZH,
@@ -201,7 +209,7 @@ _BY_LANGUAGE = {
         NOW_LINE_ZH,
         WEEKDAYS_ZH,
         ROLE_LABELS_ZH,
-        DEFAULT_SECTIONS_ZH,
+        DEFAULT_SECTIONS["zh"],
         CONTEXT_BLOCK_ZH,
         CONTEXT_LABELS_ZH,
         OVER_CAPACITY_ZH,
@@ -247,3 +255,11 @@ def format_sections(sections: Mapping[str, str] | Sequence[str] | Sequence[Memor
         ]
     lines = [f'   - "{name}"' + (f" ({hint})" if hint else "") for name, hint in pairs]
     return "\n".join(lines)
+
+
+# Sent back to the memory agent once when its last tool call could not be used
+# (memory/writer/tool_calls.py says why: arguments that are not JSON, a call written as text).
+REPAIR_NOTE = (
+    "Your last tool call could not be used: {problem}. Call the tool again with valid JSON "
+    "arguments, or answer 'no changes' if nothing needs to change."
+)

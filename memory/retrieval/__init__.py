@@ -1,15 +1,14 @@
-"""Memory retrieval: BM25 without a model, and the LLM and hybrid retrievers built on it.
-
-The LLM retrievers need langchain-core; they are imported on first use, so BM25 works without it.
-"""
+"""Memory retrieval: BM25 without a model, fused with the vectors of the semantic channel, the
+hotness ranking and the recall log, and the LLM and hybrid retrievers built on it. Imports the
+store, text and prompts; the LLM retrievers need langchain-core and are imported on first use."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from memory.lazy import lazy_exports
+from memory.retrieval.bm25 import MechanicalRetriever
 from memory.retrieval.bm25_index import Bm25Index, IndexedMemory
-from memory.retrieval.mechanical import MechanicalRetriever
 from memory.retrieval.modes import RetrievalMode
 from memory.retrieval.parsing import parse_indices
 from memory.retrieval.retrievers import Retrievers

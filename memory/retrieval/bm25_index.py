@@ -1,4 +1,8 @@
-"""Bm25Index: an inverted index of the live memories, updated per store revision, never mutated."""
+"""Bm25Index: an inverted index of the live memories, updated per store revision, never mutated.
+
+Long because building, updating and scoring share one immutable layout (positions, postings, norms)
+that splitting would expose.
+"""
 
 from __future__ import annotations
 
@@ -13,11 +17,11 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-from memory.episodic import memory_kind
-from memory.item import MemoryItem
 from memory.retrieval.date_cue import month_day
 from memory.retrieval.query import theme_key
-from memory.tokenize import tokenize
+from memory.store.item import MemoryItem
+from memory.text.episodic import memory_kind
+from memory.text.tokenize import tokenize
 
 K1 = 1.5
 B = 0.75

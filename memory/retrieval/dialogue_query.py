@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.retrieval.bm25_index import Bm25Index
-from memory.tokenize import tokenize
+from memory.text.tokenize import tokenize
 
 # Off by default: a light context (0.1) lifted tuning recall but cost held-out recall@5 one
 # question per language (docs/MEMORY.md, "Context from the preceding turns"). A weight of 0.0

@@ -9,8 +9,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memory.item import MemoryItem
-from memory.manager import BaseMemoryManager
+from memory.store.item import MemoryItem
+from memory.store.manager import BaseMemoryManager
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,8 @@
 """Fusing BM25 with the semantic channel (and the days a query names): normalised scores, the
-embedding side weighed by how confident it is, dropped when it is not."""
+embedding side weighed by how confident it is, dropped when it is not.
+
+Long because the shortlists, the normalisation and the confidence weighting are one scoring formula.
+"""
 
 from __future__ import annotations
 

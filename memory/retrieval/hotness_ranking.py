@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 import numpy as np
 import numpy.typing as npt
 
-from memory.hotness import (
+from memory.retrieval.bm25_index import Bm25Index
+from memory.retrieval.hotness import (
     DISTINCT_QUERY_WEIGHT,
     HIT_WEIGHT,
     NEVER_RECALLED,
@@ -19,9 +20,8 @@ from memory.hotness import (
     hotness,
     is_cold,
 )
-from memory.item import MemoryItem, parse_time
-from memory.ranking import DEFAULT_HALF_LIFE_DAYS, Ranking, RecallSource, no_recalls
-from memory.retrieval.bm25_index import Bm25Index
+from memory.retrieval.ranking import DEFAULT_HALF_LIFE_DAYS, Ranking, RecallSource, no_recalls
+from memory.store.item import MemoryItem, parse_time
 
 # Hotness changes with the clock only by decay (days): computing it again every minute is plenty.
 REFRESH_SECONDS = 60.0
@@ -30,8 +30,8 @@ Floats = npt.NDArray[np.float64]
 
 
 class HotnessRanking(Ranking):
-    """`memory.hotness.hotness` for every position of an index at once (numpy), cached until
-    the index, the recall stats (`recall_stats()` returns the same mapping while nothing was
+    """`memory.retrieval.hotness.hotness` for every position of an index at once (numpy), cached
+    until the index, the recall stats (`recall_stats()` returns the same mapping while nothing was
     flushed) or the minute change. The per-memory parts (hits, episodic or not) are computed once
     per index."""
 
@@ -46,7 +46,7 @@ class HotnessRanking(Ranking):
         self._broad: dict[bool, tuple[Floats, list[int]]] = {}  # time cue → (hotness, order)
 
     def of(self, memory_id: str, item: MemoryItem, now: datetime | None = None) -> float:
-        """`memory.hotness.hotness` of one memory, with its recall statistics."""
+        """`memory.retrieval.hotness.hotness` of one memory, with its recall statistics."""
         recall = self.recall_stats().get(memory_id, NEVER_RECALLED)
         return hotness(item, recall, now=now, half_life_days=self.half_life_days)
 
@@ -76,7 +76,7 @@ class HotnessRanking(Ranking):
         use = 1.0 + np.log1p(HIT_WEIGHT * hits + RECALL_WEIGHT * recalls
                              + DISTINCT_QUERY_WEIGHT * queries)  # fmt: skip
         if self.half_life_days > 0:
-            # No readable time (0) means age 0, as in memory.hotness.age_days.
+            # No readable time (0) means age 0, as in memory.retrieval.hotness.age_days.
             age_days = np.where(last > 0, np.maximum(moment - last, 0.0) / 86400.0, 0.0)
             use = np.where(episodic, use * np.power(0.5, age_days / self.half_life_days), use)
         use = np.where((stale_since > 0) & (moment >= stale_since), use * STALE_FACTOR, use)

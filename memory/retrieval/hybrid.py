@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from memory.branch import Lineage
-from memory.manager import BaseMemoryManager
 from memory.prompts.writer import Sections
+from memory.retrieval.bm25 import MechanicalRetriever
 from memory.retrieval.llm import LLMRetriever
-from memory.retrieval.mechanical import MechanicalRetriever
-from memory.retrieval.retrievers import OnFailure
+from memory.retrieval.modes import OnFailure
+from memory.store.branch import Lineage
+from memory.store.manager import BaseMemoryManager
 
 logger = logging.getLogger(__name__)
 

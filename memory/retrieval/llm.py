@@ -10,18 +10,18 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from memory.branch import Lineage, visible_ids
-from memory.fencing import escape_data
-from memory.item import MemoryItem, local_date
-from memory.language import resolve_language
-from memory.manager import BaseMemoryManager
-from memory.messages import text_of
 from memory.prompts.retrieval import find_related_memory_prompts
 from memory.prompts.writer import Sections
+from memory.retrieval.bm25 import MechanicalRetriever
 from memory.retrieval.bm25_index import IndexedMemory
-from memory.retrieval.mechanical import MechanicalRetriever
+from memory.retrieval.modes import OnFailure
 from memory.retrieval.parsing import parse_indices
-from memory.retrieval.retrievers import OnFailure
+from memory.store.branch import Lineage, visible_ids
+from memory.store.item import MemoryItem, local_date
+from memory.store.manager import BaseMemoryManager
+from memory.text.fencing import escape_data
+from memory.text.language import resolve_language
+from memory.text.messages import text_of
 
 logger = logging.getLogger(__name__)
 

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
+
+# What a retriever that needs a model does when the model fails: fall back to BM25, or nothing.
+OnFailure = Literal["mechanical", "empty"]
 
 
 class RetrievalMode(StrEnum):

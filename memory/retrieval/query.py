@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from memory.retrieval.date_cue import dates_in
-from memory.tokenize import normalize, tokenize
+from memory.text.tokenize import normalize, tokenize
 
 # What makes a query broad: asking for "anything recent" rather than for a topic.
 _BROAD_CUES_ZH = ("最近", "近来", "近期", "近况", "这几天", "这阵子", "这段时间", "新鲜事",

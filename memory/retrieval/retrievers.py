@@ -4,30 +4,41 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Protocol
 
-from memory.branch import Lineage
-from memory.manager import BaseMemoryManager
-from memory.retrieval.mechanical import MechanicalRetriever
-from memory.retrieval.modes import RetrievalMode
-from memory.retrieval.topical import TopicalRetrieval  # feature: topics
+from memory.retrieval.bm25 import MechanicalRetriever
+from memory.retrieval.modes import OnFailure, RetrievalMode
+from memory.store.branch import Lineage
+from memory.store.manager import BaseMemoryManager
 
 if TYPE_CHECKING:
     from memory.prompts.writer import Sections
-    from memory.ranking import Ranking
     from memory.retrieval.fusion import RecallChannel
     from memory.retrieval.hybrid import HybridRetriever
     from memory.retrieval.llm import LLMRetriever
+    from memory.retrieval.ranking import Ranking
     from memory.retrieval.semantic import ChannelStatus
 
 logger = logging.getLogger(__name__)
 
-OnFailure = Literal["mechanical", "empty"]
 _warned_without_llm = False
 
 
+class TopicRouter(Protocol):
+    """Retrieval by topic (`memory.topics.routing.TopicRouting` is the one): the `topic` filter,
+    and the answer to a broad question that names a topic (None: it names none)."""
+
+    def within_topic(
+        self, query: str, topic: str, limit: int, lineage: Lineage | None
+    ) -> list[dict[str, str]]: ...
+
+    def named_topic_answer(
+        self, query: str, limit: int, lineage: Lineage | None
+    ) -> list[dict[str, str]] | None: ...
+
+
 class WithoutTopics:
-    """What retrieval does without `memory.topics`: no topic has a name."""
+    """What retrieval does without topics (the feature off, or deleted): no topic has a name."""
 
     def within_topic(
         self, query: str, topic: str, limit: int, lineage: Lineage | None
@@ -40,16 +51,15 @@ class WithoutTopics:
         return None
 
 
-class Retrievers(
-    TopicalRetrieval,  # feature: topics
-    WithoutTopics,
-):
+class Retrievers:
     """One manager's retrievers. The BM25 index lives in `mechanical` and is shared by every
     mode; the LLM retrievers (which need langchain-core) are built on first use, per model.
     With `embeddings` (see `memory.retrieval.embedder.resolve_embeddings`), the `semantic`
     channel is fused into BM25's ranking for every mode, search included. `min_score` drops
     ranked matches below that fraction of the best one; `hotness` orders ties and broad
-    questions (see `MechanicalRetriever`)."""
+    questions (see `MechanicalRetriever`). `routing` answers questions that name a topic
+    (`LongTermMemory` plugs the topics feature in); `topic_routing` False: a question naming a
+    person or place is ranked like any other."""
 
     def __init__(
         self,
@@ -76,6 +86,8 @@ class Retrievers(
         self._llm_modes: dict[tuple[RetrievalMode, int], LLMRetriever | HybridRetriever] = {}
         # The memory sections the LLM modes' examples name (the app's); None: the examples' own.
         self.sections: Sections | None = None
+        self.routing: TopicRouter = WithoutTopics()
+        self.topic_routing = True
 
     def recall_status(self) -> ChannelStatus | None:
         """How far the semantic channel's vectors are (None without one, or when the store
@@ -131,18 +143,22 @@ class Retrievers(
     ) -> list[dict[str, str]]:
         """Memories related to `query` by `mode`, best first; LLM modes without a model (`llm`
         here or at construction) run BM25 instead, logged once per process. With a `lineage`,
-        only what that run may read (see `memory.branch`). With a `topic`, only that topic's
+        only what that run may read (see `memory.store.branch`). With a `topic`, only that topic's
         members, ranked by BM25 whatever the mode (`[]` for an unknown topic); a broad question
-        naming a topic gets its members in BM25 mode (see `memory.retrieval.topical`)."""
+        naming a topic gets its members in BM25 mode (see `memory.topics.routing`)."""
         mode = RetrievalMode.parse(mode)
         if topic is not None:
-            return self.within_topic(query, topic, limit, lineage)
+            return self.routing.within_topic(query, topic, limit, lineage)
         model = llm if llm is not None else self.llm
         if mode is not RetrievalMode.MECHANICAL and model is None:
             _warn_without_llm(mode)
             mode = RetrievalMode.MECHANICAL
         if mode is RetrievalMode.MECHANICAL:
-            named = self.named_topic_answer(query, limit, lineage)
+            named = (
+                self.routing.named_topic_answer(query, limit, lineage)
+                if self.topic_routing
+                else None
+            )
             if named is not None:
                 return named
             return self.mechanical.retrieve(query, limit, lineage)
@@ -176,7 +192,9 @@ def _channel_for(manager: BaseMemoryManager, embeddings: Any) -> RecallChannel:
     from memory.retrieval.store_index import StoreIndexChannel, store_index_of
     from memory.retrieval.vector_store import vector_store_for
 
-    store_module = sys.modules.get("memory.store_manager")  # loaded when a store manager exists
+    store_module = sys.modules.get(
+        "memory.store.backends.langgraph_store"
+    )  # loaded when a store manager exists
     if store_module is not None and isinstance(manager, store_module.StoreMemoryManager):
         config = store_index_of(manager.store)
         if config is not None:

@@ -1,4 +1,8 @@
-"""SemanticChannel: one user's memory vectors, in step with the BM25 index, ranked by cosine."""
+"""SemanticChannel: one user's memory vectors, in step with the BM25 index, ranked by cosine.
+
+Long because keeping vectors in step with the store (sync, bulk loads, status) and ranking by them
+share one cache.
+"""
 
 from __future__ import annotations
 

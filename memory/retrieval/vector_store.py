@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from memory.manager import BaseMemoryManager
+from memory.store.manager import BaseMemoryManager
 
 VECTORS_NAMESPACE = "memories_vectors"
 SIDECAR_SUFFIX = ".vectors.sqlite"
@@ -183,8 +183,8 @@ def vector_store_for(manager: BaseMemoryManager, purpose: str = "") -> VectorSto
     """Where `manager`'s vectors are kept: its SQLite file, a sidecar beside its YAML file, a
     sidecar namespace of its LangGraph store, or (any other manager) this process only. A
     `purpose` ("descriptions": consolidation's) keeps a second set apart from retrieval's."""
-    from memory.sqlite_manager import SqliteMemoryManager
-    from memory.yaml_manager import YamlMemoryManager
+    from memory.store.backends.sqlite_db import SqliteMemoryManager
+    from memory.store.backends.yaml_files import YamlMemoryManager
 
     suffix = f"#{purpose}" if purpose else ""
     if isinstance(manager, SqliteMemoryManager):
@@ -192,7 +192,9 @@ def vector_store_for(manager: BaseMemoryManager, purpose: str = "") -> VectorSto
     if isinstance(manager, YamlMemoryManager):
         sidecar = manager.directory / f".{manager.stem}{SIDECAR_SUFFIX}"
         return SqliteVectors(sidecar, manager.user_id + suffix)
-    store_module = sys.modules.get("memory.store_manager")  # loaded when a store manager exists
+    store_module = sys.modules.get(
+        "memory.store.backends.langgraph_store"
+    )  # loaded when a store manager exists
     if store_module is not None and isinstance(manager, store_module.StoreMemoryManager):
         return StoreVectors(manager.store, store_module.namespace_label(manager.user_id) + suffix)
     return MemoryVectors()

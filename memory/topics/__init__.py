@@ -1,6 +1,8 @@
-"""Entities and topics of a user's memories: who and what they are about, with a summary each."""
+"""Entities and topics of a user's memories: who and what they are about (the topic table retrieval
+routes by) and a summary of each. Imports retrieval, the store, text and prompts;
+`LongTermMemory.topics` is its part of the facade."""
 
-from memory.entities import Entity, extract_entities
+from memory.text.entities import Entity, extract_entities
 from memory.topics.refresh import refresh_topic_summaries, topic_summary
 from memory.topics.table import Topic, TopicTable
 

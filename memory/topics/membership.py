@@ -6,11 +6,11 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 
-from memory import entity_lexicon as lexicon
-from memory.entities import PERSON, SUBJECT, Entity, extract_entities
-from memory.item import MemoryItem
 from memory.retrieval.query import theme_key
-from memory.tokenize import CHINESE_STOP_CHARS, ENGLISH_STOP_WORDS, normalize, stem
+from memory.store.item import MemoryItem
+from memory.text import entity_lexicon as lexicon
+from memory.text.entities import PERSON, SUBJECT, Entity, extract_entities
+from memory.text.tokenize import CHINESE_STOP_CHARS, ENGLISH_STOP_WORDS, normalize, stem
 
 # A content word is a recurring subject when this many memories share it, and no more than
 # SUBJECT_MAX_SHARE of them do ("user", "喜欢" are in everything and say nothing).

@@ -7,18 +7,20 @@ import json
 import logging
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from memory.entities import DATE
-from memory.fencing import escape_data
-from memory.item import MemoryItem
-from memory.language import language_of
 from memory.prompts.topics import TOPIC_SUMMARY_PROMPTS
+from memory.store.item import MemoryItem
+from memory.text.entities import DATE
+from memory.text.fencing import escape_data
+from memory.text.language import language_of
 from memory.topics.summaries import StoredSummary
 from memory.topics.table import Topic
 
 if TYPE_CHECKING:
-    from memory.long_term import LongTermMemory
+    from memory.store.manager import BaseMemoryManager
+    from memory.topics.summaries import SummaryStore
+    from memory.topics.table import TopicTable
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +32,20 @@ MODEL_SUMMARY_MAX_CHARS = 600  # a longer answer ignored the instructions: not u
 MODEL_SUMMARIES_PER_PASS = 20  # model calls of one refresh at most (hottest changed topics)
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 _QUIET_RUN = {"tags": ["nostream", "memory_topics"], "run_name": "memory_topic_summary"}
+
+
+class TopicMemory(Protocol):
+    """A user's topics (`UserTopics` is one): the store, the topic table and the stored
+    summaries."""
+
+    manager: BaseMemoryManager
+
+    @property
+    def user_id(self) -> str: ...
+    @property
+    def table(self) -> TopicTable: ...
+    @property
+    def summaries(self) -> SummaryStore: ...
 
 
 def fingerprint(topic: Topic, items: Mapping[str, MemoryItem]) -> str:
@@ -68,7 +84,7 @@ def model_summary(llm: Any, topic: Topic, items: Mapping[str, MemoryItem]) -> st
     except Exception as exc:
         logger.warning("the summary of topic %r failed: %s: %s", topic.key, type(exc).__name__, exc)
         return None
-    from memory.messages import text_of
+    from memory.text.messages import text_of
 
     text = text_of(getattr(answer, "content", answer))
     summary = _parse_summary(text)
@@ -92,7 +108,7 @@ def _parse_summary(text: str) -> str | None:
     return summary if 0 < len(summary) <= MODEL_SUMMARY_MAX_CHARS else None
 
 
-def refresh_topic_summaries(memory: LongTermMemory, llm: Any | None = None) -> int:
+def refresh_topic_summaries(memory: TopicMemory, llm: Any | None = None) -> int:
     """Make the summary of every topic whose members changed since its summary was made (and,
     with `llm`, of those only summarised offline so far), drop those of topics that are gone,
     and write them in one transaction. Returns how many summaries were written.
@@ -101,9 +117,9 @@ def refresh_topic_summaries(memory: LongTermMemory, llm: Any | None = None) -> i
     facts joined. The model is asked for topics of two members or more, the hottest first, at
     most MODEL_SUMMARIES_PER_PASS per call; the rest wait for the next refresh.
     """
-    table = memory.topic_table
+    table = memory.table
     items = memory.manager.list_items()
-    stored = memory.topic_summaries.read(memory.user_id)
+    stored = memory.summaries.read(memory.user_id)
     topics = [topic for topic in table.topics() if topic.kind != DATE]
     written: list[StoredSummary] = []
     model_calls = 0
@@ -126,19 +142,19 @@ def refresh_topic_summaries(memory: LongTermMemory, llm: Any | None = None) -> i
         text = text or offline_summary(topic, items)
         made_from = tuple((i, items[i].latest_update_time) for i in topic.members)
         written.append(StoredSummary(topic.key, text, source, made_from, current))
-    memory.topic_summaries.replace(memory.user_id, written, {topic.key for topic in topics})
+    memory.summaries.replace(memory.user_id, written, {topic.key for topic in topics})
     return len(written)
 
 
-def topic_summary(memory: LongTermMemory, name: str) -> str | None:
+def topic_summary(memory: TopicMemory, name: str) -> str | None:
     """The summary of the topic `name` resolves to; None when no topic does. The stored one
     while every fact it was made from is still live and unchanged (new members may have joined
     since), else one made now from the hottest facts: a deleted or corrected fact never lingers
     in a summary."""
-    topic = memory.topic_table.topic(name)
+    topic = memory.table.topic(name)
     if topic is None:
         return None
-    stored = memory.topic_summaries.read(memory.user_id).get(topic.key)
+    stored = memory.summaries.read(memory.user_id).get(topic.key)
     items = memory.manager.list_items()
     members = set(topic.members)
     if stored is not None and all(

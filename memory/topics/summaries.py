@@ -7,8 +7,8 @@ import json
 import os
 from dataclasses import dataclass
 
-from memory.item import now_iso
-from memory.state_db import SqliteState, StateDatabase, upsert
+from memory.store.item import now_iso
+from memory.store.state_db import SqliteState, StateDatabase, upsert
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS {p}topic_summaries (

@@ -9,12 +9,12 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from memory.entities import DATE, KINDS, SUBJECT, Entity, extract_entities
-from memory.item import MemoryItem, time_sort_key
-from memory.manager import BaseMemoryManager
-from memory.retrieval.mechanical import RANKING
+from memory.retrieval.bm25 import RANKING
 from memory.retrieval.query import read_query, theme_key
-from memory.tokenize import normalize
+from memory.store.item import MemoryItem, time_sort_key
+from memory.store.manager import BaseMemoryManager
+from memory.text.entities import DATE, KINDS, SUBJECT, Entity, extract_entities
+from memory.text.tokenize import normalize
 from memory.topics.membership import Membership
 
 # hotness_of(memory_id, item) → the memory's hotness (LongTermMemory passes its ranking's, which

@@ -1,7 +1,7 @@
-"""The memory writer: the memory agent and its tools, the durable queue, journal and trace.
-
-The agent needs LangChain; the queue, journal and trace do not (they are imported on use).
-"""
+"""The memory writer: the `Turn` it is handed, the memory agent and its tools, the durable queue,
+journal and trace. Imports retrieval (the agent's searches), admission, the store, text, usage
+and prompts; it is handed a `WriteTarget`, never the facade. The agent needs LangChain; the
+queue, journal and trace do not (they are imported on use)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""MemoryConsumer: one Turn → the ReAct memory agent on staged tools → one all-or-nothing commit."""
+"""MemoryConsumer: one Turn → the ReAct memory agent on staged tools → one all-or-nothing commit.
+
+Long because one agent run is one piece: its two protocols (tool calls, JSON), the model's guards
+and the core-context seeding share the turn's staged view; the protocols are the first thing to move
+out when it grows.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,16 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memory.core_context import (
+from memory.errors import MemoryNotFound, StaleWrite
+from memory.prompts.writer import (
+    REPAIR_NOTE,
+    Sections,
+    WriterPrompts,
+    format_sections,
+    sections_for,
+    writer_prompts,
+)
+from memory.store.core_context import (
     GOAL_SEED_CHARS,
     HUMAN_SEED_CHARS,
     IDENTITY_SECTIONS,
@@ -18,21 +32,12 @@ from memory.core_context import (
     truncate,
     user_facts,
 )
-from memory.errors import MemoryNotFound, StaleWrite
-from memory.fencing import format_messages
-from memory.item import parse_time
-from memory.language import resolve_language
-from memory.manager import BaseMemoryManager, Change
-from memory.prompts.writer import (
-    Sections,
-    WriterPrompts,
-    format_sections,
-    sections_for,
-    writer_prompts,
-)
-from memory.turn import Turn
-from memory.usage import ByPurpose, UsageMeter, as_dicts, describe
-from memory.writer import budget
+from memory.store.item import parse_time
+from memory.store.manager import BaseMemoryManager, Change
+from memory.text.fencing import format_messages
+from memory.text.language import resolve_language
+from memory.usage.counts import ByPurpose, UsageMeter, as_dicts, describe
+from memory.writer import listing as budget
 from memory.writer.breaker import CircuitBreaker, breaker_for
 from memory.writer.faithful import main_language
 from memory.writer.json_protocol import MAX_ANSWER_TOKENS
@@ -47,14 +52,15 @@ from memory.writer.timeouts import (
     prompt_tokens,
     scaled_timeout,
 )
-from memory.writer.tool_calls import REPAIR_NOTE, REPAIR_ROUNDS, unusable_call
+from memory.writer.tool_calls import REPAIR_ROUNDS, unusable_call
 from memory.writer.tools import FULL, MemoryToolkit
 from memory.writer.trace import UNMATCHED_FORGET
+from memory.writer.turn import Turn
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-    from memory.long_term import LongTermMemory
+    from memory.writer.target import WriteTarget
 
 logger = logging.getLogger(__name__)
 
@@ -141,6 +147,7 @@ class MemoryConsumer:
         resolve_language(language)  # fail early on an unsupported language
         self.llm = llm
         self.model_factory = model_factory
+        self._models: dict[str, BaseChatModel] = {}
         self.language = language
         self.step_limit = step_limit
         self.timeout_seconds = timeout_seconds
@@ -202,14 +209,19 @@ class MemoryConsumer:
         if self.llm is not None:
             return self.llm
         assert self.model_factory is not None
+        model = self._models.get(turn.writer_model)
+        if model is not None:
+            return model
         try:
-            return self.model_factory(turn.writer_model)
+            model = self.model_factory(turn.writer_model)
         except Exception as exc:
             raise MemoryWriteFailed(
                 f"the writer model {turn.writer_model!r} cannot be loaded: {exc}"
             ) from exc
+        # Loaded once per name: the factory (the app's loader) is not on every turn's path.
+        return self._models.setdefault(turn.writer_model, model)
 
-    async def consume(self, turn: Turn, memory: LongTermMemory) -> ConsumeResult:
+    async def consume(self, turn: Turn, target: WriteTarget) -> ConsumeResult:
         """Run the memory agent on one turn (or a batch `Turn.merge` made) and apply its changes
         exactly once (key: the turn ids). Its model calls are counted as "writer" and recorded
         in the user's ledger (`memory.usage`), failed attempts included.
@@ -217,29 +229,29 @@ class MemoryConsumer:
         Raises MemoryWriteFailed when nothing could be written (the queue retries or
         dead-letters the turn) and WriterPaused while the model's breaker is open.
         """
-        from memory.metering import metered  # needs LangChain, like the agent
+        from memory.usage.metering import metered  # needs LangChain, like the agent
 
         meter = UsageMeter()
         try:
             with metered(meter, "writer"):
-                result = await self._consume(turn, memory)
+                result = await self._consume(turn, target)
         finally:
             usage = meter.by_purpose()
             if usage:
                 logger.info("memory turn %s: model calls %s", turn.turn_id, describe(usage))
-                await asyncio.to_thread(self._record_usage, memory, turn, usage)
+                await asyncio.to_thread(self._record_usage, target, turn, usage)
         return replace(result, usage=as_dicts(usage))
 
     @staticmethod
-    def _record_usage(memory: LongTermMemory, turn: Turn, usage: ByPurpose) -> None:
+    def _record_usage(target: WriteTarget, turn: Turn, usage: ByPurpose) -> None:
         try:
-            memory.usage.record(turn.user_id, f"writer:{turn.turn_id}", usage, turn.thread_id)
+            target.usage.record(turn.user_id, f"writer:{turn.turn_id}", usage, turn.thread_id)
         except Exception:  # an account of the calls, not the write
             logger.exception("recording the writer's model calls of %s failed", turn.turn_id)
 
-    async def _consume(self, turn: Turn, memory: LongTermMemory) -> ConsumeResult:
+    async def _consume(self, turn: Turn, target: WriteTarget) -> ConsumeResult:
         # The trace opens its SQLite file on first use: off the loop, like every file call here.
-        manager, trace = memory.manager, await asyncio.to_thread(getattr, memory, "trace")
+        manager, trace = target.manager, await asyncio.to_thread(getattr, target, "trace")
         user_id, turn_id = manager.user_id, turn.turn_id
         if turn.user_id != user_id:
             raise ValueError(
@@ -256,7 +268,7 @@ class MemoryConsumer:
         for attempt in range(1, STALE_RERUNS + 2):
             try:
                 toolkit, prompts, summary, steps = await self._run_turn(
-                    turn, memory, model, breaker
+                    turn, target, model, breaker
                 )
             except MemoryWriteFailed as exc:
                 if trace is not None:
@@ -306,7 +318,7 @@ class MemoryConsumer:
         return all(manager.has_applied(turn_id) for turn_id in turn.turn_ids)
 
     async def _run_turn(
-        self, turn: Turn, memory: LongTermMemory, model: BaseChatModel, breaker: CircuitBreaker
+        self, turn: Turn, target: WriteTarget, model: BaseChatModel, breaker: CircuitBreaker
     ) -> tuple[MemoryToolkit, WriterPrompts, str, list[Any]]:
         """One run of the memory agent on a fresh read of the store; nothing is written. Also
         returns the agent's messages after its prompt ([] on the json protocol)."""
@@ -314,8 +326,8 @@ class MemoryConsumer:
         from langchain_core.messages import HumanMessage
 
         toolkit = MemoryToolkit.for_turn(
-            memory.manager, turn, retriever=memory.retrievers.mechanical,
-            on_event=memory.emit, max_deletes=self.max_deletes, capacity=self.capacity,
+            target.manager, turn, retriever=target.retrievers.mechanical,
+            on_event=target.emit, max_deletes=self.max_deletes, capacity=self.capacity,
         )  # fmt: skip
         toolkit.this_year = self.now_of(turn).year  # the year the prompt's "now" gives the model
         await asyncio.to_thread(toolkit.view.load)  # the snapshot the agent works on
@@ -483,21 +495,22 @@ class MemoryConsumer:
         default reaches every user). The manager decides under its write lock, so a concurrent
         edit in the editor is kept."""
         try:
-            task = thread_task(manager, turn.thread_id)
+            live = manager.list_items()
+            task = thread_task(live, turn.thread_id)
+            facts = user_facts(live, self.profile_sections(language))
             manager.seed_core_context(
                 persona=self.persona,
-                human=truncate("; ".join(user_facts(manager, self.profile_sections(language))),
-                               HUMAN_SEED_CHARS),
+                human=truncate("; ".join(facts), HUMAN_SEED_CHARS),
                 thread_id=turn.thread_id or None,
                 goal=truncate(task, GOAL_SEED_CHARS) if task else None,
             )  # fmt: skip
         except Exception:  # the turn is applied; the block is seeded again next turn
             logger.exception("seeding the core context of %s failed", manager.user_id)
 
-    def consume_sync(self, turn: Turn, memory: LongTermMemory) -> ConsumeResult:
+    def consume_sync(self, turn: Turn, target: WriteTarget) -> ConsumeResult:
         """`consume` for callers without an event loop (sync nodes, scripts)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.consume(turn, memory))
+            return asyncio.run(self.consume(turn, target))
         raise RuntimeError("consume_sync was called inside a running event loop; await consume()")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memory.language import CJK_CLASS
+from memory.text.language import CJK_CLASS
 
 # What a refusal starts with: json_writer asks the model again for these, as for a mistake.
 INVENTED = "holds a detail the conversation does not"

@@ -1,5 +1,9 @@
 """TurnJournal: the SQLite journal that keeps every queued turn until it is written, across
-crashes, a second process on the same file, and a damaged file (moved aside and salvaged)."""
+crashes, a second process on the same file, and a damaged file (moved aside and salvaged).
+
+Long because claiming, leasing, dead-lettering and salvaging a damaged file all guard the same table
+in the same transactions.
+"""
 
 from __future__ import annotations
 
@@ -18,11 +22,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from memory.branch import Lineage
-from memory.item import now_iso
-from memory.turn import Turn
+from memory.store.branch import Lineage
+from memory.store.item import now_iso
+from memory.store.sqlite_file import open_wal, wal_damage, write_transaction
 from memory.writer.salvage import salvage_rows
-from memory.writer.sqlite_file import open_wal, wal_damage, write_transaction
+from memory.writer.turn import Turn
 
 logger = logging.getLogger(__name__)
 

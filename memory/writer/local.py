@@ -9,10 +9,20 @@ import contextvars
 import logging
 import threading
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from memory.long_term import LongTermMemory
+
+class ServedMemory(Protocol):
+    """What the writer's loop does with a user's memory (a `LongTermMemory`): start its queue,
+    flush a thread's batch, stop it."""
+
+    @property
+    def writing(self) -> bool: ...
+    def start(self) -> int: ...
+    def flush(self, thread_id: str | None = None) -> int: ...
+    async def join(self) -> None: ...
+    async def stop(self, timeout: float | None = None) -> bool: ...
+
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +38,7 @@ class LocalWriter:
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
-        self._started: dict[int, LongTermMemory] = {}
+        self._started: dict[int, ServedMemory] = {}
 
     def loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -51,25 +61,25 @@ class LocalWriter:
         loop = self.loop()
         return contextvars.Context().run(asyncio.run_coroutine_threadsafe, work, loop)
 
-    def start(self, memory: LongTermMemory) -> concurrent.futures.Future[None]:
+    def start(self, memory: ServedMemory) -> concurrent.futures.Future[None]:
         """Start `memory`'s queue on the writer's loop (replaying what an earlier process left)
         and register it, so that `stop` and the drain at exit stop it with the others."""
         return self.run(self._start(memory))
 
-    async def _start(self, memory: LongTermMemory) -> None:
+    async def _start(self, memory: ServedMemory) -> None:
         if not memory.writing:
             memory.start()
         self._started[id(memory)] = memory
 
     def serve(
-        self, memory: LongTermMemory, work: Coroutine[Any, Any, Any]
+        self, memory: ServedMemory, work: Coroutine[Any, Any, Any]
     ) -> concurrent.futures.Future[Any]:
         """Start `memory`'s queue (registered, replaying what an earlier process left), then
         run `work` on the writer's loop: `serve(memory, memory.send(turn))` journals a turn,
         and the future is done once it is in the journal."""
         return self.run(self._serve(memory, work))
 
-    async def _serve(self, memory: LongTermMemory, work: Coroutine[Any, Any, Any]) -> Any:
+    async def _serve(self, memory: ServedMemory, work: Coroutine[Any, Any, Any]) -> Any:
         try:
             await self._start(memory)
         except BaseException:
@@ -78,21 +88,21 @@ class LocalWriter:
         return await work
 
     def flush(
-        self, memory: LongTermMemory, thread_id: str | None = None
+        self, memory: ServedMemory, thread_id: str | None = None
     ) -> concurrent.futures.Future[int]:
         """Send `memory`'s waiting batches (of `thread_id`, or all) to the writer now, e.g.
         before a conversation is compacted; the future gives how many turns that was."""
         return self.run(self._flush(memory, thread_id))
 
     @staticmethod
-    async def _flush(memory: LongTermMemory, thread_id: str | None) -> int:
+    async def _flush(memory: ServedMemory, thread_id: str | None) -> int:
         return memory.flush(thread_id)
 
-    def drain(self, memory: LongTermMemory | None = None) -> concurrent.futures.Future[None]:
+    def drain(self, memory: ServedMemory | None = None) -> concurrent.futures.Future[None]:
         """A future done when `memory`'s queue (every queue without one) has nothing left."""
         return self.run(self._drain(memory))
 
-    async def _drain(self, memory: LongTermMemory | None) -> None:
+    async def _drain(self, memory: ServedMemory | None) -> None:
         for started in [memory] if memory is not None else list(self._started.values()):
             await started.join()
 

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from memory.atomic_file import write_text_atomically
+from memory.store.atomic_file import write_text_atomically
 
 logger = logging.getLogger(__name__)
 

@@ -1,136 +1,37 @@
 """DurableWriteQueue: one user's turns, journaled, then written by a consumer task, one turn or
-one thread's batch of turns at a time (a thread's admitted turns wait together: `BatchPolicy`)."""
+one thread's batch of turns at a time (a thread's admitted turns wait together: `BatchPolicy`).
+
+Long because sending, replaying, retrying and batching share the queue's one task and its
+bookkeeping.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from memory.turn import Turn
+from memory.lazy import moved_names
+from memory.writer.batching import BatchHolder
 from memory.writer.journal import JournalEntry, TurnJournal
+from memory.writer.turn import Turn
 
 if TYPE_CHECKING:
-    from memory.long_term import LongTermMemory
+    from memory.writer.target import WriteTarget
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_LEASE_SECONDS = 300.0
 LEASE_MARGIN_SECONDS = 60.0
-MAX_BATCH_SIZE = 100
-
-
-@dataclass(frozen=True)
-class BatchPolicy:
-    """A thread's batch is written when it holds `size` turns, when the thread has been quiet for
-    `quiet_seconds`, when a turn decided "write" arrives, and before the queue stops or is
-    joined (the end of a session). `size` 1 writes every turn on its own."""
-
-    size: int = 5
-    quiet_seconds: float = 30.0
-
-    def __post_init__(self) -> None:
-        if isinstance(self.size, bool) or not 1 <= self.size <= MAX_BATCH_SIZE:
-            raise ValueError(f"a batch size must be 1 to {MAX_BATCH_SIZE}, not {self.size!r}")
-        if not 0 <= self.quiet_seconds <= 24 * 3600:
-            raise ValueError(f"quiet_seconds must be 0 to 86400, not {self.quiet_seconds!r}")
-
-
-def continues(earlier: Turn, later: Turn) -> bool:
-    """Whether `later` may join a batch ending with `earlier`: same user, thread, writer model,
-    scope policy and language, and on the same branch (it descends from `earlier`'s
-    checkpoint), so that the batch can be written from the last turn's place in the tree."""
-    same = (earlier.user_id, earlier.thread_id, earlier.writer_model, earlier.scope_policy,
-            earlier.language) == (later.user_id, later.thread_id, later.writer_model,
-                                   later.scope_policy, later.language)  # fmt: skip
-    if not same:
-        return False
-    if not earlier.checkpoint_id or later.lineage is None:
-        return earlier.lineage is None and later.lineage is None
-    return earlier.checkpoint_id in later.lineage.checkpoint_ids
-
-
-def split_runs(turns: Sequence[Turn]) -> list[list[Turn]]:
-    """Consecutive turns that may be merged, in order (a fork or another writer starts a run)."""
-    runs: list[list[Turn]] = []
-    for turn in turns:
-        if runs and continues(runs[-1][-1], turn):
-            runs[-1].append(turn)
-        else:
-            runs.append([turn])
-    return runs
-
-
-class BatchHolder:
-    """Holds "batch" turns per thread until their batch is due; `on_due(turns)` receives a
-    batch that fell due by time. Runs on one event loop (the queue's)."""
-
-    def __init__(self, policy: Callable[[], BatchPolicy], on_due: Callable[[list[Turn]], None]):
-        self.policy = policy
-        self.on_due = on_due
-        self._held: dict[str, list[Turn]] = {}
-        self._timers: dict[str, asyncio.TimerHandle] = {}
-
-    @property
-    def held(self) -> int:
-        return sum(len(turns) for turns in self._held.values())
-
-    def add(self, turn: Turn) -> list[list[Turn]]:
-        """Hold `turn`, or return the batches that are due now because of it (oldest first)."""
-        thread = turn.thread_id
-        held = self._held.get(thread, [])
-        due: list[list[Turn]] = []
-        if held and not continues(held[-1], turn):  # a fork: what waits goes first, alone
-            due.append(self.take(thread))
-        policy = self.policy()
-        if turn.decision != "batch" or policy.size <= 1:
-            due.append([*self.take(thread), turn])  # a "write" takes its thread's batch along
-            return due
-        held = self._held.setdefault(thread, [])
-        held.append(turn)
-        if len(held) >= policy.size:
-            due.append(self.take(thread))
-        else:
-            self._arm(thread, policy.quiet_seconds)
-        return due
-
-    def take(self, thread: str) -> list[Turn]:
-        """The thread's held turns (now due), no longer held."""
-        timer = self._timers.pop(thread, None)
-        if timer is not None:
-            timer.cancel()
-        return self._held.pop(thread, [])
-
-    def take_all(self) -> list[list[Turn]]:
-        return [batch for thread in list(self._held) if (batch := self.take(thread))]
-
-    def _arm(self, thread: str, seconds: float) -> None:
-        timer = self._timers.pop(thread, None)
-        if timer is not None:
-            timer.cancel()
-        loop = asyncio.get_running_loop()
-        self._timers[thread] = loop.call_later(seconds, self._quiet, thread)
-
-    def _quiet(self, thread: str) -> None:
-        self._timers.pop(thread, None)
-        batch = self._held.pop(thread, [])
-        if batch:
-            self.on_due(batch)
 
 
 class TurnConsumer(Protocol):
     """What the queue runs per turn; `MemoryConsumer` is the real one. It raises to fail the
     attempt; an exception with `dead_letter = True` dead-letters the turn at once."""
 
-    async def consume(self, turn: Turn, memory: LongTermMemory) -> Any: ...
-
-
-# Called after each applied writer run, with the consumer's result (`LongTermMemory.after_write`:
-# the deployment's consolidation trigger, for one); a hook that fails is logged.
-WriteHook = Callable[["LongTermMemory", Any], Awaitable[None]]
+    async def consume(self, turn: Turn, target: WriteTarget) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -184,21 +85,21 @@ class DurableWriteQueue:
     """`send` journals a turn, then queues it, and returns at once; one task writes the turns in
     arrival order; `stop` drains. Unfinished turns are replayed by `start`.
 
-    Turns the admission scorer decided to "batch" wait per thread (`memory.batching`) and are
+    Turns the admission scorer decided to "batch" wait per thread (`target.batching`) and are
     written in one consumer run with the thread's next turns; the journal keeps each of them
     pending until that run's commit, which records all their ids at once."""
 
     def __init__(
         self,
-        memory: LongTermMemory,
+        target: WriteTarget,
         consumer: TurnConsumer,
         journal: TurnJournal,
         *,
         retry: RetryPolicy | None = None,
         lease_seconds: float | None = None,
     ) -> None:
-        self.memory = memory
-        self.user_id = memory.manager.user_id
+        self.target = target
+        self.user_id = target.user_id
         self.consumer = consumer
         self.journal = journal
         self.retry = retry or RetryPolicy()
@@ -211,7 +112,7 @@ class DurableWriteQueue:
         # Turns queued or held in a batch, not processed yet, by id: what `waiting` reads.
         self._queued: dict[str, Turn] = {}
         self._paused: set[str] = set()  # dead-lettered because the writer model was paused
-        self._holder = BatchHolder(lambda: memory.batching, self._put)
+        self._holder = BatchHolder(target.batching, self._put)
 
     @property
     def running(self) -> bool:
@@ -333,7 +234,7 @@ class DurableWriteQueue:
                 await asyncio.sleep(delay)
             ids = [turn.turn_id for turn in turns]
             try:
-                result = await self.consumer.consume(Turn.merge(turns), self.memory)
+                result = await self.consumer.consume(Turn.merge(turns), self.target)
             except Exception as exc:
                 error = f"{type(exc).__name__}: {exc}"
                 attempts = 0
@@ -369,9 +270,9 @@ class DurableWriteQueue:
                 return
 
     async def _after_write(self, result: Any) -> None:
-        for hook in list(self.memory.after_write):
+        for hook in list(self.target.after_write):
             try:
-                await hook(self.memory, result)
+                await hook(result)
             except Exception:  # the turns are written; what follows a write is extra
                 logger.exception("a write hook of %r failed", self.user_id)
 
@@ -387,10 +288,10 @@ class DurableWriteQueue:
                 self._look_again_later(turn)
         if len(claimed) < 2:
             return claimed  # one turn: the consumer itself skips an applied one
-        manager = self.memory.manager
+        manager = self.target.manager
         applied = [t for t in claimed if await asyncio.to_thread(manager.has_applied, t.turn_id)]
         if applied:
-            trace = await asyncio.to_thread(getattr, self.memory, "trace")
+            trace = await asyncio.to_thread(getattr, self.target, "trace")
             for turn in applied:  # their trace rows were staged under the batch's last id
                 await asyncio.to_thread(trace.mark_applied, self.user_id, turn.turn_id)
             await asyncio.to_thread(self.journal.mark_done, self.user_id, *_ids(applied))
@@ -433,3 +334,17 @@ class DurableWriteQueue:
 
 def _ids(turns: list[Turn]) -> list[str]:
     return [turn.turn_id for turn in turns]
+
+
+# Names that moved in 0.2: still importable from here, with a DeprecationWarning, for one release.
+if not TYPE_CHECKING:  # to mypy they are gone: new code is checked against the new paths
+    __getattr__ = moved_names(
+        __name__,
+        {
+            "BatchPolicy": "memory.writer.batching",
+            "split_runs": "memory.writer.batching",
+            "continues": "memory.writer.batching",
+            "MAX_BATCH_SIZE": "memory.writer.batching",
+            "WriteHook": "memory.writer.target",
+        },
+    )

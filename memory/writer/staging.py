@@ -7,10 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.branch import Lineage, origin_checkpoint, visible_ids
-from memory.item import now_iso
-from memory.manager import BaseMemoryManager, Change
-from memory.retrieval.mechanical import MechanicalRetriever
+from memory.retrieval.bm25 import MechanicalRetriever
+from memory.store.branch import Lineage, origin_checkpoint, visible_ids
+from memory.store.item import now_iso
+from memory.store.manager import BaseMemoryManager, Change
 
 logger = logging.getLogger(__name__)
 

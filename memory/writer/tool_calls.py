@@ -4,18 +4,15 @@ spotted, and sent back to the model once with the error."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from memory.lazy import moved_names
 from memory.writer.tools import TOOL_NAMES
 
 REPAIR_ROUNDS = 1  # a tool call the model got wrong is sent back once with the error
 _TOOL_CALL_AS_TEXT = re.compile(
     rf"\b(?:{'|'.join(TOOL_NAMES)})\s*\(\s*(?:[a-z_]+\s*=|[\"'{{\d])"
     rf"|\"(?:name|tool|function)\"\s*:\s*\"(?:{'|'.join(TOOL_NAMES)})\""
-)
-REPAIR_NOTE = (
-    "Your last tool call could not be used: {problem}. Call the tool again with valid JSON "
-    "arguments, or answer 'no changes' if nothing needs to change."
 )
 
 
@@ -31,3 +28,13 @@ def unusable_call(message: Any) -> str | None:
     if isinstance(text, str) and _TOOL_CALL_AS_TEXT.search(text):
         return "you wrote a tool call as text instead of calling the tool"
     return None
+
+
+# Names that moved in 0.2: still importable from here, with a DeprecationWarning, for one release.
+if not TYPE_CHECKING:  # to mypy they are gone: new code is checked against the new paths
+    __getattr__ = moved_names(
+        __name__,
+        {
+            "REPAIR_NOTE": "memory.prompts.writer",
+        },
+    )

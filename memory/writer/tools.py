@@ -1,5 +1,9 @@
 """MemoryToolkit: the memory agent's six tools over a staged view; the docstrings are the spec
-the model reads, and a bad call becomes an error the model can act on, never an exception."""
+the model reads, and a bad call becomes an error the model can act on, never an exception.
+
+Long because the six tools and their checks are the model's whole interface and read best side by
+side.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +16,15 @@ from typing import Any, TypeVar
 
 from pydantic import StrictInt
 
-from memory.branch import Provenance, check_scope_policy
-from memory.item import MemoryItem, check_description, check_reason, check_theme
-from memory.manager import BaseMemoryManager, Change
-from memory.operations import copy_on_write_version
-from memory.turn import Turn
-from memory.writer import budget
+from memory.store.branch import Provenance, check_scope_policy
+from memory.store.item import MemoryItem, check_description, check_reason, check_theme
+from memory.store.manager import BaseMemoryManager, Change
+from memory.store.operations import copy_on_write_version
+from memory.writer import listing as budget
 from memory.writer.faithful import unfaithful
 from memory.writer.guards import detect_forget_request, find_secret
 from memory.writer.staging import EventCallback, StagedChange, StagedMemory, StagedView, ToolEvent
+from memory.writer.turn import Turn
 
 READ_HINT = "Call read_memories to see the valid ids."
 FULL = "the memory is full"  # how a refusal for capacity starts (the trace looks for it)

@@ -1,6 +1,9 @@
 """The records beside the journal, in one SQLite file or the deployment's PostgreSQL: WriteTrace
 (the memory agent's writes, one row per change, and the admission decisions) and UsageLedger
-(the model calls of each run)."""
+(the model calls of each run).
+
+Long because both records share one database, its schema and its migrations.
+"""
 
 from __future__ import annotations
 
@@ -13,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from memory.admission import Admission
-from memory.item import now_iso
-from memory.state_db import SqliteState, StateDatabase, Transaction, upsert
-from memory.turn import Turn
-from memory.usage import ByPurpose, Usage
+from memory.store.item import now_iso
+from memory.store.state_db import SqliteState, StateDatabase, Transaction, upsert
+from memory.usage.counts import ByPurpose, Usage
 from memory.writer.staging import StagedChange, ToolEvent
+from memory.writer.turn import Turn
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS {p}write_trace (

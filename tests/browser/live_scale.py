@@ -6,8 +6,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from memory.document import Change
-from memory.sqlite_manager import SqliteMemoryManager
+from memory.store.backends.sqlite_db import SqliteMemoryManager
+from memory.store.document import Change
 from tests.webapp.editor_process import ROOT
 
 USER = "big"
@@ -17,7 +17,7 @@ PAGE = 200
 # write was committed.
 WRITER = """
 import sys, time
-from memory.sqlite_manager import SqliteMemoryManager
+from memory.store.backends.sqlite_db import SqliteMemoryManager
 store = SqliteMemoryManager(sys.argv[1], sys.argv[2])
 action, argument = sys.argv[3], sys.argv[4]
 if action == "add":

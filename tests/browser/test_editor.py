@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
 from tests.webapp.editor_process import ROOT
 
 try:
@@ -102,7 +102,7 @@ def test_a_write_from_another_process_shows_up_live(page, data_dir: Path, user: 
     page.reload()
     sync_api.expect(page.locator("#live.on")).to_be_visible()
     writer = (
-        "import sys; from memory.yaml_manager import YamlMemoryManager as M; "
+        "import sys; from memory.store.backends.yaml_files import YamlMemoryManager as M; "
         "M(sys.argv[1], sys.argv[2]).add('Moved to Hangzhou in May', 'home', 'memory agent: add')"
     )
     subprocess.run([sys.executable, "-c", writer, str(data_dir), user], cwd=ROOT, check=True)
@@ -117,8 +117,8 @@ RECORD_TURNS = """
 import sys
 from memory.admission import score_turn
 from memory.long_term import TRACE_FILE
-from memory.turn import Turn
-from memory.usage import Usage
+from memory.writer.turn import Turn
+from memory.usage.counts import Usage
 from memory.writer.trace import UsageLedger, WriteTrace
 
 folder, user = sys.argv[1], sys.argv[2]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.branch import Provenance
-from memory.document import Change
+from memory.store.branch import Provenance
+from memory.store.document import Change
 from tests.browser.test_editor import card, open_store
 from tests.webapp.editor_process import ROOT
 
@@ -21,7 +21,7 @@ except ImportError:
 
 pytestmark = pytest.mark.slow
 OTHER_WRITER = (
-    "import sys; from memory.yaml_manager import YamlMemoryManager as M; "
+    "import sys; from memory.store.backends.yaml_files import YamlMemoryManager as M; "
     "m = M(sys.argv[1], sys.argv[2]); "
     "m.update(sys.argv[3], 'memory agent: new timetable', new_description=sys.argv[4])"
 )

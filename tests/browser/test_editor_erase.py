@@ -11,7 +11,7 @@ import pytest
 
 from memory.archive import ArchivedMessage, SqliteArchive  # feature: archive
 from memory.errors import MemoryNotFound
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
 
 try:
     from playwright import sync_api

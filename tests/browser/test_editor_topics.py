@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
 from tests.webapp.test_hotness_topics import seed
 
 try:

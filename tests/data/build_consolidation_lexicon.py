@@ -1,6 +1,7 @@
-"""Learn memory/consolidation/lexicon.py from the tuning split of public_consolidation_set.json.
+"""Learn memory/upkeep/consolidation/lexicon.py from the tuning split of the public set.
 
-Run: `.venv/bin/python tests/data/build_consolidation_lexicon.py`. A labelled duplicate pair
+Run: `.venv/bin/python tests/data/build_consolidation_lexicon.py`. It reads
+public_consolidation_set.json. A labelled duplicate pair
 whose canonical tokens differ in exactly one word on each side gives a synonym pair ("kid" /
 "child", English only); a labelled trap that differs so gives a contrast pair ("sitting" /
 "standing"). A pair seen as both is a contrast (keeping two memories apart is the safe
@@ -15,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from memory.consolidation.similarity import fingerprint, swap
+from memory.upkeep.consolidation.similarity import fingerprint, swap
 from tests.public_consolidation import public_store
 
 OUT = Path(__file__).resolve().parents[2] / "memory" / "consolidation" / "lexicon.py"

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from langgraph_sdk import get_client
 
-from memory.store_manager import ITEMS_NAMESPACE, namespace_label
+from memory.store.backends.langgraph_store import ITEMS_NAMESPACE, namespace_label
 from tests.e2e.server import DevServer, copy_app, running_server, stub_model_env
 from tests.e2e.stub_openai import StubOpenAI
 

@@ -277,6 +277,7 @@ async def test_assistants_are_shared_for_reading_and_a_users_own_are_theirs(
     assert (changed_by_bob.status_code, default_changed.status_code) == (404, 404)
 
 
+@pytest.mark.uses("editor")
 async def test_editor_api_serves_only_the_authenticated_users_memories(
     server: DevServer, alice_chat: dict
 ) -> None:
@@ -305,8 +306,8 @@ async def test_no_token_is_refused_even_with_the_studio_header(server: DevServer
         ("POST", "/threads", {}),
         ("POST", "/threads/search", {}),
         ("POST", "/store/items/search", {"namespace_prefix": ["memories", "alice"]}),
-        ("GET", "/memories/api/memories", None),
-        ("GET", "/memories/api/export", None),
+        ("GET", "/memories/api/memories", None),  # feature: editor
+        ("GET", "/memories/api/export", None),  # feature: editor
     ]
     async with httpx.AsyncClient(base_url=server.url) as http:
         for method, path, body in requests:
@@ -338,7 +339,7 @@ async def test_without_the_store_rule_alice_reads_and_writes_bobs_namespace(
 
 
 async def test_another_user_cannot_block_a_users_memory_writer(server: DevServer) -> None:
-    from graph.handoff import writer_thread_id
+    from graph.writing.server_runs import writer_thread_id
 
     guessed = writer_thread_id("dave", secret="")  # all bob can compute without the secret
     async with httpx.AsyncClient(base_url=server.url, headers=bearer("bob")) as http:
@@ -353,7 +354,7 @@ async def test_another_user_cannot_block_a_users_memory_writer(server: DevServer
 async def test_a_taken_writer_thread_loses_the_write_but_never_the_reply(
     server: DevServer,
 ) -> None:
-    from graph.handoff import writer_thread_id
+    from graph.writing.server_runs import writer_thread_id
 
     # Bob somehow knows the secret: carol's writer thread is his, so her write cannot be queued.
     taken = writer_thread_id("carol.smith", secret=WRITER_SECRET)
@@ -382,9 +383,9 @@ async def test_without_the_two_studio_keys_the_studio_header_skips_custom_auth(
     async with httpx.AsyncClient(base_url=server.url) as http:
         as_studio = await http.post("/threads", json={}, headers=STUDIO_HEADERS)
         # The editor's route is not authenticated: it cannot tell who alice is, so it refuses.
-        editor = await http.get("/memories/api/whoami", headers=bearer("alice"))
+        editor = await http.get("/memories/api/whoami", headers=bearer("alice"))  # feature: editor
     assert as_studio.status_code == 200, as_studio.text  # no token, yet accepted
-    assert editor.status_code == 401, editor.text
+    assert editor.status_code == 401, editor.text  # feature: editor
 
 
 async def test_the_studio_user_cannot_read_a_users_memories_by_claiming_their_id(

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 
-from graph.pending import PENDING_NAMESPACE
-from memory.store_manager import namespace_label
+from graph.writing.pending import PENDING_NAMESPACE
+from memory.store.backends.langgraph_store import namespace_label
 from tests.e2e.server import DevServer, copy_app, running_server, stub_model_env
 from tests.e2e.stub_openai import StubOpenAI
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from memory.manager import BaseMemoryManager
-from memory.sqlite_manager import SqliteMemoryManager
-from memory.store_manager import StoreMemoryManager, namespace_label
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.langgraph_store import StoreMemoryManager, namespace_label
+from memory.store.backends.sqlite_db import SqliteMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.manager import BaseMemoryManager
 from tests.integration.archive_fixture import each_archive  # noqa: F401  # feature: archive
 
 POSTGRES_URL = os.environ.get(

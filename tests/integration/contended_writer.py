@@ -24,9 +24,9 @@ from pathlib import Path
 
 from langgraph.store.base import PutOp
 
-from memory.factory import open_memory_manager
-from memory.manager import BaseMemoryManager
-from memory.store_manager import StoreMemoryManager
+from memory.store.backends.langgraph_store import StoreMemoryManager
+from memory.store.factory import open_memory_manager
+from memory.store.manager import BaseMemoryManager
 
 
 def open_manager(backend: str, dsn: str, user: str) -> BaseMemoryManager:

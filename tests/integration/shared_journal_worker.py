@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from memory.long_term import LongTermMemory
-from memory.turn import Turn
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.writer.turn import Turn
 
 
 class LoggingConsumer:

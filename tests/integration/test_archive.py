@@ -20,7 +20,7 @@ from memory.archive import (
 )
 from memory.archive.postgres_archive import PostgresArchive
 from memory.archive.sqlite_archive import SqliteArchive
-from memory.branch import Lineage
+from memory.store.branch import Lineage
 from tests.integration.conftest import POSTGRES_URL, postgres_unreachable_reason
 
 OpenArchive = Callable[[str], ConversationArchive]

@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from memory.admission import Admission
-from memory.branch import Lineage
 from memory.long_term import TRACE_FILE, LongTermMemory
-from memory.turn import Turn
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.branch import Lineage
+from memory.writer.batching import BatchPolicy
 from memory.writer.journal import TurnJournal
-from memory.writer.queue import BatchPolicy
 from memory.writer.trace import WriteTrace
-from memory.yaml_manager import YamlMemoryManager
+from memory.writer.turn import Turn
 from tests.integration.test_write_queue import journal_of, resume, start_worker, wait_for_done
 
 BATCH = Admission(3.0, "batch", ("first_person_fact",))
@@ -34,7 +34,7 @@ class BatchRecorder:
 
     async def consume(self, turn: Turn, memory: LongTermMemory) -> None:
         self.runs.append(turn.turn_ids)
-        from memory.document import Change
+        from memory.store.document import Change
 
         said = [m["content"] for m in turn.messages if m["role"] == "user"]
         changes = [Change("add", description=text, theme="moments") for text in said]
@@ -146,8 +146,8 @@ async def test_turns_the_store_has_already_are_left_out_of_their_batch(tmp_path:
 
 
 async def test_a_batch_partly_applied_elsewhere_is_refused_whole(tmp_path: Path) -> None:
-    from memory.document import Change
     from memory.errors import PartlyApplied
+    from memory.store.document import Change
 
     manager = YamlMemoryManager(tmp_path / "memory", "alice")
     manager.apply([], ["turn-1"])

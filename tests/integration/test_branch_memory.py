@@ -10,15 +10,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.branch import Lineage, Provenance, visible_ids
-from memory.document import Change, MemoryDocument
 from memory.errors import CopyOnWriteRefused
-from memory.item import MemoryItem
-from memory.manager import BaseMemoryManager
 from memory.retrieval import LLMRetriever, MechanicalRetriever
-from memory.snapshot import import_snapshot, write_snapshot
-from memory.tokenize import tokenize
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.branch import Lineage, Provenance, visible_ids
+from memory.store.document import Change, MemoryDocument
+from memory.store.item import MemoryItem
+from memory.store.manager import BaseMemoryManager
+from memory.store.snapshots import import_snapshot, write_snapshot
+from memory.text.tokenize import tokenize
 from tests.integration.conftest import OpenManager
 
 ROOT = Provenance("thread-1", "ckpt-root")
@@ -274,8 +274,8 @@ def test_llm_retrieval_shows_the_model_only_the_lineage(tmp_path: Path) -> None:
 def test_a_version_1_sqlite_file_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
     import sqlite3
 
-    from memory.sqlite_manager import SqliteMemoryManager
-    from memory.sqlite_rows import MIGRATIONS
+    from memory.store.backends.sqlite_db import SqliteMemoryManager
+    from memory.store.backends.sqlite_rows import MIGRATIONS
 
     path = tmp_path / "memory.db"
     with sqlite3.connect(path) as old:

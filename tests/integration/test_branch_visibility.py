@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory.branch import Lineage, filter_ranked, overfetch_k, visible_ids
-from memory.item import MemoryItem
+from memory.store.branch import Lineage, filter_ranked, overfetch_k, visible_ids
+from memory.store.item import MemoryItem
 from tests.branch_trees import ancestors, brute_force_visible, checkpoint
 
 EXAMPLES = 400

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from memory.factory import open_memory_manager
 from memory.long_term import LongTermMemory
 from memory.registry import MemoryRegistry
 from memory.retrieval import semantic
 from memory.retrieval.embedder import OfflineEncoder
 from memory.retrieval.vector_store import SqliteVectors
-from memory.snapshot import default_snapshot_path, write_snapshot
-from webapp import views
+from memory.store.factory import open_memory_manager
+from memory.store.snapshots import default_snapshot_path, write_snapshot
+from webapp import views  # feature: editor
 
 ROOT = Path(__file__).resolve().parents[2]
 FACTS = [
@@ -52,6 +52,7 @@ def snapshot_of_facts(folder: Path) -> Path:
     return write_snapshot(source, path)
 
 
+@pytest.mark.uses("editor")
 def test_a_small_restore_is_embedded_before_the_first_reply(tmp_path: Path) -> None:
     snapshot_of_facts(tmp_path)
     memory = MemoryRegistry().open(f"yaml:{tmp_path / 'y'}", "alice", snapshot_delay=None)
@@ -66,6 +67,7 @@ def test_a_small_restore_is_embedded_before_the_first_reply(tmp_path: Path) -> N
     assert [m["description"] for m in found] == [FACTS[0][0]]
 
 
+@pytest.mark.uses("editor")
 def test_a_large_load_says_bm25_only_until_its_vectors_are_made(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -90,6 +92,7 @@ def test_a_large_load_says_bm25_only_until_its_vectors_are_made(
     assert done["pending"] == 0 and done["embedded"] == len(FACTS) and done["note"] == ""
 
 
+@pytest.mark.uses("editor")
 def test_a_failing_embedder_is_named_in_the_status(tmp_path: Path) -> None:
     class Broken(OfflineEncoder):
         name = "offline/broken"

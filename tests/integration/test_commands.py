@@ -113,7 +113,7 @@ def run_make(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str
 
 
 def test_make_export_and_import_move_a_users_memory(tmp_path: Path) -> None:
-    from memory.yaml_manager import YamlMemoryManager
+    from memory.store.backends.yaml_files import YamlMemoryManager
 
     store = tmp_path / "memory"
     YamlMemoryManager(str(store), "alice").add("用户喜欢喝茶", "品味")
@@ -144,7 +144,7 @@ def test_chat_back_starts_a_sibling_branch_that_does_not_see_the_task(tmp_path: 
 
 def test_forget_needs_an_id_or_a_unique_match_and_restore_undoes_it(tmp_path: Path) -> None:
     from graph.cli.chat import forget, restore
-    from memory.yaml_manager import YamlMemoryManager
+    from memory.store.backends.yaml_files import YamlMemoryManager
 
     manager = YamlMemoryManager(str(tmp_path), "ada")
     for text in ("User likes tea", "User lives in Lisbon", "User works at Acme", "User is tall"):
@@ -182,7 +182,7 @@ async def test_chat_memories_and_forget_follow_the_branch_and_never_edit_an_ance
     from graph.cli.session import LocalSession
     from graph.context import Context
     from graph.settings import use_settings
-    from memory.branch import Provenance
+    from memory.store.branch import Provenance
 
     context = Context(user_id="bob", model="offline/rules")
     with use_settings(memory_backend=f"yaml:{tmp_path}/m"):

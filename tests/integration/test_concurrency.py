@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from memory.factory import open_memory_manager
-from memory.manager import BaseMemoryManager
-from memory.sqlite_manager import SqliteMemoryManager
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.sqlite_db import SqliteMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.factory import open_memory_manager
+from memory.store.manager import BaseMemoryManager
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKERS = 4
@@ -25,7 +25,7 @@ HOT = 4  # every worker hits these four items, so concurrent hits race on the sa
 WORKER = """
 import sys, time
 from pathlib import Path
-from memory.factory import open_memory_manager
+from memory.store.factory import open_memory_manager
 
 spec, user, go = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 number, ops, hot_count = (int(arg) for arg in sys.argv[4:7])
@@ -90,7 +90,7 @@ def test_four_processes_lose_no_add_and_no_hit(backend: str, tmp_path: Path) -> 
 
 SELF_CHECKER = """
 import sys
-from memory.factory import open_memory_manager
+from memory.store.factory import open_memory_manager
 
 for _ in range(int(sys.argv[3])):
     report = open_memory_manager(sys.argv[1], sys.argv[2]).self_check()

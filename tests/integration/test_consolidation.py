@@ -11,11 +11,11 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from memory import Change, LongTermMemory, open_memory_manager
-from memory.consolidation import is_stale
-from memory.item import MemoryItem
-from memory.manager import BaseMemoryManager
 from memory.retrieval.evaluation import write_items
-from memory.snapshot import read_snapshot
+from memory.store.item import MemoryItem
+from memory.store.manager import BaseMemoryManager
+from memory.store.snapshots import read_snapshot
+from memory.upkeep.consolidation import is_stale
 from tests.consolidation_data import planted_set, score
 from tests.fakes import ScriptedAnswers
 
@@ -266,7 +266,7 @@ def test_a_pass_refreshes_the_topic_summaries(tmp_path: Path):
     report = memory.consolidate()
 
     assert report.removed == 1 and report.topics_summarised >= 1
-    summary = memory.get_topic_summary("my sister") or ""
+    summary = memory.topics.summary("my sister") or ""
     assert "bakery" in summary and summary.count("Berlin") == 1  # the merged pair, once
-    key = memory.topic_table.resolve("sister")
-    assert key in memory.topic_summaries.read(manager.user_id)  # written by the pass
+    key = memory.topics.table.resolve("sister")
+    assert key in memory.topics.summaries.read(manager.user_id)  # written by the pass

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from memory import LongTermMemory, open_memory_manager
-from memory.item import MemoryItem
 from memory.retrieval.evaluation import write_items
+from memory.store.item import MemoryItem
 from tests.consolidation_data import planted_set
 
 ROOT = Path(__file__).resolve().parents[2]

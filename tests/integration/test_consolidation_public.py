@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from memory import LongTermMemory, open_memory_manager
-from memory.consolidation import ConsolidationPolicy, duplicate_groups
-from memory.consolidation.semantic import embed
-from memory.item import MemoryItem
 from memory.retrieval.embedder import OfflineEncoder
 from memory.retrieval.evaluation import write_items
+from memory.store.item import MemoryItem
+from memory.upkeep.consolidation import ConsolidationPolicy, duplicate_groups
+from memory.upkeep.consolidation.semantic import embed
 from tests.public_consolidation import PublicStore, figures, public_store
 
 pytestmark = pytest.mark.skipif(

@@ -17,11 +17,11 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 import graph.compaction as compaction  # feature: compaction
 import graph.nodes as nodes
 from graph.agent import compile_graph
-from graph.archiving import archive_spec
+from graph.archive.archiving import archive_spec
 from graph.cli.archive import rebuild
 from graph.context import Context
 from graph.lineage import lineage_of
-from graph.offline_model import OfflineChatModel
+from graph.models.offline import OfflineChatModel
 from graph.settings import use_settings
 from memory.archive import SqliteArchive, Window, archives, parse_day, render
 from tests.fakes import ScriptedModel

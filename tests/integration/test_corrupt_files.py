@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from memory.document import MemoryDocument
 from memory.errors import CorruptStoreError, WritesDisabled
-from memory.item import MemoryItem
-from memory.repair import FALLBACK_THEME
-from memory.sqlite_manager import SqliteMemoryManager
-from memory.store_manager import BACKUP_NAMESPACE, StoreMemoryManager
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.langgraph_store import BACKUP_NAMESPACE, StoreMemoryManager
+from memory.store.backends.sqlite_db import SqliteMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.document import MemoryDocument
+from memory.store.item import MemoryItem
+from memory.store.repair import FALLBACK_THEME
 
 NOT_YAML = b"items:\n  a1: {description: 'unclosed\n    theme: [x\n\t- : : :\n"
 
@@ -257,7 +257,7 @@ def test_an_unreachable_store_is_a_fail_not_an_exception(tmp_path: Path) -> None
 def test_sqlite_schema_is_versioned_and_migrated_forward(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memory import sqlite_manager
+    from memory.store.backends import sqlite_db as sqlite_manager
 
     path = tmp_path / "memory.db"
     _written_database(path)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.factory import open_memory_manager
-from memory.sqlite_manager import SqliteMemoryManager
+from memory.store.backends.sqlite_db import SqliteMemoryManager
+from memory.store.factory import open_memory_manager
 
 ROOT = Path(__file__).resolve().parents[2]
 KILLS = 20
@@ -21,7 +21,7 @@ KILLS = 20
 # Prints each id only after `add` has returned; every printed id must survive the kill.
 WRITER = """
 import sys
-from memory.factory import open_memory_manager
+from memory.store.factory import open_memory_manager
 
 manager = open_memory_manager(sys.argv[1], "crash-user")
 round_number = sys.argv[2]

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from memory.errors import MemoryBusy
-from memory.locking import PostgresLock
 from memory.long_term import LongTermMemory
-from memory.store_manager import StoreMemoryManager
+from memory.store.backends.langgraph_store import StoreMemoryManager
+from memory.store.locking import PostgresLock
 from tests.integration.conftest import (
     POSTGRES_URL,
     _delete_postgres_rows,

@@ -35,6 +35,7 @@ class Deletion:
     marked_lines_in: tuple[str, ...]
     marked_tests_in: tuple[str, ...]
     graphs: tuple[str, ...] = ()
+    apps: tuple[str, ...] = ()  # keys of langgraph.json (the `http` app)
 
 
 def deletions() -> dict[str, Deletion]:
@@ -49,6 +50,7 @@ def deletions() -> dict[str, Deletion]:
         found[name] = Deletion(
             name, steps["delete the files"], steps.get("delete the lines", ()),
             steps.get("delete the tests", ()), steps.get("delete the graphs", ()),
+            steps.get("delete the app", ()),
         )  # fmt: skip
     return found
 
@@ -108,10 +110,12 @@ def delete_feature(tree: Path, deletion: Deletion) -> None:
             shutil.rmtree(tree / name)
         else:
             (tree / name).unlink()
-    if deletion.graphs:
+    if deletion.graphs or deletion.apps:
         manifest = json.loads((tree / "langgraph.json").read_text())
         for graph in deletion.graphs:
             del manifest["graphs"][graph]
+        for key in deletion.apps:
+            del manifest[key]
         (tree / "langgraph.json").write_text(json.dumps(manifest, indent=2) + "\n")
     for name in deletion.marked_lines_in:
         path = tree / name
@@ -155,13 +159,14 @@ def chosen(features: list[str]) -> list[str]:
 
 def test_the_guide_lists_every_marked_file_and_only_real_files() -> None:
     found = deletions()
-    assert {"digests", "compaction", "consolidation", "topics"} <= set(found), found
+    assert {"digests", "compaction", "consolidation", "topics", "editor"} <= set(found), found
     for feature, deletion in found.items():
         assert deletion.files, feature
         for name in deletion.files:
             assert (ROOT / name).is_dir() if name.endswith("/") else (ROOT / name).is_file(), name
-        graphs = json.loads((ROOT / "langgraph.json").read_text())["graphs"]
-        assert set(deletion.graphs) <= set(graphs), feature
+        manifest = json.loads((ROOT / "langgraph.json").read_text())
+        assert set(deletion.graphs) <= set(manifest["graphs"]), feature
+        assert set(deletion.apps) <= set(manifest) - {"graphs"}, feature
         assert marked(line_mark(feature)) == set(deletion.marked_lines_in), feature
         assert marked(uses_mark(feature)) == set(deletion.marked_tests_in), feature
 
@@ -189,9 +194,10 @@ def test_a_feature_deleted_by_the_guides_steps_leaves_a_template_that_passes(
         run(tree, str(BIN / "ruff"), "format", "--quiet", ".")
         run(tree, str(BIN / "ruff"), "check", ".")  # then make lint
         run(tree, str(BIN / "mypy"))
+        run(tree, str(BIN / "lint-imports"), "--no-cache")  # the rest of make lint
         run(tree, sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
             "tests/unit", "-m", "not slow", "-p", "no:langsmith_plugin",
             "-p", "no:hypothesispytest")  # fmt: skip  # as make unit
         with capsys.disabled():
-            print(f"\n{feature} deleted: ruff, mypy and the unit tests pass "
+            print(f"\n{feature} deleted: ruff, mypy, the import contracts and the unit tests pass "
                   f"({time.monotonic() - started:.0f} s)")  # fmt: skip

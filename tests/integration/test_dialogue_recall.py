@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from memory.factory import open_memory_manager
 from memory.long_term import LongTermMemory
 from memory.retrieval.evaluation import LabelledQuery, load_dialogue_sets, write_items
+from memory.store.factory import open_memory_manager
 
 pytestmark = pytest.mark.slow
 DATA = Path(__file__).resolve().parents[1] / "data" / "memorybank_set.json"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from graph.archiving import archive_spec
+from graph.archive.archiving import archive_spec
 from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.settings import get_settings, use_settings
@@ -135,7 +135,7 @@ async def test_erase_of_a_chinese_fact_leaves_no_byte_of_it(deployment: Path) ->
 async def test_erase_after_forget_also_removes_what_forgetting_kept_for_a_restore(
     deployment: Path,
 ) -> None:
-    from memory.archive.forgetting import reconcile
+    from memory.archive.reconcile import reconcile
 
     place = planted_word()
     memory = await tell(deployment, "ada", facts_of(place, "Mei"))
@@ -287,7 +287,7 @@ def test_erase_and_erase_user_on_every_backend_keep_the_other_user(
     memory with its vector and history; erase_user takes every key of the user, none of
     another's, and a snapshot does not bring anything back."""
     from memory.retrieval.vector_store import vector_store_for
-    from memory.snapshot import restore_if_empty
+    from memory.store.snapshots import restore_if_empty
 
     other_user = f"{unique_user}.other"  # a "." in the id: a namespace label of its own
     manager, other = open_manager(unique_user), open_manager(other_user)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from graph.archiving import archive_spec
+from graph.archive.archiving import archive_spec
 from graph.cli.archive import search_conversations
 from graph.cli.chat import forget, restore
 from graph.cli.session import LocalSession
@@ -72,7 +72,7 @@ def _channels(memory: LongTermMemory, reply: Any) -> dict[str, str]:
         "retrieval": str(memory.get_related_memory_from("where do I live", "mechanical")),
         "search_memory": str(memory.get_related_memory_from("Hangzhou", "mechanical")),
         "memories_about": str(about),  # feature: topics
-        "topic summary": str(memory.get_topic_summary("Hangzhou")),  # feature: topics
+        "topic summary": str(memory.topics.summary("Hangzhou")),  # feature: topics
         "conversation search": search_conversations(memory.manager, "Hangzhou Wenyi Road", None),
         "digests": "\n".join(d.text for d in archive.digests()),
         "core context": str(memory.get_core_context("t2")),
@@ -92,7 +92,7 @@ async def test_forget_leaves_every_channel_and_restore_brings_it_back(settings: 
         archive = archives.open(archive_spec(), user)
         assert archive is not None
         DigestSealer(refresh_seconds=0).seal(archive)
-        memory.refresh_topic_summaries()  # feature: topics
+        memory.topics.refresh()  # feature: topics
         before = _channels(memory, await session.say("t2", QUESTION))
         # Every channel held the address before, and t1's running summary (it was compacted).
         assert {name: bool(_mentions(text)) for name, text in before.items()} == dict.fromkeys(

@@ -24,10 +24,10 @@ import graph.run_memory
 from graph.agent import compile_graph
 from graph.cli.session import LocalSession
 from graph.context import Context
-from graph.offline_model import OfflineChatModel
+from graph.models.offline import OfflineChatModel
 from graph.settings import get_settings, use_settings
-from memory.manager import BaseMemoryManager
 from memory.registry import registry
+from memory.store.manager import BaseMemoryManager
 
 USER_FACT = "User's name is Ada"
 KYOTO = "Current task: plan a trip to Kyoto"

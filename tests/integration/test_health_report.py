@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from memory.long_term import JOURNAL_FILE, LongTermMemory
-from memory.manager import BaseMemoryManager
-from memory.turn import Turn
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.manager import BaseMemoryManager
 from memory.writer.queue import RetryPolicy
-from memory.yaml_manager import YamlMemoryManager
+from memory.writer.turn import Turn
 
 
 class BrokenConsumer:

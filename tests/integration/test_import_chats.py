@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from graph.archiving import existing_archive
+from graph.archive.archiving import existing_archive
 from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.importing.formats import read_export
 from graph.settings import Settings, get_settings, use_settings
-from memory.factory import open_memory_manager
-from memory.item import parse_time
+from memory.store.factory import open_memory_manager
+from memory.store.item import parse_time
 from tests.integration.conftest import POSTGRES_URL, postgres_unreachable_reason
 
 pytestmark = pytest.mark.slow  # deleted with the archive feature (docs/CUSTOMIZING.md)

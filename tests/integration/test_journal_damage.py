@@ -20,10 +20,10 @@ from graph.settings import get_settings, use_settings
 from memory.archive import SqliteArchive  # feature: archive
 from memory.long_term import LongTermMemory
 from memory.registry import registry
-from memory.turn import Turn
+from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.writer.journal import TurnJournal
 from memory.writer.local import local_writer
-from memory.yaml_manager import YamlMemoryManager
+from memory.writer.turn import Turn
 from tests.fakes import ScriptedModel
 
 CONTEXT = Context(user_id="ada", model="offline/rules")

@@ -18,7 +18,7 @@ import graph.compaction as compaction
 import graph.nodes as nodes
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.offline_model import OfflineChatModel
+from graph.models.offline import OfflineChatModel
 from graph.settings import get_settings, use_settings
 from memory.registry import registry
 from tests.fakes import ScriptedModel

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from memory import store_manager
 from memory.errors import MemoryNotFound
-from memory.item import MAX_DESCRIPTION_CHARS
 from memory.long_term import LongTermMemory
-from memory.manager import BaseMemoryManager, Change
-from webapp.views import waterfall
+from memory.store.backends import langgraph_store as store_manager
+from memory.store.item import MAX_DESCRIPTION_CHARS
+from memory.store.manager import BaseMemoryManager, Change
+from webapp.views import waterfall  # feature: editor
 
 from .conftest import OpenManager
 
@@ -75,8 +75,8 @@ def test_user_ids_differing_only_in_case_never_share_memories(
 
 
 def test_yaml_file_names_stay_distinct_without_case(tmp_path: Path) -> None:
-    from memory.manager import file_stem
-    from memory.yaml_manager import YamlMemoryManager
+    from memory.store.backends.yaml_files import YamlMemoryManager
+    from memory.store.manager import file_stem
 
     names = {YamlMemoryManager(tmp_path, user).path.name for user in ["bob", "Bob", "BOB", "bOb"]}
     assert len({name.casefold() for name in names}) == 4
@@ -170,6 +170,7 @@ def test_hit_counts_and_purge_really_removes(manager: BaseMemoryManager) -> None
             manager.purge(gone)
 
 
+@pytest.mark.uses("editor")
 def test_grouped_by_theme_newest_first_without_tombstones(manager: BaseMemoryManager) -> None:
     # The editor's waterfall (what `get_memories_grouped` gave before the redesign).
     old = manager.add("plays go", "爱好")
@@ -207,7 +208,8 @@ def test_revision_changes_on_every_write_and_only_then(manager: BaseMemoryManage
     assert changed()
     manager.show(), manager.list_items(), manager.get(first), manager.read_document()
     manager.all_items(), manager.deleted_items(), manager.live_count(), manager.change_token()
-    manager.get_core_context(), manager.has_applied("turn-1"), waterfall(LongTermMemory(manager))
+    manager.get_core_context(), manager.has_applied("turn-1")
+    waterfall(LongTermMemory(manager))  # feature: editor
     assert not changed()
     manager.update(first, "r", new_description="a2")
     assert changed()
@@ -400,10 +402,10 @@ def test_the_factory_opens_each_backend_by_spec(
     backend: str, tmp_path: Path, unique_user: str
 ) -> None:
 
-    from memory.factory import open_memory_manager
-    from memory.sqlite_manager import SqliteMemoryManager
-    from memory.store_manager import StoreMemoryManager
-    from memory.yaml_manager import YamlMemoryManager
+    from memory.store.backends.langgraph_store import StoreMemoryManager
+    from memory.store.backends.sqlite_db import SqliteMemoryManager
+    from memory.store.backends.yaml_files import YamlMemoryManager
+    from memory.store.factory import open_memory_manager
 
     from .conftest import POSTGRES_URL, _Stores
 
@@ -432,8 +434,8 @@ def test_the_store_backend_without_a_store_is_refused_not_silently_in_memory(
     unique_user: str,
 ) -> None:
     """`GULFSTREAM_MEMORY_BACKEND=store` outside the server would forget everything at exit."""
-    from memory.factory import open_memory_manager
-    from memory.store_manager import StoreMemoryManager
+    from memory.store.backends.langgraph_store import StoreMemoryManager
+    from memory.store.factory import open_memory_manager
 
     with pytest.raises(ValueError, match=r"needs the LangGraph server.s store.*sqlite:"):
         open_memory_manager("store", unique_user)

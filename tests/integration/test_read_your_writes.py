@@ -14,7 +14,7 @@ import pytest
 import graph.run_memory
 from graph.cli.session import LocalSession, TurnReply
 from graph.context import Context
-from graph.offline_model import OfflineChatModel
+from graph.models.offline import OfflineChatModel
 from graph.settings import use_settings
 from memory.writer.local import local_writer
 

@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from memory.factory import open_memory_manager
 from memory.long_term import LongTermMemory
-from memory.recall_log import RECALL_FILE, RecallLog
+from memory.retrieval.recall_log import RECALL_FILE, RecallLog
+from memory.store.factory import open_memory_manager
 
 ROOT = Path(__file__).resolve().parents[2]
 # A process that records recalls and exits normally without flushing or closing anything.
 RECORD_AND_EXIT = """
 import sys
 from memory.long_term import LongTermMemory
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
 memory = LongTermMemory(YamlMemoryManager(sys.argv[1], "alice"), embeddings="off")
 memory.recall_log.flush_seconds = 3600  # only the exit can write them
 for n in range(int(sys.argv[3])):

@@ -13,7 +13,6 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from memory.long_term import LongTermMemory
-from memory.manager import BaseMemoryManager
 from memory.registry import MemoryRegistry
 from memory.retrieval import (
     Bm25Index,
@@ -22,10 +21,11 @@ from memory.retrieval import (
     RetrievalMode,
     Retrievers,
 )
+from memory.retrieval.bm25 import RANKING
 from memory.retrieval.evaluation import LabelledSet, load_labelled_set, recall_at, write_items
-from memory.retrieval.mechanical import RANKING
-from memory.tokenize import tokenize
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.manager import BaseMemoryManager
+from memory.text.tokenize import tokenize
 from tests.fakes import ScriptedAnswers
 
 LABELLED = Path(__file__).resolve().parents[1] / "data" / "retrieval_set.json"
@@ -47,7 +47,7 @@ def fenced_memory_lines(model: ScriptedAnswers, call: int = -1) -> list[str]:
 
 def open_backend(kind: str, tmp_path: Path) -> BaseMemoryManager:
     if kind == "sqlite":
-        sqlite_module = pytest.importorskip("memory.sqlite_manager")
+        sqlite_module = pytest.importorskip("memory.store.backends.sqlite_db")
         return sqlite_module.SqliteMemoryManager(tmp_path / "memory.db", "alice")
     return YamlMemoryManager(tmp_path, "alice")
 
@@ -352,12 +352,12 @@ def test_retrieval_answer_does_not_stream_into_the_chat(yaml_store: YamlMemoryMa
 @pytest.mark.parametrize("backend", ["sqlite", "store"])
 def test_the_change_feed_gives_what_changed_since_a_revision(tmp_path: Path, backend: str) -> None:
     if backend == "sqlite":
-        sqlite_module = pytest.importorskip("memory.sqlite_manager")
+        sqlite_module = pytest.importorskip("memory.store.backends.sqlite_db")
         manager: Any = sqlite_module.SqliteMemoryManager(tmp_path / "memory.db", "alice")
     else:
         from langgraph.store.memory import InMemoryStore
 
-        from memory.store_manager import StoreMemoryManager
+        from memory.store.backends.langgraph_store import StoreMemoryManager
 
         manager = StoreMemoryManager(InMemoryStore(), "alice")
     kept = manager.add("User likes tea", "taste")

@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from graph.embeddings import load_embeddings
-from memory.branch import Lineage
-from memory.factory import open_memory_manager
-from memory.item import MemoryItem
+from graph.models.embeddings import load_embeddings
 from memory.long_term import LongTermMemory
-from memory.manager import BaseMemoryManager
 from memory.retrieval import semantic
 from memory.retrieval.embedder import OfflineEncoder
 from memory.retrieval.evaluation import load_labelled_set, recall_at, write_items
+from memory.store.branch import Lineage
+from memory.store.factory import open_memory_manager
+from memory.store.item import MemoryItem
+from memory.store.manager import BaseMemoryManager
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 ROOT = DATA.parents[1]
@@ -224,9 +224,9 @@ def test_without_the_package_or_with_off_it_is_bm25_with_one_log_line(tmp_path: 
 def test_a_store_with_its_own_index_keeps_the_vectors_itself() -> None:
     """langgraph.json's `store.index` (here an InMemoryStore with the same index): the store
     embeds what is put in it, so recall by meaning works and nothing is kept beside it."""
-    from graph.embeddings import OfflineEmbeddings
+    from memory.retrieval.embedder import OfflineEncoder
 
-    index = {"dims": 512, "embed": OfflineEmbeddings(), "fields": ["description"]}
+    index = {"dims": 512, "embed": OfflineEncoder().embed_documents, "fields": ["description"]}
     store = InMemoryStore(index=index)  # type: ignore[arg-type]
     manager = open_memory_manager("store", "alice", store)
     ids = seeded(manager)

@@ -13,8 +13,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from memory.turn import Turn
 from memory.writer.journal import TurnJournal
+from memory.writer.turn import Turn
 from tests.integration.test_writer_faults import SilentServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -125,7 +125,7 @@ def test_ctrl_c_during_the_exit_drain_ends_it_at_once(tmp_path: Path) -> None:
 CLAIM_AND_WAIT = textwrap.dedent(
     """
     import sys, time
-    from memory.turn import Turn
+    from memory.writer.turn import Turn
     from memory.writer.journal import TurnJournal
     journal = TurnJournal(sys.argv[1])
     journal.append(Turn.of("ada", [{"role": "user", "content": "fact"}], turn_id="t0"))

@@ -14,9 +14,9 @@ import pytest
 
 from graph.settings import Settings
 from memory import CorruptStoreError, open_memory_manager
-from memory.manager import BaseMemoryManager
 from memory.registry import registry
-from memory.snapshot import (
+from memory.store.manager import BaseMemoryManager
+from memory.store.snapshots import (
     DEFAULT_DELAY_SECONDS,
     SnapshotScheduler,
     default_snapshot_path,
@@ -57,7 +57,7 @@ def test_round_trip_keeps_chinese_history_tombstones_and_turns(
     ids = _fill(source)
     path = write_snapshot(source, tmp_path / "backup.jsonl.gz")
     if target_spec == "sqlite":
-        pytest.importorskip("memory.sqlite_manager")
+        pytest.importorskip("memory.store.backends.sqlite_db")
     spec = {
         "yaml": f"yaml:{tmp_path / 'dst'}",
         "store": "store:memory",
@@ -190,8 +190,8 @@ def test_make_export_and_import_commands(tmp_path: Path) -> None:
 def test_the_registry_snapshots_after_writes_and_restores_an_empty_store(
     tmp_path: Path, kind: str
 ) -> None:
-    from memory.branch import Provenance
-    from memory.document import Change
+    from memory.store.branch import Provenance
+    from memory.store.document import Change
 
     delay = 2.0  # well above the gaps of a burst of fsynced writes, even on a loaded machine
     target = {"yaml": "data", "sqlite": "data/memory.db"}[kind]

@@ -13,10 +13,10 @@ from pydantic import Field
 
 from memory.errors import StaleWrite
 from memory.long_term import LongTermMemory
-from memory.manager import BaseMemoryManager, Change
-from memory.turn import Turn
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.manager import BaseMemoryManager, Change
 from memory.writer import MemoryConsumer, MemoryWriteFailed
-from memory.yaml_manager import YamlMemoryManager
+from memory.writer.turn import Turn
 
 
 def test_apply_refuses_a_change_to_an_item_edited_since_it_was_read(

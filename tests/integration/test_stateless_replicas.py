@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from graph.offline_model import OfflineChatModel
+from graph.models.offline import OfflineChatModel
 from memory.admission import Admission
 from memory.archive import ArchivedMessage, archives
-from memory.consolidation.trigger import note_write, writes_since_pass
-from memory.factory import open_memory_manager
 from memory.long_term import LongTermMemory
-from memory.turn import Turn
-from memory.usage import Usage
+from memory.store.factory import open_memory_manager
+from memory.upkeep.consolidation.trigger import note_write, writes_since_pass
+from memory.usage.counts import Usage
 from memory.writer.consumer import MemoryConsumer
+from memory.writer.turn import Turn
 from tests.integration.conftest import POSTGRES_URL, require_postgres
 
 pytestmark = pytest.mark.postgres
@@ -103,7 +103,7 @@ async def test_writer_turns_and_recalls_leave_no_file_in_the_data_folder(tmp_pat
     for number, text in enumerate(FACTS):
         await writer_turn(memory, number, text)
     assert recall(memory, "Where do I live?")
-    assert memory.refresh_topic_summaries() >= 0
+    assert memory.topics.refresh() >= 0
     report = memory.consolidate()
     assert not report.refused
     assert memory.trace.for_user(memory.user_id)  # the writer's changes
@@ -158,7 +158,7 @@ def seen_by_the_user(memory: LongTermMemory) -> dict[str, Any]:
         "admissions": [a.turn_id for a in memory.trace.admissions(user)],
         "usage": memory.usage.totals(user),
         "writes since the pass": writes_since_pass(memory),
-        "summaries": sorted(memory.topic_summaries.read(user)),
+        "summaries": sorted(memory.topics.summaries.read(user)),
         "recall flushes": memory.recall_log.flushes(),
     }
 
@@ -170,7 +170,7 @@ async def test_deleting_the_data_folder_between_turns_changes_nothing(tmp_path: 
     await writer_turn(first, 1, FACTS[1])
     recall(first, "Where do I live?")
     recall(first, "Qingdao railway station")
-    first.refresh_topic_summaries()
+    first.topics.refresh()
     before = seen_by_the_user(first)
     assert before["writes since the pass"] == 2 and before["recall flushes"][0] == 2
     shutil.rmtree(data_dir, ignore_errors=True)
@@ -206,7 +206,7 @@ async def test_erase_user_leaves_no_row_of_them_in_any_gulfstream_table(tmp_path
         for number, text in enumerate(FACTS):
             await writer_turn(memory, number, text)
         recall(memory, "Where do I live?")
-        memory.refresh_topic_summaries()
+        memory.topics.refresh()
         archive = archives.open(f"postgres:{POSTGRES_URL}", user)
         assert archive is not None
         archive.add([ArchivedMessage(user, "thread-1", "cp-1", "m-1", "user", FACTS[0], 1.0, 0)])
@@ -224,9 +224,9 @@ async def test_erase_user_leaves_no_row_of_them_in_any_gulfstream_table(tmp_path
 
 
 def test_an_unfinished_pass_s_plan_is_found_by_the_next_replica(tmp_path: Path) -> None:
-    from memory.consolidation.plan import ConsolidationPlan, PlanStep
-    from memory.consolidation.state import consolidation_state
-    from memory.document import Change
+    from memory.store.document import Change
+    from memory.upkeep.consolidation.plan import ConsolidationPlan, PlanStep
+    from memory.upkeep.consolidation.state import consolidation_state
 
     user = fresh_user("dan")
     plan = ConsolidationPlan("p1", user, "2026-12-01T00:00:00+00:00", 2, [
@@ -241,7 +241,7 @@ def test_an_unfinished_pass_s_plan_is_found_by_the_next_replica(tmp_path: Path) 
 
 
 def test_a_pass_that_merges_keeps_its_restore_point_in_the_database(tmp_path: Path) -> None:
-    from memory.stored_snapshots import SCHEMA, SNAPSHOTS_FILE, load_snapshot, stored_snapshots
+    from memory.store.snapshot_rows import SCHEMA, SNAPSHOTS_FILE, load_snapshot, stored_snapshots
 
     data_dir = tmp_path / "data"
     memory = replica(fresh_user("ines"), data_dir)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from langgraph.store.memory import InMemoryStore
 
-from memory.document import Change, MemoryDocument
-from memory.item import MemoryItem
-from memory.store_changes import CHANGES_KEPT
-from memory.store_manager import REVISION_KEY, StoreMemoryManager
+from memory.store.backends.langgraph_store import REVISION_KEY, StoreMemoryManager
+from memory.store.backends.store_changes import CHANGES_KEPT
+from memory.store.document import Change, MemoryDocument
+from memory.store.item import MemoryItem
 
 
 def test_a_token_that_names_no_one_write_gets_no_delta() -> None:

@@ -13,8 +13,8 @@ import pytest
 from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
-from memory.item import MemoryItem
-from memory.store_manager import REVISION_KEY, StoreMemoryManager
+from memory.store.backends.langgraph_store import REVISION_KEY, StoreMemoryManager
+from memory.store.item import MemoryItem
 
 HITS_PER_THREAD = 150
 

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from memory.long_term import JOURNAL_FILE, TRACE_FILE, LongTermMemory
-from memory.turn import Turn
+from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.writer.journal import TurnJournal
 from memory.writer.queue import RetryPolicy
 from memory.writer.trace import WriteTrace
-from memory.yaml_manager import YamlMemoryManager
+from memory.writer.turn import Turn
 
 ROOT = Path(__file__).resolve().parents[2]
 

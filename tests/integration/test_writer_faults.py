@@ -15,16 +15,16 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from graph.models import load_chat_model
+from graph.models.loading import load_chat_model
 from graph.run_memory import writer_consumer
 from graph.settings import use_settings
 from memory.long_term import LongTermMemory
-from memory.turn import Turn
+from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.writer.breaker import breaker_for
 from memory.writer.consumer import MemoryConsumer, MemoryWriteFailed
 from memory.writer.local import local_writer
 from memory.writer.queue import RetryPolicy
-from memory.yaml_manager import YamlMemoryManager
+from memory.writer.turn import Turn
 from tests.fakes import ScriptedModel
 
 TEA = Turn.of("ada", [{"role": "user", "content": "I like green tea."}], turn_id="tea")

@@ -31,12 +31,13 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from memory.admission import Admission
-from memory.branch import Provenance
 from memory.long_term import LongTermMemory
-from memory.manager import ApplyResult, Change
-from memory.turn import Turn
-from memory.writer.queue import BatchPolicy, RetryPolicy
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.branch import Provenance
+from memory.store.manager import ApplyResult, Change
+from memory.writer.batching import BatchPolicy
+from memory.writer.queue import RetryPolicy
+from memory.writer.turn import Turn
 
 BATCH = Admission(3.0, "batch", ("first_person_fact",))
 

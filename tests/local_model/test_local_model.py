@@ -17,7 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graph.agent import compile_graph
 from graph.context import Context
 from graph.settings import Settings, use_settings
-from memory.factory import open_memory_manager
+from memory.store.factory import open_memory_manager
 
 MAX_TOOL_ROUNDS = 3
 # The machine is shared: under load the model reads 20-60 prompt tokens/s instead of 120-170.

@@ -64,8 +64,8 @@ def delete_rows(dsn: str, user_id: str) -> None:
     """Leave the shared test database as we found it: the user's memories, records and
     archive, erased as `make erase` would."""
     from memory.archive.postgres_archive import PostgresArchive
-    from memory.factory import open_memory_manager
     from memory.long_term import LongTermMemory
+    from memory.store.factory import open_memory_manager
 
     manager = open_memory_manager(f"postgres:{dsn}", user_id)
     memory = LongTermMemory(manager, embeddings="off", state_database=dsn)

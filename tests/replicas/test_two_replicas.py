@@ -10,9 +10,9 @@ import time
 import httpx
 import pytest
 
-from memory.factory import open_memory_manager
 from memory.long_term import LongTermMemory
-from memory.manager import BaseMemoryManager
+from memory.store.factory import open_memory_manager
+from memory.store.manager import BaseMemoryManager
 from tests.replicas.conftest import delete_rows, files_in
 from tests.replicas.replica import Replica, remembered
 from tests.replicas.stub import HIT_PREFIX

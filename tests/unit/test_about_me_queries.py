@@ -8,7 +8,7 @@ import pytest
 
 from memory.long_term import LongTermMemory
 from memory.retrieval.query import read_query
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
 
 FACTS = [
     ("User's name is Ada", "identity"),

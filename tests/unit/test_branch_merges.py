@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage
 
-from memory.branch import Lineage, Provenance, visible_ids
-from memory.document import Change
 from memory.errors import MemoryNotFound, StaleWrite
 from memory.long_term import LongTermMemory
-from memory.turn import Turn
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.branch import Lineage, Provenance, visible_ids
+from memory.store.document import Change
 from memory.writer import MemoryConsumer
 from memory.writer.tools import MemoryToolkit
-from memory.yaml_manager import YamlMemoryManager
+from memory.writer.turn import Turn
 from tests.branch_trees import ancestors, brute_force_visible
 from tests.fakes import ScriptedModel
 from tests.unit.test_writer_tools import MONDAY_MORNING, a_turn, call, step

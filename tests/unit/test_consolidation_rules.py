@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memory.consolidation import dates_in, duplicate_groups, is_stale, passed_date, same_fact
-from memory.consolidation.similarity import MAX_POSTINGS, candidate_pairs, fingerprint
-from memory.item import MemoryItem
+from memory.store.item import MemoryItem
+from memory.upkeep.consolidation import dates_in, duplicate_groups, is_stale, passed_date, same_fact
+from memory.upkeep.consolidation.similarity import MAX_POSTINGS, candidate_pairs, fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
 WRITTEN = date(2026, 4, 20)

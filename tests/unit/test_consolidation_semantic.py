@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from memory import LongTermMemory, open_memory_manager
-from memory.consolidation import semantic
-from memory.consolidation.similarity import duplicate_groups
 from memory.prompts.consolidation import DIFFERENT_FACTS
+from memory.upkeep.consolidation import semantic
+from memory.upkeep.consolidation.similarity import duplicate_groups
 
 
 def unit(rows: np.ndarray) -> np.ndarray:
@@ -172,7 +172,7 @@ def test_the_model_is_asked_about_a_bounded_number_of_pairs() -> None:
 
 
 def test_a_model_that_cannot_embed_leaves_the_pass_to_words() -> None:
-    from memory.consolidation.plan import _vectors
+    from memory.upkeep.consolidation.plan import _vectors
 
     class Broken:
         def embed_documents(self, texts: list[str]) -> list[list[float]]:

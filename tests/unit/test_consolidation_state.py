@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memory.consolidation.plan import ConsolidationPlan, PlanStep
-from memory.consolidation.state import SCHEMA, DatabaseState
-from memory.document import Change
-from memory.state_db import SqliteState
+from memory.store.document import Change
+from memory.store.state_db import SqliteState
+from memory.upkeep.consolidation.plan import ConsolidationPlan, PlanStep
+from memory.upkeep.consolidation.state import SCHEMA, DatabaseState
 
 
 def test_the_consolidation_row_counts_in_sql_and_keeps_one_plan(tmp_path: Path) -> None:

@@ -10,16 +10,16 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-import graph.memory_consolidator as memory_consolidator
+import graph.writing.consolidator_graph as memory_consolidator
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.memory_consolidator import graph as consolidator
 from graph.run_memory import open_run_memory
 from graph.settings import use_settings
+from graph.writing.consolidator_graph import graph as consolidator
 from memory import LongTermMemory
-from memory.consolidation import ConsolidatingConsumer, ConsolidationSchedule
-from memory.consolidation.trigger import writes_since_pass
-from memory.factory import open_memory_manager
+from memory.store.factory import open_memory_manager
+from memory.upkeep.consolidation import ConsolidationSchedule, ConsolidationTrigger
+from memory.upkeep.consolidation.trigger import writes_since_pass
 from memory.writer.local import local_writer
 
 DUPLICATES = [
@@ -81,18 +81,16 @@ class _Applied:
     applied = True
 
 
-class _Writer:
-    async def consume(self, turn: Any, memory: LongTermMemory) -> _Applied:
-        memory.manager.add(f"User said {turn}", "notes")
-        return _Applied()
+async def write(memory: LongTermMemory, trigger: ConsolidationTrigger, said: str) -> None:
+    """One applied writer run, then the hook the queue calls after it."""
+    memory.manager.add(f"User said {said}", "notes")
+    await trigger.hook(memory)(_Applied())
 
 
 async def test_an_idle_spell_after_a_write_runs_a_pass(tmp_path: Path) -> None:
     memory = LongTermMemory(_store(tmp_path), embeddings="off")
-    consumer = ConsolidatingConsumer(
-        _Writer(), ConsolidationSchedule(every_writes=0, idle_seconds=0.2)
-    )
-    await consumer.consume("one", memory)  # type: ignore[arg-type]
+    trigger = ConsolidationTrigger(ConsolidationSchedule(every_writes=0, idle_seconds=0.2))
+    await write(memory, trigger, "one")
     assert writes_since_pass(memory) == 1
     # The pass starts after 0.2 quiet seconds; how long it then takes depends on the machine's
     # load (a fixed 0.6 s wait failed once in a full run), so wait for it, within 10 s.
@@ -108,15 +106,15 @@ async def test_nearing_capacity_makes_a_pass_due(tmp_path: Path) -> None:
     for text in DUPLICATES[:4]:
         memory.manager.add(text, "notes")
     runs: list[str] = []
-    consumer = ConsolidatingConsumer(
-        _Writer(), ConsolidationSchedule(every_writes=0, idle_seconds=0, capacity=5)
+    trigger = ConsolidationTrigger(
+        ConsolidationSchedule(every_writes=0, idle_seconds=0, capacity=5)
     )
 
     async def counted(memory: LongTermMemory, reason: str) -> None:
         runs.append(reason)
 
-    consumer.run_pass = counted  # type: ignore[method-assign]
-    await consumer.consume("five", memory)  # type: ignore[arg-type]
+    trigger.run_pass = counted  # type: ignore[method-assign]
+    await write(memory, trigger, "five")
     assert runs == ["capacity"]
 
 

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage
 
-from memory.branch import Lineage
 from memory.long_term import LongTermMemory
-from memory.sqlite_manager import SqliteMemoryManager
+from memory.store.backends.sqlite_db import SqliteMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.branch import Lineage
 from memory.writer import MemoryConsumer
-from memory.yaml_manager import YamlMemoryManager
 from tests.fakes import ScriptedModel
 from tests.unit.test_writer_tools import MONDAY_MORNING, a_turn, call, step
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from memory import LongTermMemory, open_memory_manager
-from memory.item import MemoryItem
 from memory.retrieval.bm25_index import Bm25Index
 from memory.retrieval.embedder import OfflineEncoder
 from memory.retrieval.evaluation import write_items
-from memory.tokenize import tokenize
+from memory.store.item import MemoryItem
+from memory.text.tokenize import tokenize
 
 pytestmark = pytest.mark.skipif(not OfflineEncoder.available(), reason="offline model missing")
 

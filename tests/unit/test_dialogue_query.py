@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memory.item import MemoryItem
 from memory.retrieval.bm25_index import Bm25Index
 from memory.retrieval.dialogue_query import (
     DialogueQuery,
@@ -15,6 +14,7 @@ from memory.retrieval.dialogue_query import (
     dialogue_vector,
     weighted_tokens,
 )
+from memory.store.item import MemoryItem
 
 EXAM_TALK = DialogueQuery(
     "that sounds hard",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.entities import extract_entities
+from memory.text.entities import extract_entities
 
 LABELLED = Path(__file__).resolve().parents[1] / "data" / "entity_set.json"
 

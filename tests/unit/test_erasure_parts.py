@@ -7,10 +7,11 @@ import sqlite3
 from pathlib import Path
 
 from memory.erasure.files import snapshots_of, yaml_copies
-from memory.erasure.report import ErasureReport
-from memory.erasure.rows import TRACE_TABLES, Needles, erase_rows
-from memory.snapshot import write_snapshot
-from memory.yaml_manager import YamlMemoryManager
+from memory.erasure.rows import TRACE_TABLES, erase_rows
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.erasure_report import ErasureReport
+from memory.store.snapshots import write_snapshot
+from memory.text.needles import Needles
 
 FACT = "User lives in Hangzhou, at 18 Wenyi Road"
 

@@ -1,5 +1,5 @@
-"""memory.forgetting: what carries a forgotten memory leaves the archive's searches and digests,
-and derived text, until the memory is restored."""
+"""memory.store.forgotten: what carries a forgotten memory leaves the archive's searches and
+digests, and derived text, until the memory is restored."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from pathlib import Path
 
 from memory.archive import ArchivedMessage, DigestSealer, SearchResult, SqliteArchive
 from memory.archive.base import hidden_note
-from memory.archive.forgetting import carrying_messages, reconcile
-from memory.branch import Provenance
-from memory.document import Change
-from memory.forgetting import Fingerprint, forgotten_prints, redact, redact_core_context
-from memory.item import MemoryItem
-from memory.operations import archive as archive_memory
-from memory.yaml_manager import YamlMemoryManager
+from memory.archive.reconcile import carrying_messages, reconcile
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.branch import Provenance
+from memory.store.document import Change
+from memory.store.forgotten import Fingerprint, forgotten_prints, redact, redact_core_context
+from memory.store.item import MemoryItem
+from memory.store.operations import archive as archive_memory
 
 ADDRESS = "I live in Hangzhou, at 18 Wenyi Road"
 

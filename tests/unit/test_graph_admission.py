@@ -12,20 +12,20 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-import graph.memory_writer as writer
+import graph.writing.writer_graph as writer
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.pending import due_batches, keep_pending, pending_namespace, pending_turns
 from graph.settings import use_settings
+from graph.writing.pending import due_batches, keep_pending, pending_namespace, pending_turns
 from memory.admission import Admission
-from memory.factory import open_memory_manager
 from memory.long_term import JOURNAL_FILE, TRACE_FILE
 from memory.registry import registry
-from memory.turn import Turn
+from memory.store.factory import open_memory_manager
+from memory.writer.batching import BatchPolicy
 from memory.writer.journal import TurnJournal
 from memory.writer.local import local_writer
-from memory.writer.queue import BatchPolicy
 from memory.writer.trace import WriteTrace
+from memory.writer.turn import Turn
 
 BATCH = Admission(3.0, "batch", ("first_person_fact",))
 WRITE = Admission(10.0, "write", ("remember",))
@@ -187,7 +187,7 @@ def test_ltm_writes_admission_reads_the_assistants_question_before_the_turn() ->
     """A short answer is kept because the assistant asked; the same words unasked are skipped."""
     from types import SimpleNamespace
 
-    from graph.admitting import admit
+    from graph.writing.admission import admit
 
     run: Any = SimpleNamespace(settings=SimpleNamespace(admission=True))
     said = [{"role": "user", "content": "在三楼。"}, {"role": "assistant", "content": "好的。"}]

@@ -30,8 +30,8 @@ from graph.lineage import (
     parent_cache,
 )
 from graph.settings import use_settings
-from memory.branch import Lineage
-from memory.factory import open_memory_manager
+from memory.store.branch import Lineage
+from memory.store.factory import open_memory_manager
 
 
 class Steps(TypedDict):

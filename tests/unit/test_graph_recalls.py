@@ -12,11 +12,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.embeddings import deployment_embeddings
+from graph.models.embeddings import deployment_embeddings
 from graph.settings import Settings, get_settings, use_settings
 from memory.long_term import LongTermMemory
-from memory.recall_log import RECALL_FILE, query_hash
 from memory.registry import registry
+from memory.retrieval.recall_log import RECALL_FILE, query_hash
 
 
 @pytest.fixture

@@ -18,30 +18,30 @@ from langgraph.runtime import Runtime
 from langgraph.store.memory import InMemoryStore
 from langgraph.types import RetryPolicy
 
-import graph.handoff as handoff
-import graph.memory_writer as writer
 import graph.nodes as nodes
 import graph.run_memory as run_memory
+import graph.writing.ltm_write as handoff
+import graph.writing.writer_graph as writer
 import memory.writer.queue as queue_module
 from graph.agent import compile_graph
 from graph.auth import owns_namespace
 from graph.context import Context
-from graph.handoff import writer_thread_id
-from graph.memory_consolidator import consolidation_trigger  # feature: consolidation
-from graph.models import is_offline
+from graph.models.loading import is_offline
 from graph.prompting import build_system_prompt
 from graph.run_memory import DEAD_WRITES_NAMESPACE, open_run_memory
 from graph.settings import Settings, get_settings, use_settings
-from memory.factory import open_memory_manager
-from memory.language import resolve_language
+from graph.writing.consolidator_graph import consolidation_trigger  # feature: consolidation
+from graph.writing.server_runs import writer_thread_id
 from memory.long_term import JOURNAL_FILE, TRACE_FILE, LongTermMemory
 from memory.registry import registry
-from memory.turn import Turn
+from memory.store.factory import open_memory_manager
+from memory.text.language import resolve_language
 from memory.writer.consumer import MemoryConsumer, MemoryWriteFailed
 from memory.writer.journal import TurnJournal
 from memory.writer.local import local_writer
 from memory.writer.queue import RetryPolicy as QueueRetryPolicy
 from memory.writer.trace import WriteTrace
+from memory.writer.turn import Turn
 from tests.fakes import ScriptedModel
 
 # `memory.registry` the attribute is the registry; the module is what opens a LongTermMemory.
@@ -177,7 +177,8 @@ async def test_concurrent_first_turns_of_a_user_share_one_queue_and_are_each_wri
         assert memory.consumer is consumer
         # After each write, a consolidation pass when one is due (a hook, not a wrapper).
         trigger = consolidation_trigger()  # feature: consolidation
-        assert memory.after_write == [trigger.after_write]  # feature: consolidation
+        hooks = [hook.func for hook in memory.after_write]  # feature: consolidation
+        assert hooks == [trigger.after_write]  # feature: consolidation
         await drained()
         gc.collect()
     assert {state["memory_write"]["status"] for state in states} == {"journaled"}

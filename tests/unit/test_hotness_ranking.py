@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from memory.document import Change
-from memory.hotness import COLD_BELOW, STALE_FACTOR, RecallStats, hotness, is_cold
 from memory.long_term import LongTermMemory
 from memory.retrieval.fusion import reciprocal_rank_fusion
+from memory.retrieval.hotness import COLD_BELOW, STALE_FACTOR, RecallStats, hotness, is_cold
 from memory.retrieval.hotness_ranking import HotnessRanking
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.document import Change
 
 PLAN = "User is going to Kyoto next month"  # episodic: a plan
 FACT = "User is allergic to peanuts"  # evergreen
@@ -157,7 +157,7 @@ def test_min_score_outside_zero_to_one_is_refused(tmp_path: Path) -> None:
 def test_a_plan_marked_stale_turns_cold_at_once_and_ranks_below_current_ones(
     memory: LongTermMemory,
 ) -> None:
-    # What consolidation does to a plan whose date passed (memory.consolidation): a "stale"
+    # What consolidation does to a plan whose date passed (memory.upkeep.consolidation): a "stale"
     # history entry. From then on the plan is cold and a broad question lists it last.
     manager = memory.manager
     passed = manager.add("User's flight to Tokyo is on 3 May", "travel")

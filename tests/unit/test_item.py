@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory.item import MAX_DESCRIPTION_CHARS, MAX_THEME_CHARS, MemoryItem
+from memory.store.item import MAX_DESCRIPTION_CHARS, MAX_THEME_CHARS, MemoryItem
 
 
 def test_create_starts_the_history() -> None:
@@ -132,10 +132,10 @@ def test_to_dict_is_a_deep_copy_with_every_field() -> None:
 
 
 def test_new_times_are_utc_and_old_local_offset_times_sort_by_the_instant(tmp_path) -> None:
-    from memory.item import local_date, now_iso, time_sort_key
     from memory.long_term import LongTermMemory
-    from memory.yaml_manager import YamlMemoryManager
-    from webapp.views import waterfall
+    from memory.store.backends.yaml_files import YamlMemoryManager
+    from memory.store.item import local_date, now_iso, time_sort_key
+    from webapp.views import waterfall  # feature: editor
 
     assert now_iso().endswith("+00:00")
     # 20:00 in Shanghai is 12:00 UTC: earlier than 13:00 UTC although it sorts later as text.
@@ -151,9 +151,10 @@ def test_new_times_are_utc_and_old_local_offset_times_sort_by_the_instant(tmp_pa
         item = manager.get(memory_id)
         text = text.replace(item.latest_update_time, stamp)
     manager.path.write_text(text, encoding="utf-8")
-    # The editor's waterfall lists a section newest first, by the instant.
-    [group] = waterfall(LongTermMemory(YamlMemoryManager(tmp_path, "u")))["groups"]
-    assert group["theme"] == "t" and [card["id"] for card in group["cards"]] == [newer, older]
+    # The editor's waterfall lists a section newest first, by the instant.  # feature: editor
+    reopened = LongTermMemory(YamlMemoryManager(tmp_path, "u"))  # feature: editor
+    [group] = waterfall(reopened)["groups"]  # feature: editor
+    assert [card["id"] for card in group["cards"]] == [newer, older]  # feature: editor
 
     a, b = MemoryItem.create("a", "t"), MemoryItem.create("b", "t")
     a.history[0]["time"], b.history[0]["time"] = new_utc, old_local

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from memory.branch import Lineage, LineageFilter, visible_ids
-from memory.item import MemoryItem
+from memory.store.branch import Lineage, LineageFilter, visible_ids
+from memory.store.item import MemoryItem
 
 
 def random_items(rng: random.Random, checkpoints: list[str]) -> dict[str, MemoryItem]:

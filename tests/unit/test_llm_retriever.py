@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage
 
-from memory.item import local_date
 from memory.prompts.retrieval import FIND_RELATED_MEMORY, FIND_RELATED_MEMORY_ZH
 from memory.retrieval import LLMRetriever, MechanicalRetriever, parse_indices
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.item import local_date
 from tests.fakes import ScriptedAnswers
 
 

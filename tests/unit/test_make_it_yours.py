@@ -18,9 +18,9 @@ from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.prompting import build_system_prompt
 from graph.settings import Settings, get_settings, use_settings
-from memory.factory import open_memory_manager
 from memory.long_term import LongTermMemory
 from memory.registry import registry
+from memory.store.factory import open_memory_manager
 from memory.writer import MemoryConsumer
 from memory.writer.local import local_writer
 from prompts import persona

@@ -21,7 +21,7 @@ WITHOUT_LANGCHAIN = textwrap.dedent(
     import asyncio, tempfile
     from pathlib import Path
     from memory import LongTermMemory, MechanicalRetriever, Turn, open_memory, open_memory_manager
-    from memory.snapshot import import_snapshot, read_snapshot, write_snapshot
+    from memory.store.snapshots import import_snapshot, read_snapshot, write_snapshot
     from memory.writer.journal import TurnJournal
 
     folder = Path(tempfile.mkdtemp())
@@ -56,8 +56,8 @@ WITHOUT_LANGCHAIN = textwrap.dedent(
     assert journal.counts("alice") == {"pending": 0, "done": 1, "dead": 0}
     # Admission, batching, the change feed and the usage ledger need no LangChain either.
     from memory.admission import score_turn
-    from memory.usage import Usage
-    from memory.writer.queue import split_runs
+    from memory.usage.counts import Usage
+    from memory.writer.batching import split_runs
     from memory.writer.trace import UsageLedger
     assert score_turn("ok thanks").decision == "skip"
     assert score_turn("记住我住在杭州").decision == "write"
@@ -129,6 +129,7 @@ def test_declared_dependencies_match_what_the_code_imports() -> None:
     sources = "\n".join(
         path.read_text(encoding="utf-8")
         for package in ("graph", "memory", "prompts", "webapp")
+        if (ROOT / package).is_dir()  # a fork may have deleted the web app
         for path in (ROOT / package).rglob("*.py")
     )
     for distribution in required + extra:

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from memory import LongTermMemory, open_memory_manager
-from memory.item import MemoryItem
 from memory.retrieval.bm25_index import Bm25Index
 from memory.retrieval.embedder import OfflineEncoder
 from memory.retrieval.evaluation import write_items
 from memory.retrieval.fusion import fuse_scores
+from memory.store.item import MemoryItem
 
 QUESTION = "Do you remember the painting of mine that went to the exhibition? What was behind it?"
 OPENER = "One of the user's paintings was selected for a gallery exhibition in the city"

@@ -10,13 +10,13 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 
-from graph.models import load_chat_model
-from graph.offline_model import LABEL, OfflineChatModel
-from graph.offline_rules import best_matches, extract_facts, extract_memories
+from graph.models.loading import load_chat_model
+from graph.models.offline import LABEL, OfflineChatModel
+from graph.models.offline_rules import best_matches, extract_facts, extract_memories
 from memory.long_term import LongTermMemory
-from memory.turn import Turn
+from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.writer import MemoryConsumer
-from memory.yaml_manager import YamlMemoryManager
+from memory.writer.turn import Turn
 from prompts import persona
 from prompts.persona import section_name
 
@@ -172,7 +172,7 @@ def test_importing_the_graph_needs_no_key() -> None:
     env = {
         k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "OPENAI_BASE_URL"
     }
-    code = "import graph.agent, graph.memory_writer; print(graph.agent.graph.name)"
+    code = "import graph.agent, graph.writing.writer_graph; print(graph.agent.graph.name)"
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
     )

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from memory.manager import Change
-from memory.sqlite_manager import SqliteMemoryManager
-from memory.turn import Turn
+from memory.store.backends.sqlite_db import SqliteMemoryManager
+from memory.store.manager import Change
 from memory.writer import MemoryToolkit
-from memory.writer.budget import MAX_SHOWN_CHARS, MAX_SHOWN_ITEMS
+from memory.writer.listing import MAX_SHOWN_CHARS, MAX_SHOWN_ITEMS
+from memory.writer.turn import Turn
 
 TOPICS = ["hiking", "chess", "violin", "baking", "cycling", "poetry", "gardening", "sailing"]
 

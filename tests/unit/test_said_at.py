@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from memory.document import Change
-from memory.item import parse_time
 from memory.prompts.writer import writer_prompts
-from memory.turn import Turn
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.document import Change
+from memory.store.item import parse_time
 from memory.writer.consumer import MemoryConsumer
-from memory.yaml_manager import YamlMemoryManager
+from memory.writer.turn import Turn
 from tests.fakes import ScriptedModel
 
 SPRING = "2025-04-12T09:30:00+02:00"

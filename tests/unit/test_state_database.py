@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from graph.archiving import archive_spec  # feature: archive
+from graph.archive.archiving import archive_spec  # feature: archive
 from graph.settings import Settings
-from memory.state_db import pg_schema, pg_sql, upsert
+from memory.store.state_db import pg_schema, pg_sql, upsert
 
 PG = "postgresql://postgres@db.internal:5432/app"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory.language import has_cjk, language_of, resolve_language
-from memory.tokenize import stem, tokenize
+from memory.text.language import has_cjk, language_of, resolve_language
+from memory.text.tokenize import stem, tokenize
 
 
 def test_english_is_lower_cased_without_stop_words() -> None:

@@ -16,7 +16,8 @@ import graph.nodes as nodes
 from graph.agent import compile_graph
 from graph.context import Context
 from graph.settings import Settings, use_settings
-from graph.tool_loop import NO_WORDS, ChatModelError
+from graph.tool_loop import ChatModelError
+from prompts.agent import NO_WORDS
 from tests.fakes import ScriptedModel
 
 _ids = itertools.count()

@@ -15,8 +15,8 @@ import graph.run_memory as run_memory
 from graph.agent import compile_graph
 from graph.context import Context
 from memory.long_term import TRACE_FILE
-from memory.metering import metered
-from memory.usage import Usage, UsageMeter, describe
+from memory.usage.counts import Usage, UsageMeter, describe
+from memory.usage.metering import metered
 from memory.writer.local import local_writer
 from memory.writer.trace import UsageLedger
 from tests.fakes import ScriptedModel
@@ -71,7 +71,7 @@ async def test_a_run_reports_its_cost_and_the_user_ledger_adds_the_writer(
     ranking = ScriptedModel(messages=iter([AIMessage("[]")]))
 
     def load(name: str, **options: Any) -> Any:
-        from graph.offline_model import OfflineChatModel
+        from graph.models.offline import OfflineChatModel
 
         return OfflineChatModel()
 

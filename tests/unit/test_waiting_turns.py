@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memory.admission import Admission
-from memory.branch import Lineage
-from memory.retrieval.waiting import WaitingIndex, forget_of
-from memory.turn import Turn
+from memory.store.branch import Lineage
+from memory.writer.turn import Turn
+from memory.writer.waiting import WaitingIndex, forget_of
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 BATCH = Admission(3.0, "batch", ("first_person_fact",))

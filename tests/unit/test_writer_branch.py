@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage
 
-from memory.branch import Lineage, Provenance, visible_ids
-from memory.document import Change
 from memory.long_term import LongTermMemory
-from memory.turn import Turn
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.branch import Lineage, Provenance, visible_ids
+from memory.store.document import Change
 from memory.writer import MemoryConsumer
 from memory.writer.journal import TurnJournal
-from memory.yaml_manager import YamlMemoryManager
+from memory.writer.turn import Turn
 from tests.fakes import ScriptedModel
 from tests.unit.test_writer_tools import (
     MONDAY_MORNING,

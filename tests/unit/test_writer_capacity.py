@@ -9,7 +9,7 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from memory.long_term import LongTermMemory
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
 from tests.unit.test_writer_tools import call, consume, reopened, step, tool_replies
 
 

@@ -14,8 +14,8 @@ import graph.run_memory as run_memory
 from graph.agent import compile_graph
 from graph.context import Context
 from graph.settings import use_settings
-from memory.messages import CONTEXT_CHARS, preceding_exchange
-from memory.turn import Turn
+from memory.text.messages import CONTEXT_CHARS, preceding_exchange
+from memory.writer.turn import Turn
 from tests.fakes import ScriptedModel
 
 

@@ -12,10 +12,10 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from memory.long_term import LongTermMemory
-from memory.turn import Turn
+from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.writer import MemoryConsumer
 from memory.writer.faithful import expected_languages, invented_details, main_language
-from memory.yaml_manager import YamlMemoryManager
+from memory.writer.turn import Turn
 from tests.fakes import ScriptedModel
 
 THIS_YEAR = 2026

@@ -16,13 +16,13 @@ from langchain_core.outputs import ChatResult
 from pydantic import Field
 
 from memory.long_term import LongTermMemory
-from memory.turn import Turn
+from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.writer import MemoryConsumer, MemoryWriteFailed, protocols
 from memory.writer.json_protocol import operations_schema
 from memory.writer.protocols import protocol_for
 from memory.writer.text_calls import parse_text_tool_calls
 from memory.writer.timeouts import Pace, scaled_timeout
-from memory.yaml_manager import YamlMemoryManager
+from memory.writer.turn import Turn
 from tests.fakes import ScriptedModel
 
 

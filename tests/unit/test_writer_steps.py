@@ -10,8 +10,8 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.context import Context
-from graph.memory_writer import builder
-from memory.factory import open_memory_manager
+from graph.writing.writer_graph import builder
+from memory.store.factory import open_memory_manager
 
 
 def _turn(turn_id: str, text: str) -> dict[str, Any]:

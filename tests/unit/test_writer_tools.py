@@ -13,8 +13,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatResult
 
 from memory.long_term import TRACE_FILE, LongTermMemory
-from memory.messages import extract_last_turn
-from memory.turn import Turn
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.text.messages import extract_last_turn
 from memory.writer import (
     MemoryConsumer,
     MemoryWriteFailed,
@@ -24,7 +24,7 @@ from memory.writer import (
     find_secret,
 )
 from memory.writer.trace import FAILED_STEP
-from memory.yaml_manager import YamlMemoryManager
+from memory.writer.turn import Turn
 from tests.fakes import ScriptedModel
 
 MONDAY_MORNING = datetime(2026, 11, 30, 9, 30, tzinfo=timezone(timedelta(hours=8)))
@@ -399,7 +399,7 @@ def test_bad_turn_input_is_refused_with_the_field_named():
 
 @pytest.mark.parametrize("backend", ["yaml", "sqlite", "store"])
 async def test_the_consumer_works_over_every_backend_without_a_journal(tmp_path, backend):
-    from memory.factory import open_memory_manager
+    from memory.store.factory import open_memory_manager
 
     spec = {
         "yaml": f"yaml:{tmp_path}/m",

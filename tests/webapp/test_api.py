@@ -15,7 +15,7 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from memory.long_term import LongTermMemory
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
 from tests.fakes import ScriptedModel
 from tests.webapp.editor_process import read_events, run_editor
 
@@ -390,7 +390,7 @@ async def admit_two_turns(manager: YamlMemoryManager) -> None:
     """What ltm_write does with two turns: "ok thanks" is scored skip (recorded, never sent);
     a fact is scored batch and written by the memory agent (a scripted model)."""
     from memory.admission import score_turn
-    from memory.turn import Turn
+    from memory.writer.turn import Turn
 
     script = [step(call("create_memory", content="The user plays the guzheng.", section="music"))]
     memory = LongTermMemory(

@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memory.branch import Provenance
-from memory.document import Change
+from memory.store.branch import Provenance
+from memory.store.document import Change
 from tests.webapp.test_api import Editor
 
 pytestmark = pytest.mark.slow

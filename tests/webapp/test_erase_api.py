@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
 
 pytestmark = pytest.mark.slow
 JSON_WRITE = {"Content-Type": "application/json", "X-Gulfstream-CSRF": "1"}

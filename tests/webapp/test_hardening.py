@@ -19,10 +19,10 @@ import httpx
 import pytest
 
 from graph.settings import use_settings
-from memory.document import Change
-from memory.factory import open_memory_manager
-from memory.manager import BaseMemoryManager
 from memory.registry import registry
+from memory.store.document import Change
+from memory.store.factory import open_memory_manager
+from memory.store.manager import BaseMemoryManager
 from tests.webapp.editor_process import read_events, run_editor_process
 from tests.webapp.probes import (
     BAD_DESCRIPTIONS,
@@ -302,9 +302,10 @@ def test_text_is_stored_in_nfc_and_line_breaks_are_kept(editor: Editor, user: st
 
 
 def test_the_memory_writer_refuses_the_same_text_and_can_correct_itself(tmp_path: Path) -> None:
-    """The rule lives in memory/item.py: the writer's tools answer the model with the reason."""
-    from memory.turn import Turn
+    """The rule lives in memory/store/item.py: the writer's tools answer the model with the
+    reason."""
     from memory.writer.tools import MemoryToolkit
+    from memory.writer.turn import Turn
 
     manager = open_memory_manager(f"yaml:{tmp_path}", "writer-user")
     turn = Turn.of("writer-user", [{"role": "user", "content": "I love rice"}])

@@ -10,14 +10,14 @@ from typing import Any
 import httpx
 import pytest
 
-from memory.document import MemoryDocument
-from memory.item import MemoryItem
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.document import MemoryDocument
+from memory.store.item import MemoryItem
 
 pytestmark = pytest.mark.slow
 
 # description, theme, age in days, hits. Episodic memories (plans, dated facts) fade with age;
-# evergreen ones do not (memory.hotness).
+# evergreen ones do not (memory.retrieval.hotness).
 SEEDS = [
     ("User's flight to Tokyo is on 3 May", "travel", 200, 0),  # episodic, long past: cold
     ("User's mom likes green tea", "family", 400, 0),  # evergreen: old but not cold

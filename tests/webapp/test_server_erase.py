@@ -13,7 +13,7 @@ from langgraph_sdk import get_sync_client
 from langgraph_sdk.errors import NotFoundError
 
 from memory.archive import ArchivedMessage, SqliteArchive
-from memory.yaml_manager import YamlMemoryManager
+from memory.store.backends.yaml_files import YamlMemoryManager
 from tests.webapp.langgraph_server import run_langgraph_dev
 from tests.webapp.test_server_mount import TINY_GRAPH, as_user
 

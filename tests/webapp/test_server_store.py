@@ -19,8 +19,8 @@ pytestmark = pytest.mark.slow
 # the call graph/run_memory.py makes — for the authenticated user. It answers with what it then
 # reads.
 WRITER_GRAPH = '''
-"""A stand-in agent whose memory writer goes through the server's store, as graph/memory_writer.py
-does."""
+"""A stand-in agent whose memory writer goes through the server's store, as
+graph/writing/writer_graph.py does."""
 import asyncio
 from typing import Any, TypedDict
 
@@ -32,7 +32,7 @@ from langgraph.runtime import Runtime
 
 from graph.settings import get_settings
 from memory.registry import registry
-from memory.turn import Turn
+from memory.writer.turn import Turn
 from memory.writer.consumer import MemoryConsumer
 
 
@@ -128,7 +128,8 @@ def test_the_editor_lists_and_searches_what_the_agent_wrote(server: str, alice: 
         "backend": "store",
     }
     assert next(iter(alice.cards(q="jasmine"))) == "Alice drinks jasmine tea."
-    # Same namespace and item dicts as memory/store_manager.py: ("memories", user), id → item.
+    # Same namespace and item dicts as memory/store/backends/langgraph_store.py: ("memories", user),
+    # id → item.
     memory_id = alice.cards()["Alice drinks jasmine tea."]
     stored = alice.sdk.store.get_item(("memories", "alice"), memory_id)
     assert stored["value"]["description"] == "Alice drinks jasmine tea."

@@ -10,14 +10,14 @@ from anyio import to_thread
 from mcp.server.mcpserver import Context as McpContext
 from mcp.server.mcpserver.exceptions import ToolError
 
-from graph.embeddings import deployment_embeddings
 from graph.lineage import lineage_of
+from graph.models.embeddings import deployment_embeddings
 from graph.run_memory import with_deployment_settings
 from graph.settings import custom_auth_configured, get_settings
-from memory.branch import Lineage
 from memory.long_term import LongTermMemory
-from memory.manager import validate_user_id
 from memory.registry import registry
+from memory.store.branch import Lineage
+from memory.store.manager import validate_user_id
 from webapp.access import open_memory, read_memory
 from webapp.guard import ApiError, check_local_host, resolve_caller
 

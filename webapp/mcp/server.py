@@ -14,11 +14,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 from graph.context import Context
 from graph.run_memory import RunMemory
 from graph.settings import get_settings
-from graph.write_now import write_now
-from memory.branch import Lineage
+from graph.writing.write_now import write_now
 from memory.errors import MemoryBusy
 from memory.long_term import LongTermMemory
-from memory.turn import Turn
+from memory.store.branch import Lineage
+from memory.writer.turn import Turn
 from prompts.mcp import INSTRUCTIONS, REMEMBER_REQUEST
 from webapp.mcp import tools
 from webapp.mcp.conversations import add_conversation_search  # feature: archive

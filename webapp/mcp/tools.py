@@ -6,11 +6,11 @@ import logging
 import weakref
 from typing import Any
 
-from memory.branch import Lineage
 from memory.errors import MemoryNotFound
-from memory.item import MemoryItem, check_description, check_theme, local_date, time_sort_key
 from memory.long_term import LongTermMemory
-from memory.manager import BaseMemoryManager
+from memory.store.branch import Lineage
+from memory.store.item import MemoryItem, check_description, check_theme, local_date, time_sort_key
+from memory.store.manager import BaseMemoryManager
 
 logger = logging.getLogger(__name__)
 
