@@ -1,5 +1,6 @@
 """The old paths of graph/'s modules that moved into packages in 0.2, kept for one release:
-`import graph.handoff` still works, with a DeprecationWarning naming the new path."""
+`import graph.handoff` still works, with a DeprecationWarning naming the new path, and so do the
+names that moved to another module."""
 
 MOVED_MODULES = {
     "graph.offline_model": "graph.models.offline",
@@ -16,4 +17,18 @@ MOVED_MODULES = {
     "graph.archiving": "graph.archive.archiving",  # feature: archive
     "graph.archive_tools": "graph.archive.search_tool",  # feature: archive
     "graph.digests": "graph.archive.digests",  # feature: digests
+}
+
+# Public names that moved to another module: still importable from the old one (its
+# `__getattr__`), with a DeprecationWarning, for one release.
+MOVED_NAMES: dict[str, dict[str, str]] = {
+    "graph.writing.ltm_write": {
+        "writer_thread_id": "graph.writing.server_runs",
+        "schedule_flush": "graph.writing.server_runs",
+        "WRITER_GRAPH_ID": "graph.writing.server_runs",
+        "WRITER_THREAD_NAMESPACE": "graph.writing.server_runs",
+    },
+    "graph.models.loading": {
+        "DEFAULT_MODEL": "graph.context",
+    },
 }

@@ -1,5 +1,6 @@
 """The old paths of memory/'s modules that moved into packages in 0.2, kept for one release:
-`import memory.yaml_manager` still works, with a DeprecationWarning naming the new path."""
+`import memory.yaml_manager` still works, with a DeprecationWarning naming the new path, and so
+do the names that moved to another module."""
 
 MOVED_MODULES = {
     "memory.item": "memory.store.item",
@@ -44,4 +45,27 @@ MOVED_MODULES = {
     "memory.turn": "memory.writer.turn",
     "memory.writer.budget": "memory.writer.listing",
     "memory.retrieval.topical": "memory.topics.routing",  # feature: topics
+}
+
+# Public names that moved to another module: still importable from the old one (its
+# `__getattr__`), with a DeprecationWarning, for one release.
+MOVED_NAMES: dict[str, dict[str, str]] = {
+    "memory.writer.queue": {
+        "BatchPolicy": "memory.writer.batching",
+        "split_runs": "memory.writer.batching",
+        "continues": "memory.writer.batching",
+        "MAX_BATCH_SIZE": "memory.writer.batching",
+        "WriteHook": "memory.writer.target",
+    },
+    "memory.erasure.rows": {
+        "Needles": "memory.text.needles",
+        "strings_in": "memory.text.needles",
+        "ERASED": "memory.text.needles",
+        "MIN_NEEDLE_CHARS": "memory.text.needles",
+        "MIN_CONTAINED_CHARS": "memory.text.needles",
+        "SUMMARIES_FILE": "memory.store.state_db",
+    },
+    "memory.writer.tool_calls": {
+        "REPAIR_NOTE": "memory.prompts.writer",
+    },
 }

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.language_models import BaseChatModel
 
 from graph.context import Context
+from graph.moved import MOVED_NAMES
 from graph.settings import Settings
 from memory.lazy import moved_names
 
@@ -121,11 +122,5 @@ def _build(
     return init_chat_model(model, model_provider=provider, **options)
 
 
-# Names that moved in 0.2: still importable from here, with a DeprecationWarning, for one release.
 if not TYPE_CHECKING:  # to mypy they are gone: new code is checked against the new paths
-    __getattr__ = moved_names(
-        __name__,
-        {
-            "DEFAULT_MODEL": "graph.context",
-        },
-    )
+    __getattr__ = moved_names(__name__, MOVED_NAMES[__name__])  # moved in 0.2, for one release

@@ -17,6 +17,7 @@ import graph.writing.consolidator_graph as consolidator  # feature: consolidatio
 from graph.archive.archiving import archive_turn  # feature: archive
 from graph.context import Context
 from graph.lineage import acurrent_lineage, current_lineage
+from graph.moved import MOVED_NAMES
 from graph.run_memory import (
     RunMemory,
     open_run_memory,
@@ -166,14 +167,5 @@ def _failed(turn: Turn | None, mode: str, exc: Exception) -> dict[str, Any]:
     return _outcome(turn, mode, "failed", f"{type(exc).__name__}: {exc}")
 
 
-# Names that moved in 0.2: still importable from here, with a DeprecationWarning, for one release.
 if not TYPE_CHECKING:  # to mypy they are gone: new code is checked against the new paths
-    __getattr__ = moved_names(
-        __name__,
-        {
-            "writer_thread_id": "graph.writing.server_runs",
-            "schedule_flush": "graph.writing.server_runs",
-            "WRITER_GRAPH_ID": "graph.writing.server_runs",
-            "WRITER_THREAD_NAMESPACE": "graph.writing.server_runs",
-        },
-    )
+    __getattr__ = moved_names(__name__, MOVED_NAMES[__name__])  # moved in 0.2, for one release

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory.lazy import moved_names
+from memory.moved import MOVED_NAMES
 from memory.store.state_db import SqliteState, StateDatabase
 
 
@@ -115,16 +116,5 @@ def erase_rows(
     return removed
 
 
-# Names that moved in 0.2: still importable from here, with a DeprecationWarning, for one release.
 if not TYPE_CHECKING:  # to mypy they are gone: new code is checked against the new paths
-    __getattr__ = moved_names(
-        __name__,
-        {
-            "Needles": "memory.text.needles",
-            "strings_in": "memory.text.needles",
-            "ERASED": "memory.text.needles",
-            "MIN_NEEDLE_CHARS": "memory.text.needles",
-            "MIN_CONTAINED_CHARS": "memory.text.needles",
-            "SUMMARIES_FILE": "memory.store.state_db",
-        },
-    )
+    __getattr__ = moved_names(__name__, MOVED_NAMES[__name__])  # moved in 0.2, for one release

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from memory.lazy import moved_names
+from memory.moved import MOVED_NAMES
 from memory.writer.batching import BatchHolder
 from memory.writer.journal import JournalEntry, TurnJournal
 from memory.writer.turn import Turn
@@ -336,15 +337,5 @@ def _ids(turns: list[Turn]) -> list[str]:
     return [turn.turn_id for turn in turns]
 
 
-# Names that moved in 0.2: still importable from here, with a DeprecationWarning, for one release.
 if not TYPE_CHECKING:  # to mypy they are gone: new code is checked against the new paths
-    __getattr__ = moved_names(
-        __name__,
-        {
-            "BatchPolicy": "memory.writer.batching",
-            "split_runs": "memory.writer.batching",
-            "continues": "memory.writer.batching",
-            "MAX_BATCH_SIZE": "memory.writer.batching",
-            "WriteHook": "memory.writer.target",
-        },
-    )
+    __getattr__ = moved_names(__name__, MOVED_NAMES[__name__])  # moved in 0.2, for one release

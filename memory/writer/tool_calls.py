@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from memory.lazy import moved_names
+from memory.moved import MOVED_NAMES
 from memory.writer.tools import TOOL_NAMES
 
 REPAIR_ROUNDS = 1  # a tool call the model got wrong is sent back once with the error
@@ -30,11 +31,5 @@ def unusable_call(message: Any) -> str | None:
     return None
 
 
-# Names that moved in 0.2: still importable from here, with a DeprecationWarning, for one release.
 if not TYPE_CHECKING:  # to mypy they are gone: new code is checked against the new paths
-    __getattr__ = moved_names(
-        __name__,
-        {
-            "REPAIR_NOTE": "memory.prompts.writer",
-        },
-    )
+    __getattr__ = moved_names(__name__, MOVED_NAMES[__name__])  # moved in 0.2, for one release

@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 
 from graph.moved import MOVED_MODULES as GRAPH_MOVES
+from graph.moved import MOVED_NAMES as GRAPH_NAMES
 from memory.moved import MOVED_MODULES as MEMORY_MOVES
+from memory.moved import MOVED_NAMES as MEMORY_NAMES
 
 # A fresh interpreter: the old paths must work from a cold start, not because a test imported
 # the new module first.
@@ -47,13 +49,12 @@ for old_module, name, new_module in names:
 print(json.dumps(problems))
 """
 
+# Every name of the two tables: (old module, name, new module).
 MOVED_NAMES = [
-    ("memory.writer.queue", "BatchPolicy", "memory.writer.batching"),
-    ("memory.erasure.rows", "Needles", "memory.text.needles"),
-    ("memory.erasure.rows", "SUMMARIES_FILE", "memory.store.state_db"),
-    ("memory.writer.tool_calls", "REPAIR_NOTE", "memory.prompts.writer"),
-    ("graph.writing.ltm_write", "writer_thread_id", "graph.writing.server_runs"),
-    ("graph.models.loading", "DEFAULT_MODEL", "graph.context"),
+    (old, name, new)
+    for table in (MEMORY_NAMES, GRAPH_NAMES)
+    for old, names in table.items()
+    for name, new in names.items()
 ]
 
 
