@@ -11,6 +11,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -110,7 +111,7 @@ class LongTermMemory:
         )  # fmt: skip
         routing = TopicRouting(manager, self.retrievers.mechanical)  # feature: topics
         self.retrievers.routing = routing  # feature: topics
-        summaries = lambda: self.state_database(SUMMARIES_FILE, SUMMARY_SCHEMA)  # noqa: E731  # feature: topics
+        summaries = partial(self.state_database, SUMMARIES_FILE, SUMMARY_SCHEMA)  # feature: topics
         self.topics = UserTopics(manager, routing, summaries)  # feature: topics
         self.min_score = min_score  # checked by the setter
         self.journal_path = Path(journal_path) if journal_path else self.data_dir / JOURNAL_FILE
@@ -126,11 +127,17 @@ class LongTermMemory:
         self._retry = retry
         self._durability = journal_durability
         self._queue: DurableWriteQueue | None = None
-        self._target: WriteTarget | None = None
         self._trace: WriteTrace | None = None
         self._usage: UsageLedger | None = None
         self._open_lock = threading.Lock()
         self.snapshots: SnapshotScheduler | None = None  # set when the registry keeps snapshots
+        # What the memory writer is handed of this memory: the queue's, and a consumer's own
+        # `consume(turn, memory.write_target)`. The trace and ledger open on first use, and
+        # `batching` is read when a turn waits (the deployment may set it after this).
+        self.write_target = WriteTarget(
+            manager, self.retrievers, lambda: self.trace, lambda: self.usage, self.emit,
+            lambda: self.batching, self.after_write,
+        )  # fmt: skip
 
     @property
     def user_id(self) -> str:
@@ -289,17 +296,6 @@ class LongTermMemory:
             return self._usage
 
     # ── write interface ─────────────────────────────────────────────────
-
-    @property
-    def write_target(self) -> WriteTarget:
-        """What the memory writer is handed of this memory (the queue's, and a consumer's own
-        `consume(turn, memory.write_target)`)."""
-        if self._target is None:
-            self._target = WriteTarget(
-                self.manager, self.retrievers, lambda: self.trace, lambda: self.usage,
-                self.emit, lambda: self.batching, self.after_write,
-            )  # fmt: skip
-        return self._target
 
     def _writer(self) -> DurableWriteQueue:
         with self._open_lock:

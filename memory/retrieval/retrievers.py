@@ -192,9 +192,8 @@ def _channel_for(manager: BaseMemoryManager, embeddings: Any) -> RecallChannel:
     from memory.retrieval.store_index import StoreIndexChannel, store_index_of
     from memory.retrieval.vector_store import vector_store_for
 
-    store_module = sys.modules.get(
-        "memory.store.backends.langgraph_store"
-    )  # loaded when a store manager exists
+    # Loaded once a store manager exists: a manager of another kind never imports it.
+    store_module = sys.modules.get("memory.store.backends.langgraph_store")
     if store_module is not None and isinstance(manager, store_module.StoreMemoryManager):
         config = store_index_of(manager.store)
         if config is not None:
