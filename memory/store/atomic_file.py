@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 
-def write_text_atomically(path: Path, text: str, *, prefix: str | None = None) -> None:
-    """Replace `path` with `text` (UTF-8) so that a crash leaves the old file or the new one,
-    never half of either. The temporary file is made beside `path` (named `prefix`, default
-    the file's name) and removed when anything fails."""
+@contextmanager
+def replaced_atomically(path: Path, *, prefix: str | None = None) -> Iterator[BinaryIO]:
+    """A binary handle on a temporary file beside `path` (named `prefix`, default the file's
+    name) that replaces `path` when the block ends without error, so that a crash leaves the old
+    file or the new one, never half of either; removed when anything fails."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(
         prefix=prefix if prefix is not None else path.name, suffix=".tmp", dir=path.parent
     )
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
@@ -25,6 +29,12 @@ def write_text_atomically(path: Path, text: str, *, prefix: str | None = None) -
         Path(temporary).unlink(missing_ok=True)
         raise
     fsync_directory(path.parent)
+
+
+def write_text_atomically(path: Path, text: str, *, prefix: str | None = None) -> None:
+    """Replace `path` with `text` (UTF-8), whole or not at all (`replaced_atomically`)."""
+    with replaced_atomically(path, prefix=prefix) as handle:
+        handle.write(text.encode("utf-8"))
 
 
 def fsync_directory(directory: Path) -> None:

@@ -7,7 +7,6 @@ import gzip
 import json
 import logging
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import CorruptStoreError
+from memory.store.atomic_file import replaced_atomically
 from memory.store.core_context import read_stored
 from memory.store.document import MemoryDocument
 from memory.store.manager import BaseMemoryManager, file_stem
@@ -65,18 +65,12 @@ def snapshot_records(manager: BaseMemoryManager) -> list[dict[str, Any]]:
 def write_snapshot_lines(target: Path, records: Iterable[dict[str, Any]]) -> None:
     """Write a snapshot's records (the header first) as gzipped JSON lines, atomically: a crash
     leaves the old file or the new one, never half of either."""
-    fd, tmp_name = tempfile.mkstemp(prefix=".snapshot.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb") as gz:
-            for record in records:
-                gz.write(_line(record))
-            gz.close()
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.replace(tmp_name, target)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    with (
+        replaced_atomically(target, prefix=".snapshot.") as raw,
+        gzip.GzipFile(fileobj=raw, mode="wb") as gz,  # closed (its trailer written) before raw
+    ):
+        for record in records:
+            gz.write(_line(record))
 
 
 def read_snapshot(path: str | os.PathLike[str]) -> MemoryDocument:
