@@ -135,11 +135,24 @@ sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in getattr(f,
 """
 
 
+def site_of(tree: Path) -> Path:
+    """The folder beside a copy that holds its sitecustomize."""
+    return tree.parent / f"{tree.name}-site"
+
+
+def write_site(tree: Path) -> None:
+    """The copy's sitecustomize, written once per copy (`copy_environment` puts it on the path)."""
+    site_of(tree).mkdir(exist_ok=True)
+    (site_of(tree) / "sitecustomize.py").write_text(WITHOUT_EDITABLE_FINDER)
+
+
+def copy_environment(tree: Path) -> dict[str, str]:
+    """The environment of a command run on the copy: its packages first, then its site."""
+    return {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{site_of(tree)}"}
+
+
 def run(tree: Path, *command: str) -> None:
-    shim = tree.parent / f"{tree.name}-site"
-    shim.mkdir(exist_ok=True)
-    (shim / "sitecustomize.py").write_text(WITHOUT_EDITABLE_FINDER)
-    env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{shim}"}
+    env = copy_environment(tree)
     done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
     assert done.returncode == 0, f"{' '.join(command)}:\n{done.stdout[-4000:]}{done.stderr[-2000:]}"
 
@@ -182,6 +195,7 @@ def test_a_feature_deleted_by_the_guides_steps_leaves_a_template_that_passes(
     for feature in features:
         tree = tmp_path / feature
         copy_tree(tree)
+        write_site(tree)
         delete_feature(tree, found[feature])
         imports_the_copy = f"import graph; assert graph.__file__.startswith({str(tree)!r})"
         run(tree, sys.executable, "-c", imports_the_copy)

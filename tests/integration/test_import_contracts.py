@@ -3,7 +3,6 @@ them, and a new circle, an upward import or memory/ importing graph/ breaks them
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -12,12 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.test_delete_a_feature import copy_environment, write_site
+
 ROOT = Path(__file__).resolve().parents[2]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
-# As in test_delete_a_feature.py: the copy's packages, not this checkout's through the venv.
-WITHOUT_EDITABLE_FINDER = """import sys
-sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in getattr(f, "__module__", "")]
-"""
 
 
 @pytest.fixture
@@ -28,14 +25,13 @@ def tree(tmp_path: Path) -> Path:
         if (ROOT / package).is_dir():  # a fork may have deleted the web app
             shutil.copytree(ROOT / package, copy / package, ignore=caches)
     shutil.copy2(ROOT / "pyproject.toml", copy / "pyproject.toml")
-    (tmp_path / "site").mkdir()
-    (tmp_path / "site" / "sitecustomize.py").write_text(WITHOUT_EDITABLE_FINDER)
+    write_site(copy)  # the copy's packages, not this checkout's through the venv
     return copy
 
 
 def lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree.parent / 'site'}"}
     command = [str(LINT_IMPORTS), "--no-cache"]
+    env = copy_environment(tree)
     return subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, timeout=120)
 
 
