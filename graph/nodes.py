@@ -5,14 +5,15 @@ from __future__ import annotations
 import logging
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.runtime import Runtime
 
 from graph.archive.archiving import forget_in_run_archive  # feature: archive
 from graph.context import Context
 from graph.lineage import current_lineage
 from graph.models.loading import load_chat_model
-from graph.prompt_budget import budget_for, fit_to_budget, latest_user_text, system_prompt
+from graph.prompt_budget import budget_for, chat_prompt, fit_to_budget, latest_user_text
+from graph.prompting import request_messages, splits_prompt
 from graph.run_memory import RunMemory, open_run_memory
 from graph.settings import get_settings
 from graph.state import State
@@ -102,25 +103,26 @@ def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # this turn's results folded into its prompt: with tool schemas in view a small model keeps
     # writing calls, without them it answers.
     last_round = rounds >= settings.max_tool_rounds
-    prompt = system_prompt(state, context, () if last_round else tool_names(tools), budget)
+    prompt = chat_prompt(state, context, () if last_round else tool_names(tools), budget)
     # Within the budget: compaction keeps the state small; this trims when it could not (a
     # failed summary, a cooldown, one turn larger than the budget).
-    sent = fit_to_budget(prompt, state.messages, budget)
+    sent = fit_to_budget(prompt.whole, state.messages, budget)
+    split = splits_prompt(context.model, settings.prompt_layout)
     last_note = LAST_ROUND_NOTE.format(rounds=rounds) if last_round and rounds else ""
     model: Any = chat_model if last_round else chat_model.bind_tools(tools)
     request = (
-        asked_without_tools(prompt, sent, last_note)
+        asked_without_tools(prompt, sent, split, last_note)
         if last_round
-        else [SystemMessage(content=prompt), *sent]
+        else request_messages(prompt, sent, split)
     )
     meter = UsageMeter()
     with metered(meter, "chat"):
         response = invoke_once_more_on_error(model, request, context.model)
         if is_empty_answer(response) and not last_round:  # end-of-text after a tool result
-            note = SystemMessage(content=prompt + EMPTY_ANSWER_NOTE)
-            response = invoke_once_more_on_error(model, [note, *sent], context.model)
+            nudged = request_messages(prompt, sent, split, EMPTY_ANSWER_NOTE)
+            response = invoke_once_more_on_error(model, nudged, context.model)
         if is_empty_answer(response):  # still nothing: no tools, this turn's results in the prompt
-            request = asked_without_tools(prompt, sent, last_note + EMPTY_ANSWER_NOTE)
+            request = asked_without_tools(prompt, sent, split, last_note + EMPTY_ANSWER_NOTE)
             response = invoke_once_more_on_error(chat_model, request, context.model)
         if is_empty_answer(response):  # never a blank reply: say that it failed
             response = AIMessage(NO_WORDS, id=response.id, usage_metadata=response.usage_metadata)

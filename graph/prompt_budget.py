@@ -10,7 +10,7 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately, trim_messages
 
 from graph.context import Context
-from graph.prompting import build_system_prompt
+from graph.prompting import ChatPrompt, build_chat_prompt
 from graph.settings import Settings
 from graph.state import State
 from memory.text.language import resolve_language
@@ -59,13 +59,13 @@ def cut_on_sentence(text: str, max_chars: int) -> str:
     return (head[:space] if space >= max_chars // 3 else head).rstrip() + "…"
 
 
-def system_prompt(
+def chat_prompt(
     state: State,
     context: Context,
     tools: Sequence[str] = (),
     budget: int | None = None,
     summary: str | None = None,
-) -> str:
+) -> ChatPrompt:
     """The system prompt the agent sends this turn with `tools` (names) bound, the running
     summary (`summary`, else the state's) included, cut to its limit under `budget`: a summary
     kept before the limit existed, or by another version, never takes more."""
@@ -73,10 +73,21 @@ def system_prompt(
     text = str((state.summary or {}).get("text") or "") if summary is None else summary
     if budget is not None:
         text = cut_on_sentence(text, summary_limit(budget))
-    return build_system_prompt(
+    return build_chat_prompt(
         context, state.related_memories, state.core_context, language, text, tools,
         said_recently=state.said_recently,
     )  # fmt: skip
+
+
+def system_prompt(
+    state: State,
+    context: Context,
+    tools: Sequence[str] = (),
+    budget: int | None = None,
+    summary: str | None = None,
+) -> str:
+    """chat_prompt's parts as one text: what the prompt costs, whatever the layout."""
+    return chat_prompt(state, context, tools, budget, summary).whole
 
 
 def fit_to_budget(system: str, messages: Sequence[AnyMessage], budget: int | None) -> list[Any]:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
 from graph.context import Context
+from graph.models.loading import split_model_name
 from memory.text.fencing import escape_data
 from memory.text.language import resolve_language
 from prompts import persona
@@ -19,6 +23,10 @@ from prompts.agent import (
     WEEKDAYS_ZH,
 )
 from prompts.compaction import SUMMARY_BLOCKS, SUMMARY_FIND_WORDS
+
+# Providers whose API takes a second system message later in the conversation (OpenAI and any
+# OpenAI-compatible server: llama-server, vLLM, Ollama).
+SPLIT_PROVIDERS = frozenset({"openai"})
 
 
 def memory_lines(memories: Sequence[dict[str, Any]]) -> str:
@@ -103,6 +111,76 @@ def human_without(human: str, memories: Sequence[dict[str, Any]]) -> str:
     return "; ".join(part for part in human.split("; ") if part.strip() not in shown)
 
 
+@dataclass(frozen=True)
+class ChatPrompt:
+    """The chat's system prompt in two parts: `instructions`, the same from turn to turn (the
+    persona, the rules, the tool sentences, the running summary), and `context`, this turn's
+    (the time, the core context, the memories, what was said lately); "" when a prompt of the
+    run's own (`Context.system_prompt`) holds everything in `instructions`."""
+
+    instructions: str
+    context: str = ""
+
+    @property
+    def whole(self) -> str:
+        """Both parts as one system message."""
+        return f"{self.instructions}\n\n{self.context}" if self.context else self.instructions
+
+
+def build_chat_prompt(
+    context: Context,
+    memories: list[dict[str, Any]],
+    core_context: dict[str, str] | None = None,
+    language: str | None = None,
+    summary: str = "",
+    tools: Sequence[str] = (),
+    said_recently: Sequence[dict[str, Any]] = (),
+) -> ChatPrompt:
+    """The system prompt: the built-in one (prompts/persona.py, in two parts), or
+    `context.system_prompt` (one part), placeholders filled.
+
+    The core context and memories blocks go where `{core_context}` and `{memories}` are; a
+    prompt of the run's own without a placeholder gets that block appended, so that neither is
+    silently lost. `{persona}` is the user's own persona when they set one, else the built-in
+    one; `{tools}` the sentences about `tools`, the names of the bound chat tools. What the user
+    said lately and the writer has not filed yet (`said_recently`) follows the memories block.
+    The running summary of a compacted conversation ends the instructions.
+    """
+    language = language or resolve_language(context.language)
+    core = dict(core_context or {})
+    own_persona = core.pop("persona", "").strip() or persona.PERSONA[language]
+    core["human"] = human_without(core.get("human", ""), memories)
+    block = format_core_context(core, language)
+    memories_block = _with_block(
+        format_memories(memories, language), format_said_recently(said_recently, language)
+    )
+
+    def filled(template: str) -> str:
+        if not block:
+            template = template.replace("{core_context}\n\n", "")
+        # str.replace, not str.format: a user's own prompt may contain other braces.
+        return (
+            template.replace("{current_time}", current_time_text(language))
+            .replace("{tools}", tool_guidance(tools, language))
+            .replace("{memories}", memories_block)
+            .replace("{core_context}", block)
+            .replace("{persona}", own_persona)
+        )
+
+    summary_block = format_summary(summary, language, tools)
+    if context.system_prompt:
+        template = context.system_prompt
+        if "{core_context}" not in template and block:
+            template = f"{template}\n\n{{core_context}}"
+        if "{memories}" not in template:
+            template = f"{template}\n\n{{memories}}"
+        return ChatPrompt(_with_block(filled(template), summary_block))
+    instructions = filled(persona.SYSTEM_PROMPTS[language])
+    return ChatPrompt(
+        _with_block(instructions, summary_block), filled(persona.CONTEXT_PROMPTS[language])
+    )
+
+
 def build_system_prompt(
     context: Context,
     memories: list[dict[str, Any]],
@@ -112,39 +190,41 @@ def build_system_prompt(
     tools: Sequence[str] = (),
     said_recently: Sequence[dict[str, Any]] = (),
 ) -> str:
-    """The system prompt: `context.system_prompt` or the built-in one, placeholders filled.
-
-    The core context and memories blocks go where `{core_context}` and `{memories}` are; a
-    prompt without a placeholder gets that block appended, so that neither is silently lost.
-    `{persona}` is the user's own persona when they set one, else the built-in one; `{tools}`
-    the sentences about `tools`, the names of the bound chat tools. What the user said lately
-    and the writer has not filed yet (`said_recently`) follows the memories block. The running
-    summary of a compacted conversation comes last.
-    """
-    language = language or resolve_language(context.language)
-    template = context.system_prompt or persona.SYSTEM_PROMPTS[language]
-    core = dict(core_context or {})
-    own_persona = core.pop("persona", "").strip() or persona.PERSONA[language]
-    core["human"] = human_without(core.get("human", ""), memories)
-    block = format_core_context(core, language)
-    if "{core_context}" not in template:
-        template = f"{template}\n\n{{core_context}}" if block else template
-    elif not block:
-        template = template.replace("{core_context}\n\n", "")
-    if "{memories}" not in template:
-        template = f"{template}\n\n{{memories}}"
-    said_block = format_said_recently(said_recently, language)
-    # str.replace, not str.format: a user's own prompt may contain other braces.
-    prompt = (
-        template.replace("{current_time}", current_time_text(language))
-        .replace("{tools}", tool_guidance(tools, language))
-        .replace("{memories}", _with_block(format_memories(memories, language), said_block))
-        .replace("{core_context}", block)
-        .replace("{persona}", own_persona)
-    )
-    summary_block = format_summary(summary, language, tools)
-    return f"{prompt}\n\n{summary_block}" if summary_block else prompt
+    """The system prompt as one message (build_chat_prompt's parts joined)."""
+    return build_chat_prompt(
+        context, memories, core_context, language, summary, tools, said_recently
+    ).whole
 
 
 def _with_block(text: str, block: str) -> str:
     return f"{text}\n\n{block}" if block else text
+
+
+def splits_prompt(model: str, layout: str) -> bool:
+    """Whether the chat model `model` ("provider/model") gets this turn's context as a second
+    system message (GULFSTREAM_PROMPT_LAYOUT `split`), else one system message (`single`).
+    `auto` splits for OpenAI and OpenAI-compatible servers, which take a system message anywhere
+    and reuse a cached prefix; Anthropic's API and some others refuse a system message after the
+    first user message."""
+    if layout == "auto":
+        return split_model_name(model)[0] in SPLIT_PROVIDERS
+    return layout == "split"
+
+
+def request_messages(
+    prompt: ChatPrompt, messages: Sequence[BaseMessage], split: bool, note: str = ""
+) -> list[BaseMessage]:
+    """The system prompt and the conversation as sent, `note` (this turn's tool results, a
+    nudge) ending the prompt. Split, the instructions come first and this turn's context just
+    before the user's latest message: from one turn to the next only the latest exchange and
+    the context are new to the model's cache, not the whole conversation."""
+    if not split or not prompt.context:
+        return [SystemMessage(content=prompt.whole + note), *messages]
+    starts = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
+    at = starts[-1] if starts else 0
+    return [
+        SystemMessage(content=prompt.instructions),
+        *messages[:at],
+        SystemMessage(content=prompt.context + note),
+        *messages[at:],
+    ]

@@ -25,6 +25,7 @@ from memory.writer.protocols import PROTOCOLS
 from memory.writer.timeouts import PREFILL_TOKENS_PER_SECOND
 
 WRITE_MODES = ("auto", "server", "local", "inline")
+PROMPT_LAYOUTS = ("auto", "split", "single")
 MAX_WRITE_DELAY_SECONDS = 3600
 DEFAULT_BUDGET_TOKENS = 16_000  # when the chat model's window is unknown
 DEFAULT_BUDGET_FRACTION = 0.5
@@ -118,6 +119,15 @@ class Settings:
             "help": "tool rounds per turn of the chat agent (then it answers without tools; 0: "
             "no tools, a small model's shortest prompt); the memory writer gets twice as many "
             "(a read, then its writes), at least 2"
+        },
+    )
+    prompt_layout: str = field(
+        default="auto",
+        metadata={
+            "help": "where the chat's per-turn context (time, memories) goes: split (a second "
+            "system message before the user's latest message, so a server's prompt cache keeps "
+            "the conversation), single (all in the first system message), auto (split for "
+            "OpenAI and OpenAI-compatible servers, else single)"
         },
     )
     allowed_models: tuple[str, ...] = field(
@@ -296,6 +306,11 @@ class Settings:
             raise ValueError(
                 f"GULFSTREAM_WRITER_PROTOCOL must be one of {', '.join(PROTOCOLS)}; "
                 f"got {self.writer_protocol!r}"
+            )
+        if self.prompt_layout not in PROMPT_LAYOUTS:
+            raise ValueError(
+                f"GULFSTREAM_PROMPT_LAYOUT must be one of {', '.join(PROMPT_LAYOUTS)}; "
+                f"got {self.prompt_layout!r}"
             )
         if not 0 <= self.max_tool_rounds <= 50:
             raise ValueError("GULFSTREAM_MAX_TOOL_ROUNDS must be 0 to 50")

@@ -15,11 +15,11 @@ from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     HumanMessage,
-    SystemMessage,
     ToolMessage,
 )
 from langgraph.errors import GraphBubbleUp
 
+from graph.prompting import ChatPrompt, request_messages
 from memory.writer.text_calls import parse_text_tool_calls
 from prompts.agent import (
     NO_ANSWER,
@@ -133,12 +133,13 @@ def folded_tool_rounds(messages: Sequence[BaseMessage]) -> tuple[list[BaseMessag
 
 
 def asked_without_tools(
-    prompt: str, messages: Sequence[BaseMessage], note: str = ""
+    prompt: ChatPrompt, messages: Sequence[BaseMessage], split: bool, note: str = ""
 ) -> list[BaseMessage]:
-    """The request for an answer without tools: the system `prompt`, this turn's tool results
-    folded into it (folded_tool_rounds) and `note`, then the conversation without the calls."""
+    """The request for an answer without tools: the system `prompt` (laid out as `split` says),
+    this turn's tool results folded into it (folded_tool_rounds) and `note`, then the
+    conversation without the calls."""
     kept, results = folded_tool_rounds(messages)
-    return [SystemMessage(content=prompt + results + note), *kept]
+    return request_messages(prompt, kept, split, results + note)
 
 
 def is_empty_answer(response: AIMessage) -> bool:

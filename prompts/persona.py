@@ -11,19 +11,18 @@ PERSONA = {
     "zh": "你是一位友善、乐于助人的助手，拥有关于这位用户的长期记忆。",
 }
 
-# The chat's system prompt. {persona}, {current_time}, {core_context}, {memories} and {tools}
-# are filled in; {tools} is one sentence per feature that is on (TOOL_GUIDANCE), nothing for
-# one that is off, so the model never hears of a tool it does not have. The closing line is for
-# small models: ending on a tool sentence, the 1.5B model repeated it to the user as its answer;
-# told only to "answer", it restated the user ("You said hello and introduced yourself as …").
+# The chat's system prompt, in two parts. SYSTEM_PROMPTS holds what stays the same from turn to
+# turn ({persona} and {tools} filled in; {tools} is one sentence per feature that is on,
+# TOOL_GUIDANCE, so the model never hears of a tool it does not have). CONTEXT_PROMPTS holds what
+# changes every turn ({current_time}, {core_context}, {memories}); for an OpenAI-compatible model
+# it is sent as a second system message just before the user's latest message, so the
+# instructions and the conversation before it are the same prefix every turn and llama-server,
+# vLLM or OpenAI reuse their cached reading of it (GULFSTREAM_PROMPT_LAYOUT, graph/prompting.py).
+# The closing line is for small models: ending on a tool sentence, the 1.5B model repeated it to
+# the user as its answer; told only to "answer", it restated the user ("You said hello and
+# introduced yourself as …").
 SYSTEM_PROMPTS = {
     "en": """{persona}
-
-Current time: {current_time}
-
-{core_context}
-
-{memories}
 
 Use what you remember when it helps, and do not pretend to remember what is not listed.{tools}
 
@@ -32,16 +31,23 @@ news; do not repeat or summarise their message. When they ask you to forget some
 you will forget it.""",
     "zh": """{persona}
 
-当前时间：{current_time}
-
-{core_context}
-
-{memories}
-
 在有帮助时运用你记得的内容；没有列出的内容不要假装记得。{tools}
 
 用你自己的话简短地回应用户刚说的话：回答问题、回应他们的消息；不要复述或总结他们的话。
 用户要求你忘记某件事时，告诉他们你会忘掉它。""",
+}
+
+CONTEXT_PROMPTS = {
+    "en": """Current time: {current_time}
+
+{core_context}
+
+{memories}""",
+    "zh": """当前时间：{current_time}
+
+{core_context}
+
+{memories}""",
 }
 
 # A sentence for a chat tool (graph/tools.py) the prompt should point out, said only while the

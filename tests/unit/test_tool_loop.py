@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 import graph.nodes as nodes
@@ -37,6 +37,11 @@ def chat_with(monkeypatch: pytest.MonkeyPatch, answers: Iterator[Any]) -> Script
     model = ScriptedModel(messages=answers)
     monkeypatch.setattr(nodes, "load_chat_model", lambda name, **_: model)
     return model
+
+
+def system_text(request: list[Any]) -> str:
+    """What a request's system messages say (the instructions, then this turn's context)."""
+    return "\n".join(str(m.content) for m in request if isinstance(m, SystemMessage))
 
 
 async def say(app: Any, text: str, thread: str = "t1") -> dict[str, Any]:
@@ -67,7 +72,7 @@ async def test_a_model_that_never_stops_calling_tools_answers_after_the_limit(in
     assert isinstance(last, AIMessage) and not last.tool_calls and last.content
     rounds = [m for m in state["messages"] if isinstance(m, AIMessage) and m.tool_calls]
     assert len(rounds) == 3 and len(model.seen) == 4  # three rounds, then one answer
-    assert "Tool limit" in model.seen[-1][0].content  # the last call is told to answer
+    assert "Tool limit" in system_text(model.seen[-1])  # the last call is told to answer
     assert state["memory_write"]["status"] in ("written", "skipped")  # the turn finished
 
 
@@ -80,7 +85,7 @@ async def test_the_limit_counts_this_turn_only(inline, monkeypatch):
         await say(app, "first")
         state = await say(app, "second")
     assert state["messages"][-1].content == "two"
-    assert "Tool limit" not in model.seen[2][0].content  # a new turn starts with tools again
+    assert "Tool limit" not in system_text(model.seen[2])  # a new turn starts with tools again
 
 
 async def test_a_provider_error_is_retried_once(inline, monkeypatch):
@@ -117,7 +122,7 @@ async def test_an_empty_answer_after_a_tool_result_is_asked_once_more(inline, mo
     model = chat_with(monkeypatch, answers)
     state = await say(compile_graph(checkpointer=InMemorySaver()), "What is my dog called?")
     assert state["messages"][-1].content == "It is Rex."
-    assert "in words" in model.seen[-1][0].content
+    assert "in words" in system_text(model.seen[-1])
 
 
 async def test_an_answer_wrapped_in_the_templates_tool_response_tags_reaches_the_user_bare(
@@ -141,7 +146,7 @@ async def test_an_answer_at_the_tool_limit_is_asked_without_tools_with_the_resul
         state = await say(compile_graph(checkpointer=InMemorySaver()), "What is my dog called?")
     assert state["messages"][-1].content == "It is Rex."
     last = model.seen[-1]
-    assert "Found with tools in this turn" in last[0].content
+    assert "Found with tools in this turn" in system_text(last)
     assert last[-1].content == "What is my dog called?"  # no tool exchange after the question
     assert "search_memory" not in str(model.seen[-1])  # no tool named: none is bound
 
