@@ -94,7 +94,7 @@ async def run_case(case: dict[str, Any], model: Any, protocol: str, tally: Tally
             started = time.monotonic()
             tally.turns += 1
             try:
-                await consumer.consume(turn, memory)
+                await consumer.consume(turn, memory.write_target)
             except MemoryWriteFailed as exc:
                 tally.failed_turns += 1
                 logging.getLogger("bench").info("%s: %s", case["id"], exc)
