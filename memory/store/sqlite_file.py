@@ -7,7 +7,8 @@ import os
 import sqlite3
 import struct
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -22,17 +23,38 @@ def open_wal(
 ) -> sqlite3.Connection:
     """A connection usable from any thread (callers hold their own lock), WAL, schema applied."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    connection = sqlite3.connect(
+        path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
+    )
     try:
-        connection.execute("PRAGMA journal_mode=WAL")
+        _while_locked(lambda: connection.execute("PRAGMA journal_mode=WAL"))
         if synchronous:
             connection.execute(f"PRAGMA synchronous={synchronous}")
-        connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        connection.executescript(schema)
+        _while_locked(lambda: connection.executescript(schema))
     except BaseException:
         connection.close()
         raise
     return connection
+
+
+def _while_locked(step: Callable[[], object]) -> None:
+    """Run `step`, again while SQLite says the file is locked, for up to the busy timeout.
+
+    Two processes opening a new file at once both read it and then ask for the write lock to
+    turn WAL on (or create the schema); SQLite answers one of them "database is locked" at once,
+    without waiting, because waiting could never end. Trying again from the start succeeds
+    once the other has finished."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.005
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
 
 
 @contextmanager
