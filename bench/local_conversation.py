@@ -82,25 +82,16 @@ async def one_run(data: Path) -> dict[str, Any]:
                 text = QUESTION
             started, first = time.monotonic(), 0.0
 
-            def seen(_: str, started: float = started) -> None:
+            def seen(_message: str, piece: str, started: float = started) -> None:
                 nonlocal first
-                first = first or time.monotonic() - started
+                if piece.strip():
+                    first = first or time.monotonic() - started
 
-            reply = await say(session, thread, text, seen)
+            reply = (await session.say(thread, text, on_text=seen)).text
             turns.append({"said": text, "reply": reply, "first_token": first,
                           "seconds": time.monotonic() - started})  # fmt: skip
         memories = [item.description for item in session.manager.list_items().values()]
     return {"turns": turns, "memories": sorted(memories)}
-
-
-async def say(session: Any, thread: str, text: str, on_text: Any) -> str:
-    """The reply, streamed when LocalSession can stream (first token seen), else whole."""
-    try:
-        reply = await session.say(thread, text, on_text=on_text)
-    except TypeError:  # a LocalSession without streaming
-        reply = await session.say(thread, text)
-        on_text(reply.text)
-    return str(reply.text)
 
 
 def judged(run: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from graph.cli.archive import search_command  # feature: archive
 from graph.cli.consolidate import tidy_up  # feature: consolidation
 from graph.cli.session import LocalSession
+from graph.cli.streaming import ReplyPrinter
 from graph.context import Context
 from graph.settings import get_settings, load_dotenv
 from memory.errors import MemoryNotFound
@@ -187,10 +188,15 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
             elif line.startswith("/"):
                 print(f"  unknown command. {HELP}")
             else:
-                reply = await session.say(thread_id, line, checkpoint_id=fork_from)
+                # The reply is printed while the model writes it (a small local model takes
+                # seconds); the memory writer's "(memory)" lines come after it.
+                printer = ReplyPrinter()
+                reply = await session.say(
+                    thread_id, line, checkpoint_id=fork_from, on_text=printer.piece
+                )
+                printer.finish(reply.text)
                 fork_from, last_cost = None, reply.cost
                 turn_ends.append(await session.latest_checkpoint_id(thread_id))
-                print(f"bot> {reply.text}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, AIMessageChunk
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from graph.agent import compile_graph
@@ -110,26 +110,53 @@ class LocalSession:
                 self.memory.remove_listener(self.on_memory_event)
             await self._stack.aclose()
 
-    async def say(self, thread_id: str, text: str, checkpoint_id: str | None = None) -> TurnReply:
+    async def say(
+        self,
+        thread_id: str,
+        text: str,
+        checkpoint_id: str | None = None,
+        on_text: Callable[[str, str], Any] | None = None,
+    ) -> TurnReply:
         """One user message on `thread_id`; returns the reply (memory is written afterwards).
 
         With `checkpoint_id` the message follows that earlier checkpoint of the thread instead
         of its latest one: a fork, which does not see the branch memories of its siblings.
+        `on_text(message_id, piece)` is called with each piece of the chat model's text as it
+        arrives (graph/cli/streaming.py decides what of it a user sees).
         """
         configurable = {"thread_id": thread_id}
         if checkpoint_id:
             configurable["checkpoint_id"] = checkpoint_id
-        state = await self._graph.ainvoke(
-            {"messages": [{"role": "user", "content": text}]},
-            {"configurable": configurable},
-            context=self.context,
-        )
+        turn = {"messages": [{"role": "user", "content": text}]}
+        config = {"configurable": configurable}
+        if on_text is None:
+            state = await self._graph.ainvoke(turn, config, context=self.context)
+        else:
+            state = await self._streamed(turn, config, on_text)
         last = state["messages"][-1]
         reply = last.text if isinstance(last, AIMessage) else str(last.content)
         related = list(state.get("related_memories", []))
         write, cost = dict(state.get("memory_write") or {}), dict(state.get("cost") or {})
         said = list(state.get("said_recently", []))
         return TurnReply(reply, related, write, cost, said)
+
+    async def _streamed(
+        self, turn: dict[str, Any], config: dict[str, Any], on_text: Callable[[str, str], Any]
+    ) -> dict[str, Any]:
+        # Only the agent node's model speaks to the user: the retriever's, the summariser's and
+        # the writer's calls stream too, under their own node names.
+        state: dict[str, Any] = {}
+        async for mode, payload in self._graph.astream(
+            turn, config, context=self.context, stream_mode=["messages", "values"]
+        ):
+            if mode == "values":
+                state = payload
+                continue
+            chunk, metadata = payload
+            if metadata.get("langgraph_node") == "agent" and isinstance(chunk, AIMessageChunk):
+                piece = chunk.content if isinstance(chunk.content, str) else chunk.text
+                on_text(str(chunk.id or ""), piece)
+        return state
 
     async def latest_checkpoint_id(self, thread_id: str) -> str:
         """The checkpoint the thread's last turn ended at (to fork from it later); "" for a

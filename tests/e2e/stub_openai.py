@@ -87,7 +87,9 @@ class StubOpenAI:
     answer takes `delay_seconds` (a hosted model's latency, for the benchmarks), a memory
     writer's `writer_delay_seconds` when given (a slow writer: turns keep waiting meanwhile). The
     first `failing_chat_requests` chat requests (not the writer's) are answered HTTP 500 with
-    llama.cpp's message for output it cannot parse, as a misbehaving local server does."""
+    llama.cpp's message for output it cannot parse, as a misbehaving local server does. A
+    streamed answer pauses `chunk_delay_seconds` before each piece (a small local model writes a
+    few words a second)."""
 
     def __init__(
         self,
@@ -95,9 +97,11 @@ class StubOpenAI:
         writer_delay_seconds: float | None = None,
         failing_chat_requests: int = 0,
         script: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        chunk_delay_seconds: float = 0.0,
     ):
         self.requests: list[dict[str, Any]] = []
         self.delay_seconds = delay_seconds
+        self.chunk_delay_seconds = chunk_delay_seconds
         self.writer_delay_seconds = writer_delay_seconds
         self.failing_chat_requests = failing_chat_requests
         self.script = script or scripted_reply  # another lane's writer may do more than create
@@ -149,6 +153,7 @@ class StubOpenAI:
                 self.send_header("Cache-Control", "no-cache")
                 self.end_headers()
                 for delta in _deltas(message):
+                    time.sleep(stub.chunk_delay_seconds)
                     chunk = _chunk(delta, None)
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
