@@ -19,6 +19,7 @@ from graph.settings import get_settings
 from graph.state import State
 from graph.summarizer import without_forgotten
 from graph.tool_loop import (
+    allowed_tool_rounds,
     answers_to_repeats,
     asked_without_tools,
     calls_written_as_text,
@@ -90,7 +91,8 @@ def forget_before_reading(run: RunMemory, state: State) -> dict[str, Any]:
 
 def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Answer with the chat model; core context and memories in the system prompt, the chat
-    tools bound for at most GULFSTREAM_MAX_TOOL_ROUNDS rounds (graph/tool_loop.py)."""
+    tools bound for at most GULFSTREAM_MAX_TOOL_ROUNDS rounds, GULFSTREAM_SMALL_MODEL_TOOL_ROUNDS
+    on a small model (graph/tool_loop.py)."""
     context = runtime.context if runtime.context is not None else Context()
     settings = get_settings()
     # No client retries: invoke_once_more_on_error is the one retry, then an error naming the
@@ -102,7 +104,7 @@ def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # At the limit (at once with GULFSTREAM_MAX_TOOL_ROUNDS=0) the model is asked without tools,
     # this turn's results folded into its prompt: with tool schemas in view a small model keeps
     # writing calls, without them it answers.
-    last_round = rounds >= settings.max_tool_rounds
+    last_round = rounds >= allowed_tool_rounds(settings, context.model)
     prompt = chat_prompt(state, context, () if last_round else tool_names(tools), budget)
     # Within the budget: compaction keeps the state small; this trims when it could not (a
     # failed summary, a cooldown, one turn larger than the budget).

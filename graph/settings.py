@@ -121,6 +121,15 @@ class Settings:
             "(a read, then its writes), at least 2"
         },
     )
+    small_model_tool_rounds: int = field(
+        default=0,
+        metadata={
+            "help": "tool rounds per chat turn for a model whose name says it is small (local, "
+            "or 4B or less), instead of max_tool_rounds: with tools bound the 1.5B local model "
+            "wrote a lookup as text on most turns and then answered the lookup instead of the "
+            "user; 0 binds none (the related memories are in its prompt either way)"
+        },
+    )
     prompt_layout: str = field(
         default="auto",
         metadata={
@@ -314,6 +323,8 @@ class Settings:
             )
         if not 0 <= self.max_tool_rounds <= 50:
             raise ValueError("GULFSTREAM_MAX_TOOL_ROUNDS must be 0 to 50")
+        if not 0 <= self.small_model_tool_rounds <= 50:
+            raise ValueError("GULFSTREAM_SMALL_MODEL_TOOL_ROUNDS must be 0 to 50")
         if not self.memory_backend.strip():
             raise ValueError("GULFSTREAM_MEMORY_BACKEND must name a backend")
         self.context_budget(None)  # a bad budget stops the start

@@ -20,6 +20,8 @@ from langchain_core.messages import (
 from langgraph.errors import GraphBubbleUp
 
 from graph.prompting import ChatPrompt, request_messages
+from graph.settings import Settings
+from memory.writer.protocols import is_small_model
 from memory.writer.text_calls import parse_text_tool_calls
 from prompts.agent import (
     NO_ANSWER,
@@ -32,6 +34,13 @@ logger = logging.getLogger(__name__)
 
 class ChatModelError(RuntimeError):
     """The chat model failed twice; the message names the model and the provider's answer."""
+
+
+def allowed_tool_rounds(settings: Settings, model: str) -> int:
+    """The chat's tool rounds per turn on `model`: GULFSTREAM_SMALL_MODEL_TOOL_ROUNDS for a
+    model whose name says it is small (as the writer's protocol is chosen), else
+    GULFSTREAM_MAX_TOOL_ROUNDS."""
+    return settings.small_model_tool_rounds if is_small_model(model) else settings.max_tool_rounds
 
 
 def this_turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]:

@@ -17,7 +17,8 @@ from graph.agent import compile_graph
 from graph.context import Context
 from graph.settings import Settings, use_settings
 from graph.tool_loop import ChatModelError
-from tests.e2e.stub_openai import PARSE_FAILURE, StubOpenAI
+from prompts.persona import PERSONA
+from tests.e2e.stub_openai import PARSE_FAILURE, STUB_MODEL, StubOpenAI
 
 CONFIG = {"configurable": {"thread_id": "t1"}}
 
@@ -28,10 +29,20 @@ def inline(tmp_path: Path, clean_process: Settings) -> Iterator[Settings]:
         yield s
 
 
-def say(app: Any, text: str) -> dict[str, Any]:
-    """One turn of user "u1" on the model served at OPENAI_BASE_URL."""
-    local = Context(user_id="u1", model="openai/local", writer_model="openai/local")
-    return app.invoke({"messages": [{"role": "user", "content": text}]}, CONFIG, context=local)
+def say(app: Any, text: str, model: str = "openai/local") -> dict[str, Any]:
+    """One turn of user "u1" on `model` served at OPENAI_BASE_URL."""
+    context = Context(user_id="u1", model=model, writer_model=model)
+    return app.invoke({"messages": [{"role": "user", "content": text}]}, CONFIG, context=context)
+
+
+def chat_tools_sent(stub: StubOpenAI) -> list[set[str]]:
+    """The tool names of each request of the chat agent (its system prompt opens with the
+    persona; the writer's and the archive digest's requests left out)."""
+    return [
+        {t["function"]["name"] for t in r.get("tools") or []}
+        for r in stub.requests
+        if str(r["messages"][0].get("content", "")).startswith(PERSONA["en"])
+    ]
 
 
 def chat_requests(stub: StubOpenAI) -> int:
@@ -68,8 +79,26 @@ def test_no_tool_rounds_sends_no_tools_and_names_none(
 ) -> None:
     with StubOpenAI() as stub, use_settings(inline, max_tool_rounds=0):
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
-        state = say(compile_graph(checkpointer=InMemorySaver()), "Hi")
+        state = say(compile_graph(checkpointer=InMemorySaver()), "Hi", f"openai/{STUB_MODEL}")
     (chat,) = [r for r in stub.requests if not r.get("tools")]
     assert "search_memory" not in chat["messages"][0]["content"]
     assert not any(r.get("tools") and "search_memory" in str(r["tools"]) for r in stub.requests)
     assert state["messages"][-1].text.startswith("STUB")
+
+
+def test_a_small_model_chats_without_tools_unless_the_server_allows_it_rounds(
+    inline: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The 1.5B local model, given tools, wrote a lookup as text on most turns and answered the
+    # lookup's result instead of the user (bench/local_conversation.py in docs/LOCAL_MODEL.md).
+    with StubOpenAI() as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        app = compile_graph(checkpointer=InMemorySaver())
+        say(app, "Hi", "openai/local")
+        say(app, "Hi again", "openai/qwen2.5:3b")
+        say(app, "And hello", f"openai/{STUB_MODEL}")
+        with use_settings(inline, small_model_tool_rounds=2):
+            say(app, "Hello once more", "openai/local")
+    small, sized, large, allowed = chat_tools_sent(stub)
+    assert small == set() and sized == set()
+    assert "search_memory" in large and "search_memory" in allowed
