@@ -64,6 +64,16 @@ JSON_REPAIR_ZH = """你的回答无法使用：{problem}。请只用 JSON 重新
 JSON_RESEND = """Done except: {problem}. Send again only those operations, corrected, as JSON
 {{"operations": [...]}} (the others are stored: do not repeat them), or {{"operations": []}}."""
 
+# When the answer stored nothing for a message that tells something about the user (a batch's
+# one Chinese message among English ones, memory/writer/coverage.py): asked for once more.
+JSON_MISSED = """Nothing was stored for these messages of the user: {problem}. If one tells
+something lasting about the user, send it now as JSON {{"operations": [...]}}, in the words and
+language the user used (the others are stored: do not repeat them); else {{"operations": []}}."""
+
+JSON_MISSED_ZH = """用户的这些话没有存下任何记忆：{problem}。如果其中有关于用户的长期信息，请现在以
+JSON {{"operations": [...]}} 发送，用用户的原话和语言（其他已保存，不要重复）；否则回答
+{{"operations": []}}。"""
+
 JSON_RESEND_ZH = """其余已完成，但：{problem}。请只重新发送这些操作（已改正），格式为 JSON
 {{"operations": [...]}}（其他已保存，不要重复），或 {{"operations": []}}。"""
 

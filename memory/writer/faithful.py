@@ -170,13 +170,20 @@ def main_language(text: str) -> str:
 
 def expected_languages(content: str, messages: Sequence[str], policy: str) -> set[str]:
     """The languages `content` may be in: the forced one (`policy` "en" or "zh"), else that of
-    each user message it shares a word with (all of them when it shares none): a fact the user
-    said in English is written in English even in a batch with a Chinese message."""
+    each user message it shares a word with (when it shares none, those of the messages in
+    other languages than its own): a fact the user said in English is written in English even
+    in a batch with a Chinese message, and the other way round."""
     if policy in ("en", "zh"):
         return {policy}
     words = evidence_words(content)
-    sources = [m for m in messages if words & evidence_words(m)] or list(messages)
-    return {main_language(message) for message in sources}
+    sources = [m for m in messages if words & evidence_words(m)]
+    if sources:
+        return {main_language(message) for message in sources}
+    # A word in common with none: not drawn from the messages in its own language, so a
+    # translation of one in another ("The user's favorite fruit is mango." of 我最喜欢的水果是
+    # 芒果。 in an English batch), or invented, which the grounding check refuses.
+    spoken = {main_language(message) for message in messages}
+    return spoken - {main_language(content)} or spoken
 
 
 def language_problem(content: str, messages: Sequence[str], policy: str = "auto") -> str | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory.prompts import writer_json as text
-from memory.writer.faithful import evidence_words, language_problem
+from memory.writer.faithful import evidence_words, expected_languages, language_problem
 from memory.writer.tools import FULL, MemoryToolkit
 
 MAX_OPERATIONS = 8  # a turn rarely holds more facts; bounds what a looping model can emit
@@ -31,6 +31,9 @@ class JsonOutcome:
     results: list[str] = field(default_factory=list)
     mistakes: list[str] = field(default_factory=list)  # unknown ids, missing fields, bad ops
     refused: list[str] = field(default_factory=list)  # guards: deletes nobody asked for, ...
+    # The languages a created fact was refused for not being in ("zh" for an English
+    # translation of a Chinese message): what memory/writer/coverage.py falls back on.
+    wrong_language: set[str] = field(default_factory=set)
 
     @property
     def applied(self) -> int:
@@ -209,6 +212,10 @@ def apply_operations(
         )
         if wrong is not None:  # before the grounding test, which a translation fails: asked again
             outcome.mistakes.append(f"{where} ({op}): {wrong}")
+            if op == "create":
+                outcome.wrong_language |= expected_languages(
+                    str(content), kit.user_messages, kit.language_policy
+                )
             continue
         if op in ("create", "update", "merge") and not _grounded(content, said):
             message = f"{where} ({op}) refused: {content!r} holds nothing the user said"

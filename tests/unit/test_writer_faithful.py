@@ -63,6 +63,10 @@ def test_a_memory_takes_the_language_of_the_message_it_came_from() -> None:
     assert expected_languages("用户叫Daniela Ortiz。", batch, "auto") == {"en"}
     assert expected_languages("用户最喜欢的水果是芒果。", batch, "auto") == {"zh"}
     assert expected_languages("User's favourite fruit is mango.", batch, "zh") == {"zh"}
+    # Sharing no word with any message, an English fact in this batch can only be a translation
+    # of the Chinese one (the 1.5B model's "The user's favorite fruit is mango."): Chinese.
+    assert expected_languages("The user's favorite fruit is mango.", batch, "auto") == {"zh"}
+    assert expected_languages("The user has a cat.", batch[:2], "auto") == {"en"}
 
 
 def ops(*operations: dict[str, Any]) -> str:

@@ -327,7 +327,7 @@ async def test_the_json_writer_is_shown_the_users_side_of_the_turn(alice):
     messages = ({"role": "user", "content": "My name is Li Wei and I live in Hangzhou."},
                 {"role": "assistant", "content": "I don't have any information about Li Wei. "
                  "Where is that?"})  # fmt: skip
-    model = RecordingModel(messages=iter([ops()]))
+    model = RecordingModel(messages=iter([ops(), ops()]))  # a fact left out is asked again
     turn = Turn("alice", "t1", messages, thread_id="s1")
     await MemoryConsumer(model, protocol="json").consume(turn, LongTermMemory(alice))
     shown = model.seen[0][1].text
@@ -403,3 +403,66 @@ def test_the_limit_follows_the_measured_speed_of_a_slow_healthy_model():
     assert pace.slowdown("openai/fast") == 1.0
     pace.record("openai/quick", 2.0, 2_000, 100)  # faster than configured: never below them
     assert pace.slowdown("openai/quick") == 1.0
+
+
+def batch(user: str, *texts: str) -> Turn:
+    """One writer turn holding several of the user's messages (a batch of a thread)."""
+    pairs = [
+        ({"role": "user", "content": t}, {"role": "assistant", "content": "OK."}) for t in texts
+    ]
+    messages = tuple(message for pair in pairs for message in pair)
+    return Turn(user, "b1", messages, thread_id="s1")
+
+
+async def test_a_fact_left_out_of_a_batch_is_asked_for_again_and_stored(alice):
+    # The 1.5B model filed the English facts of issue 32's conversation and left out the one
+    # Chinese message, "我最喜欢的水果是芒果。"
+    first = ops({"op": "create", "content": "The user's daughter Sofia turns seven next March.",
+                 "section": "people"})  # fmt: skip
+    second = ops({"op": "create", "content": "用户最喜欢的水果是芒果。", "section": "taste"})
+    model = RecordingModel(messages=iter([first, second]))
+    turn = batch("alice", "My daughter Sofia turns seven next March.", "我最喜欢的水果是芒果。",
+                 "haha ok, thanks")  # fmt: skip
+    result = await MemoryConsumer(model, protocol="json").consume(turn, LongTermMemory(alice))
+    assert result.applied and len(model.seen) == 2
+    asked_again = model.seen[1][-1].text
+    assert "我最喜欢的水果是芒果" in asked_again and "haha" not in asked_again
+    assert "Sofia" not in asked_again  # what was stored is not asked for
+    assert texts(alice) == [
+        "The user's daughter Sofia turns seven next March.",
+        "用户最喜欢的水果是芒果。",
+    ]
+
+
+async def test_a_batch_whose_facts_are_all_held_is_one_request(alice):
+    alice.add("用户最喜欢的水果是芒果。", "taste")  # said in an earlier turn: nothing to add
+    answer = ops({"op": "create", "content": "The user works as a veterinarian in Porto.",
+                  "section": "identity"})  # fmt: skip
+    model = RecordingModel(messages=iter([answer]))
+    turn = batch("alice", "I work as a veterinarian in Porto.", "我最喜欢的水果还是芒果。",
+                 "What's the weather like?", "Please forget that I like jazz.")  # fmt: skip
+    result = await MemoryConsumer(model, protocol="json").consume(turn, LongTermMemory(alice))
+    assert result.applied and len(model.seen) == 1
+
+
+async def test_a_fact_left_out_twice_is_not_invented_and_the_rest_stands(alice):
+    first = ops({"op": "create", "content": "The user works as a veterinarian.",
+                 "section": "identity"})  # fmt: skip
+    model = RecordingModel(messages=iter([first, ops()]))
+    turn = batch("alice", "I work as a veterinarian.", "我最喜欢的水果是芒果。")
+    result = await MemoryConsumer(model, protocol="json").consume(turn, LongTermMemory(alice))
+    assert result.applied and len(model.seen) == 2
+    assert texts(alice) == ["The user works as a veterinarian."]
+
+
+async def test_a_fact_translated_twice_is_kept_in_the_users_own_words(alice):
+    # Told twice that the fact was said in Chinese, the 1.5B model wrote it in English again.
+    english = {"op": "create", "content": "The user's favorite fruit is mango.", "section": "taste"}
+    first = ops({"op": "create", "content": "The user works as a veterinarian.",
+                 "section": "identity"}, english)  # fmt: skip
+    model = RecordingModel(messages=iter([first, ops(english)]))
+    turn = batch("alice", "I work as a veterinarian.", "我最喜欢的水果是芒果。")
+    result = await MemoryConsumer(model, protocol="json").consume(turn, LongTermMemory(alice))
+    assert result.applied and len(model.seen) == 2
+    assert "Chinese" in model.seen[1][-1].text
+    assert texts(alice) == ["The user works as a veterinarian.", "用户说：“我最喜欢的水果是芒果。”"]
