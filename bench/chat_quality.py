@@ -7,12 +7,12 @@ cores; `--dialogues 6` for a quicker run).
 The user's turns of public dialogues (tests/data/import_dialogues.jsonl: Synthetic-Persona-Chat, CC
 BY 4.0) that say something about them ("I'm a carpenter", "my dog"), three a dialogue, then "Please
 forget what I said about <the first turn's topic>", are sent one by one with the conversation so far
-to the 1.5B model (`make local-serve`, temperature 0). Each request is the graph's own
-(graph/prompting.py: `build_chat_prompt` and `request_messages`), as a turn sends it: a minute
-passes between turns, and the memories are the user's earlier turns of the dialogue (what the writer
-would have filed). Both layouts in the same run: `before` (the turn's context ahead of the
-instructions: the order before #32, the baseline), `single` (instructions first, all in the first
-system message) and `split` (this turn's context just before the user's latest message;
+to the 1.5B model (`--model 0.5b`: the smaller one; `make local-serve`, temperature 0). Each request
+is the graph's own (graph/prompting.py: `build_chat_prompt` and `request_messages`), as a turn sends
+it: a minute passes between turns, and the memories are the user's earlier turns of the dialogue
+(what the writer would have filed). Both layouts in the same run: `before` (the turn's context ahead
+of the instructions: the order before #32, the baseline), `single` (instructions first, all in the
+first system message) and `split` (this turn's context just before the user's latest message;
 GULFSTREAM_PROMPT_LAYOUT). The chat tools are bound as the agent binds them for `openai/local` on a
 first round (none: GULFSTREAM_SMALL_MODEL_TOOL_ROUNDS; `--tools bound` for all five, a call written
 as text counted as a call). Per split (dev | held-out: a dialogue is held out when the first eight
@@ -230,6 +230,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=TURNS_PER_DIALOGUE,
                         help="user turns a dialogue, before the forget request")  # fmt: skip
     parser.add_argument("--verbose", action="store_true", help="print every reply")
+    parser.add_argument("--model", default="1.5b", help="the local model: 1.5b or 0.5b")
     parser.add_argument("--layouts", default=",".join(LAYOUTS), help="comma-separated")
     parser.add_argument("--tools", choices=("graph", "bound", "none"), default="graph",
                         help="graph: as the agent binds them for openai/local")  # fmt: skip
@@ -241,7 +242,7 @@ def main() -> None:
 
     lines = DIALOGUES.read_text(encoding="utf-8").splitlines()
     dialogues = [json.loads(line) for line in lines[: args.dialogues]]
-    server = Server("1.5b")
+    server = Server(args.model)
     try:
         client = OpenAI(base_url=f"{server.base}/v1", api_key="local")
         show = print if args.verbose else (lambda _: None)

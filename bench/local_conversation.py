@@ -1,19 +1,19 @@
 """The local model as a new user meets it: issue 32's seven-turn conversation through `make chat`'s
 LocalSession, run three times, then a question in a new thread.
 
-Run: `make local-model`, then `.venv/bin/python bench/local_conversation.py` (about 10 minutes on
-2 cores); `--load` runs the same with two busy processes taking both cores; `--runs N`.
+Run: `make local-model`, then `.venv/bin/python bench/local_conversation.py` (about 2 minutes on
+2 cores; 6 with `--load`, two busy processes taking both cores meanwhile); `--runs N`.
 
 Each run is a new process, as a user starting `make chat` is: the README's local-model settings
 (chat and writer on `openai/local`, the YAML backend, the local queue, admission on), a fresh data
-folder, the 1.5B model served by `make local-serve` at temperature 0. The seven turns (a name, a
-job, small talk, a daughter and her age, a favourite fruit said in Chinese, thanks, a forget)
-are sent one by one; the session then waits for the writer; then "What is my daughter's name?"
-in a new thread. Per run: the live memories, which facts were kept (the name, the daughter, the
-fruit), whether the job was forgotten, whether each memory is in the language of the turn it
-came from (the fruit's in Chinese, the rest in English), the numbers and capitalised words a
-memory holds that no turn does (invented details), the reply in the new thread, and each turn's
-first-token and reply seconds. Then the same result over the runs: identical memories or not.
+folder, the 1.5B model (`--model 0.5b`) served by `make local-serve` at temperature 0. The seven
+turns (a name, a job, small talk, a daughter and her age, a favourite fruit said in Chinese, thanks,
+a forget) are sent one by one; the session then waits for the writer; then "What is my daughter's
+name?" in a new thread. Per run: the live memories, which facts were kept (the name, the daughter,
+the fruit), whether the job was forgotten, whether each memory is in the language of the turn it
+came from (the fruit's in Chinese, the rest in English), the numbers and capitalised words a memory
+holds that no turn does (invented details), the reply in the new thread, and each turn's first-token
+and reply seconds. Then the same result over the runs: identical memories or not.
 """
 
 from __future__ import annotations
@@ -117,6 +117,7 @@ def busy_cores(count: int) -> list[subprocess.Popen[bytes]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="1.5b", help="the local model: 1.5b or 0.5b")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--load", action="store_true", help="two busy processes meanwhile")
     parser.add_argument("--one-run", help=argparse.SUPPRESS)  # a data folder: one run, JSON out
@@ -124,7 +125,7 @@ def main() -> None:
     if args.one_run:
         print(json.dumps(asyncio.run(one_run(Path(args.one_run))), ensure_ascii=False))
         return
-    server = Server("1.5b")
+    server = Server(args.model)
     hogs = busy_cores(2) if args.load else []
     results = []
     try:

@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.store.manager import BaseMemoryManager
+from memory.store.sqlite_file import while_locked
 
 VECTORS_NAMESPACE = "memories_vectors"
 SIDECAR_SUFFIX = ".vectors.sqlite"
@@ -78,8 +79,9 @@ class SqliteVectors:
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
             conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(_SCHEMA)
+            # Processes opening a new file at once: one is told "locked" at once (while_locked).
+            while_locked(lambda: conn.execute("PRAGMA journal_mode=WAL"))
+            while_locked(lambda: conn.execute(_SCHEMA))
             conn.commit()
             self._conn = conn
         return self._conn

@@ -27,17 +27,17 @@ def open_wal(
         path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000
     )
     try:
-        _while_locked(lambda: connection.execute("PRAGMA journal_mode=WAL"))
+        while_locked(lambda: connection.execute("PRAGMA journal_mode=WAL"))
         if synchronous:
             connection.execute(f"PRAGMA synchronous={synchronous}")
-        _while_locked(lambda: connection.executescript(schema))
+        while_locked(lambda: connection.executescript(schema))
     except BaseException:
         connection.close()
         raise
     return connection
 
 
-def _while_locked(step: Callable[[], object]) -> None:
+def while_locked(step: Callable[[], object]) -> None:
     """Run `step`, again while SQLite says the file is locked, for up to the busy timeout.
 
     Two processes opening a new file at once both read it and then ask for the write lock to

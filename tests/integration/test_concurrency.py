@@ -73,10 +73,12 @@ def test_four_processes_lose_no_add_and_no_hit(backend: str, tmp_path: Path) -> 
     ]
     time.sleep(0.5)  # let every interpreter start, so that the writes really overlap
     go.touch()
-    for worker in workers:
-        out, err = worker.communicate(timeout=240)
-        assert worker.returncode == 0, err
-        assert out.strip() == "done"
+    # Every worker's end, not only the first one's: a worker that died leaves the others
+    # waiting for its first item, and its own error is the one that says why.
+    ended = [worker.communicate(timeout=240) for worker in workers]
+    failures = [f"worker {n}: {err.strip()}" for n, (_, err) in enumerate(ended) if err.strip()]
+    assert [worker.returncode for worker in workers] == [0] * WORKERS, "\n".join(failures)
+    assert [out.strip() for out, _ in ended] == ["done"] * WORKERS
 
     items = manager.list_items()
     descriptions = Counter(item.description for item in items.values())

@@ -37,6 +37,7 @@ from memory.store.document import MemoryDocument, MemoryTransaction
 from memory.store.item import MemoryItem, now_iso
 from memory.store.manager import BaseMemoryManager
 from memory.store.repair import item_from_raw
+from memory.store.sqlite_file import while_locked
 
 
 class SqliteMemoryManager(BaseMemoryManager):
@@ -70,13 +71,14 @@ class SqliteMemoryManager(BaseMemoryManager):
             return conn
         try:
             # isolation_level=None: we issue BEGIN/COMMIT ourselves.
-            conn = sqlite3.connect(
+            conn = opened = sqlite3.connect(
                 self.path,
                 timeout=BUSY_TIMEOUT_MS / 1000,
                 isolation_level=None,
                 check_same_thread=False,
             )
-            conn.execute("PRAGMA journal_mode=WAL")
+            # Processes opening a new file at once: one is told "locked" at once (while_locked).
+            while_locked(lambda: opened.execute("PRAGMA journal_mode=WAL"))
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA synchronous=FULL")  # a returned write survives power loss too
             if not self._schema_ready:
