@@ -73,12 +73,16 @@ async def one_run(data: Path) -> dict[str, Any]:
 
     context = Context(user_id="daniela", model="openai/local", writer_model="openai/local")
     turns: list[dict[str, Any]] = []
+    conversation_started, writer_wait = time.monotonic(), 0.0
     async with LocalSession(context, data) as session:
         session.exit_wait_seconds = 900
         for text in (*TURNS, None):
             thread = "first" if text is not None else "second"
             if text is None:  # the writer files the turns; then a new thread asks
+                waited = time.monotonic()
                 await session.wait_for_writes(timeout_seconds=900)
+                writer_wait = time.monotonic() - waited
+                written = time.monotonic() - conversation_started
                 text = QUESTION
             started, first = time.monotonic(), 0.0
 
@@ -91,7 +95,9 @@ async def one_run(data: Path) -> dict[str, Any]:
             turns.append({"said": text, "reply": reply, "first_token": first,
                           "seconds": time.monotonic() - started})  # fmt: skip
         memories = [item.description for item in session.manager.list_items().values()]
-    return {"turns": turns, "memories": sorted(memories)}
+    # A whole turn: the seven replies and the writer filing them, until the last is written.
+    return {"turns": turns, "memories": sorted(memories), "writer_wait": writer_wait,
+            "whole_turn": written / len(TURNS)}  # fmt: skip
 
 
 def judged(run: dict[str, Any]) -> dict[str, Any]:
@@ -156,10 +162,12 @@ def main() -> None:
     same = len({json.dumps(r["memories"], ensure_ascii=False) for r in results}) == 1
     firsts = [t["first_token"] for r in results for t in r["turns"]]
     replies = [t["seconds"] for r in results for t in r["turns"]]
+    whole = [r["whole_turn"] for r in results]
     print(f"== {len(results)} runs{' under load' if args.load else ''}: the same memories every "
           f"run: {same}; first token p50 {statistics.median(firsts):.1f} s, max "
           f"{max(firsts):.1f} s; reply p50 {statistics.median(replies):.1f} s, max "
-          f"{max(replies):.1f} s")  # fmt: skip
+          f"{max(replies):.1f} s; whole turn (replies and writing) p50 "
+          f"{statistics.median(whole):.1f} s, max {max(whole):.1f} s")  # fmt: skip
 
 
 def state(fact: dict[str, bool]) -> str:
@@ -170,7 +178,8 @@ def state(fact: dict[str, bool]) -> str:
 
 def report(number: int, run: dict[str, Any]) -> None:
     verdict = judged(run)
-    print(f"== run {number} ({run['wall']:.0f} s)")
+    print(f"== run {number} ({run['wall']:.0f} s; a whole turn {run['whole_turn']:.1f} s, the "
+          f"writer done {run['writer_wait']:.1f} s after the last reply)")  # fmt: skip
     for memory in run["memories"]:
         print(f"  memory: {memory}")
     facts = ", ".join(f"{fact} {state(v)}" for fact, v in verdict["facts"].items())

@@ -1,9 +1,10 @@
-"""A memory as the user said it: no number or date the turn does not hold, in the user's language.
+"""A memory as the user said it: no number, date or name the turn lacks, in the user's language.
 
 Checked after the model, on every create and update of both protocols (memory/writer/tools.py):
-a small model turns "she turns seven next March" into "birthday 2027-03-07" (a day nobody said)
-and writes an English turn's facts in Chinese. A refusal names the detail, so the model can send
-the fact again as it was said (memory/writer/json_writer.py asks once more).
+a small model turns "she turns seven next March" into "birthday 2027-03-07" (a day nobody said),
+names a daughter nobody named, and writes an English turn's facts in Chinese. A refusal names the
+detail, so the model can send the fact again as it was said (memory/writer/json_writer.py asks
+once more).
 """
 
 from __future__ import annotations
@@ -148,6 +149,39 @@ def invented_details(content: str, said: str, this_year: int | None = None) -> l
     return [str(number) for number in sorted(invented)]
 
 
+# A name in English text: a capitalised word inside a sentence ("… named Sofia", "用户叫Daniela"),
+# or one that opens it and owns something ("Sofia's school"); a sentence's first word is
+# otherwise just capitalised ("Loves mango"). In Chinese, what follows the words that give a
+# name ("用户的女儿叫小美"). Language names are how the writer says which language a fact was
+# in, not details of the user.
+_CAPITALISED = re.compile(r"(?<![A-Za-z'])[A-Z][a-z]+(?:'s)?(?![A-Za-z])")
+_SENTENCE_END = re.compile(r"(?:^|[.!?。！？:;\n])\s*[\"'“(]?$")
+_NOT_NAMES = frozenset(["user", "english", "chinese", "mandarin", "i"])
+_ZH_NAMED = re.compile(r"(?:名叫|叫做|名字是|名字叫|叫)([\u4e00-\u9fff]{2})")
+
+
+def invented_names(content: str, said: str) -> list[str]:
+    """The names in `content` that `said` does not hold (case aside)."""
+    said_lower = said.lower()
+    heard = set(re.findall(r"[a-z]+", said_lower))
+    invented: list[str] = []
+    for match in _CAPITALISED.finditer(content):
+        word = match.group()
+        possessive = word.endswith("'s")
+        name = word.removesuffix("'s")
+        opens_sentence = bool(_SENTENCE_END.search(content[: match.start()]))
+        if (opens_sentence and not possessive) or name.lower() in _NOT_NAMES:
+            continue
+        if _DAY_CUES.fullmatch(name) or _MONTH_CUES.fullmatch(name):
+            continue  # a day or month worked out from "tomorrow": the date check's concern
+        if name.lower() not in heard and name not in invented:
+            invented.append(name)
+    for name in _ZH_NAMED.findall(content):
+        if name not in said and name not in invented:
+            invented.append(name)
+    return invented
+
+
 def evidence_words(text: str) -> set[str]:
     """What ties a memory to what was said: Latin words of three letters or more, and every
     pair of adjacent CJK characters (overlapping: "用户叫王芳" holds "王芳" as "我叫王芳" does),
@@ -204,10 +238,14 @@ def unfaithful(
     messages: Sequence[str] = (),
     policy: str = "auto",
     this_year: int | None = None,
+    remembered: str = "",
 ) -> str | None:
     """Why `content` may not be stored as a memory of a turn whose words are `said` (the user's
-    `messages` among them, in the turn's language `policy`), or None when it may."""
-    invented = invented_details(content, said, this_year)
+    `messages` among them, in the turn's language `policy`), or None when it may. A name the
+    user's other memories hold (`remembered`) was said before: it may be repeated."""
+    invented = invented_details(content, said, this_year) + invented_names(
+        content, f"{said}\n{remembered}"
+    )
     if invented:
         return (
             f"the text {INVENTED} say ({', '.join(invented)}): write only what the user said, "

@@ -370,12 +370,14 @@ class MemoryToolkit:
         return text
 
     def _check_faithful(self, text: str, *stored: str) -> None:
-        """Refuse a text with a number or date nobody said, or in another language than the
+        """Refuse a text with a number, date or name nobody said, or in another language than the
         user's (`stored`: the memories it rewrites, whose details it may keep)."""
         if not self.evidence:
             return
         said = "\n".join([self.evidence, *stored])
-        problem = unfaithful(text, said, self.user_messages, self.language_policy, self.this_year)
+        remembered = "\n".join(memory.description for memory in self.view.live.values())
+        problem = unfaithful(text, said, self.user_messages, self.language_policy, self.this_year,
+                             remembered)  # fmt: skip
         if problem is not None:
             raise ToolCallError(f"{problem}. Nothing was stored; send the fact again.")
 

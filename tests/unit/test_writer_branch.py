@@ -78,7 +78,8 @@ async def test_the_model_chooses_the_scope_and_the_prompt_states_the_rule(manage
         ),
         AIMessage("done"),
     ]
-    result, model = await consume(manager, script, at=ROOT, lineage=ROOT_LINEAGE)
+    result, model = await consume(manager, script, "I'm Ana. Let's plan the trip.", at=ROOT,
+                                  lineage=ROOT_LINEAGE)  # fmt: skip
     assert result.applied
     system = " ".join(str(model.seen[0][0].content).split())
     assert 'scope "branch"' in system and 'scope "user"' in system
@@ -143,7 +144,8 @@ async def test_updating_an_ancestors_branch_memory_writes_a_copy(manager) -> Non
         step(call("update_memory", id=2, content="We plan a trip to Braga.", reason="changed")),
         AIMessage("done"),
     ]
-    result, model = await consume(manager, script, at=FORK, lineage=FORK_LINEAGE)
+    result, model = await consume(manager, script, "Let's go to Braga instead.", at=FORK,
+                                  lineage=FORK_LINEAGE)  # fmt: skip
     assert tool_replies(model)[1] == "Updated memory 2."  # the model sees plain success
     assert [c.op for c in result.changes] == ["add", "update"]
     assert manager.get("plan").to_dict() == before  # the ancestor is byte-stable

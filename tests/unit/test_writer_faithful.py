@@ -14,7 +14,13 @@ from langchain_core.messages import AIMessage
 from memory.long_term import LongTermMemory
 from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.writer import MemoryConsumer
-from memory.writer.faithful import expected_languages, invented_details, main_language
+from memory.writer.faithful import (
+    expected_languages,
+    invented_details,
+    invented_names,
+    main_language,
+    unfaithful,
+)
 from memory.writer.turn import Turn
 from tests.fakes import ScriptedModel
 
@@ -54,6 +60,46 @@ def test_a_detail_nobody_said_is_found(content: str, said: str) -> None:
 )
 def test_what_was_said_or_worked_out_from_now_passes(content: str, said: str) -> None:
     assert invented_details(content, said, THIS_YEAR) == []
+
+
+@pytest.mark.parametrize(
+    ("content", "said", "invented"),
+    [
+        # a daughter nobody named, in English and Chinese
+        ("User's daughter is named Sofia.", "My daughter turns seven next March.", ["Sofia"]),
+        ("用户的女儿叫小美。", "我女儿明年三月满七岁。", ["小美"]),
+        # a surname added to the name the user gave
+        ("User's name is Daniela Ortiz.", "Hi, I'm Daniela.", ["Ortiz"]),
+        # an employer or a city the user did not name
+        ("User works as a veterinarian at Petco.", "I work as a veterinarian.", ["Petco"]),
+        ("User lives in Lisbon, Portugal.", "I live in Lisbon.", ["Portugal"]),
+        # a name opening the sentence, owning something
+        ("Sofia's school is near the user's home.", "My daughter's school is close by.", ["Sofia"]),
+    ],
+)
+def test_a_name_nobody_said_is_found(content: str, said: str, invented: list[str]) -> None:
+    assert invented_names(content, said) == invented
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ("User's name is Daniela Ortiz.", "hi, i'm daniela ortiz"),  # case aside
+        ("用户叫Daniela Ortiz。", "Hi, I'm Daniela Ortiz."),
+        ("用户的女儿叫小美。", "我女儿叫小美，今年六岁。"),
+        ("Loves mangoes more than any other fruit.", "I love mangoes."),  # a capitalised opening
+        ("User has a dentist appointment on Monday.", "I have the dentist tomorrow."),
+        ("User said in Chinese that mango is their favourite fruit.", "我最喜欢的水果是芒果。"),
+    ],
+)
+def test_names_that_were_said_pass(content: str, said: str) -> None:
+    assert invented_names(content, said) == []
+
+
+def test_a_name_another_memory_holds_may_be_repeated() -> None:
+    fact, said = "User's daughter Sofia loves mangoes.", "She loves mangoes."
+    assert unfaithful(fact, said) is not None
+    assert unfaithful(fact, said, remembered="User's daughter is named Sofia.") is None
 
 
 def test_a_memory_takes_the_language_of_the_message_it_came_from() -> None:
@@ -150,3 +196,14 @@ def test_a_batch_mostly_in_english_gets_the_english_instructions() -> None:
                  "My daughter Sofia is six.", "我最喜欢的水果是芒果。")  # fmt: skip
     assert consumer.prompts_for(batch).language == "en"
     assert consumer.prompts_for(turn("alice", "我最喜欢的水果是芒果。")).language == "zh"
+
+
+async def test_json_asks_again_for_an_invented_name(alice) -> None:
+    first = ops({"op": "create", "content": "User's daughter Sofia turns seven next March.",
+                 "section": "family"})  # fmt: skip
+    again = ops({"op": "create", "content": "User's daughter turns seven next March.",
+                 "section": "family"})  # fmt: skip
+    model = ScriptedModel(messages=iter([AIMessage(first), AIMessage(again)]))
+    said = turn("alice", "My daughter turns seven next March.")
+    await MemoryConsumer(model, protocol="json").consume(said, LongTermMemory(alice))
+    assert stored(alice) == ["User's daughter turns seven next March."]
