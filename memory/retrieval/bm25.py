@@ -138,7 +138,8 @@ class MechanicalRetriever:
             if needle in entry.description.casefold() or needle in entry.theme.casefold()
         ]
         reading = read_query(query, index.theme_keys)
-        ranked = index.search(reading.tokens, limit, favour_recent=reading.time_cue)
+        ranked = index.search(reading.tokens, limit, favour_recent=reading.time_cue,
+                              newest_first=reading.current)  # fmt: skip
         return list(dict.fromkeys(literal + [index.entries[i].id for i in ranked]))[:limit]
 
     def rank(self, index: Bm25Index, query: str, limit: int, broad: bool = True) -> list[int]:
@@ -156,4 +157,5 @@ class MechanicalRetriever:
             return self.fused(index, reading, query, limit, hotness=hotness,
                               min_score=self.min_score)  # fmt: skip
         return index.search(reading.tokens, limit, favour_recent=reading.time_cue,
-                            hotness=hotness, min_score=self.min_score)  # fmt: skip
+                            newest_first=reading.current, hotness=hotness,
+                            min_score=self.min_score)  # fmt: skip

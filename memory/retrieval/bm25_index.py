@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -26,6 +26,9 @@ from memory.text.tokenize import tokenize
 K1 = 1.5
 B = 0.75
 RECENCY_HALF_LIFE_DAYS = 7.0
+# How much a question about the current value lifts the newest answer (`Bm25Index.newness`):
+# chosen on the tuning splits of the knowledge-update sets (bench/recall_kinds.py --updates).
+NEWNESS_LIFT = 1.0
 # An update appends changed items and marks their old positions dead; past this share of dead
 # positions the next revision is indexed from scratch.
 MAX_DEAD_SHARE = 0.25
@@ -272,6 +275,7 @@ class Bm25Index:
         limit: int,
         favour_recent: bool = False,
         *,
+        newest_first: bool = False,
         hotness: HotnessOf | None = None,
         min_score: float = 0.0,
     ) -> list[int]:
@@ -281,7 +285,7 @@ class Bm25Index:
         scoring below that fraction of the best are left out (the best never is)."""
         if limit <= 0:
             return []
-        candidates, scores = self._score(tokens, favour_recent)
+        candidates, scores = self._score(tokens, favour_recent, newest_first)
         if min_score > 0 and len(scores):
             strong = scores >= min_score * scores.max()
             candidates, scores = candidates[strong], scores[strong]
@@ -311,11 +315,11 @@ class Bm25Index:
         return [int(candidates[i]) for i in ranked[:limit]]
 
     def scored(
-        self, tokens: list[str], favour_recent: bool = False
+        self, tokens: list[str], favour_recent: bool = False, newest_first: bool = False
     ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
         """Every live match: positions and their BM25 scores (unordered), for a fusion that
         weighs scores rather than ranks."""
-        return self._score(tokens, favour_recent)
+        return self._score(tokens, favour_recent, newest_first)
 
     def written_on(self, days: tuple[int, ...]) -> npt.NDArray[np.intp]:
         """Live positions written on one of `days` (month * 100 + day), any year."""
@@ -372,7 +376,7 @@ class Bm25Index:
         return {self.entries[c].id: float(s) for c, s in zip(candidates, scores, strict=True)}
 
     def _score(
-        self, tokens: list[str], favour_recent: bool
+        self, tokens: list[str], favour_recent: bool, newest_first: bool = False
     ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float64]]:
         count = self.size
         nothing = (np.zeros(0, dtype=np.int32), np.zeros(0))
@@ -403,11 +407,24 @@ class Bm25Index:
             return nothing
         candidates, inverse = np.unique(np.concatenate(doc_parts), return_inverse=True)
         scores = np.bincount(inverse, weights=np.concatenate(weight_parts)).astype(np.float64)
+        if newest_first:
+            scores = scores * self.newness(candidates)
         if favour_recent:
             # A time cue ("上周", "lately") lifts recent items by up to 30% of the best BM25 score.
             age_days = np.maximum(time.time() - self.updated_at[candidates], 0.0) / 86400.0
             scores = scores + 0.3 * scores.max() * np.power(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
         return candidates, scores
+
+    def newness(self, positions: Sequence[int] | npt.NDArray[np.int32]) -> npt.NDArray[np.float64]:
+        """For a question about the current value ("where do I live now?"): a factor of 1 to
+        1 + `NEWNESS_LIFT` for each of `positions`, by its age next to the newest of them
+        rather than to the clock: in an imported history every memory is months old, and "now"
+        still means the later of two homes. Memories of one age get the same factor, so keep
+        their order."""
+        at = self.updated_at[np.asarray(positions, dtype=np.int64)]
+        newest = min(float(at.max()), time.time()) if len(at) else 0.0
+        age_days = np.maximum(newest - at, 0.0) / 86400.0
+        return 1.0 + NEWNESS_LIFT * np.power(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
 
     # Orders for broad queries and hybrid's extras: computed on first use, once per index.
 

@@ -10,12 +10,14 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from memory.retrieval.bm25_index import Bm25Index, HotnessOf
-from memory.retrieval.query import QueryReading
+from memory.retrieval.query import QueryReading, is_bare_question
 
 if TYPE_CHECKING:
     from memory.retrieval.semantic import ChannelStatus
@@ -38,7 +40,9 @@ class FusionWeights:
     close, chit-chat, a query the model does not understand) weighs nothing; `lexical_gap`
     also lowers it when BM25's first place stands out from its second. Fitted on the tuning
     splits of tests/data/memorybank_set.json and of REALTALK's chats with
-    bench/dialogue_recall.py; the held-out splits check them (docs/MEMORY.md has both).
+    bench/dialogue_recall.py; the bare-question factor and the newness of
+    `Bm25Index.newness` on the tuning splits of every set in tests/data/recall_sets/, kept
+    because no held-out split got worse (bench/recall_kinds.py; docs/MEMORY.md has both).
     """
 
     embedding: float = 0.7
@@ -56,6 +60,10 @@ class FusionWeights:
     # conversation created next. Fitted on the tuning split (docs/MEMORY.md); 0 off.
     next_in_conversation: float = 0.5
     conversation_sources: int = 5
+    # A memory that is only a question ("What is your favourite band?") knows nothing: its
+    # fused score is multiplied by this (1 off). Embeddings put such memories next to the
+    # user's own questions, above the statement that answers them.
+    bare_question: float = 0.5
 
 
 DEFAULT_WEIGHTS = FusionWeights()
@@ -71,13 +79,16 @@ def fuse_scores(
     hotness: HotnessOf | None = None,
     lexical_coverage: float = 1.0,
     next_in_conversation: Callable[[int], int | None] | None = None,
+    prior: Callable[[list[int]], npt.NDArray[np.float64]] | None = None,
 ) -> list[int]:
     """Items ordered by the fused score of `lexical` (item, BM25 score) and `semantic` (item,
     cosine, best first) plus the `dated` items (written on a day the query names) and a share
     of the best ones' scores for the memory their conversation created next
-    (`next_in_conversation(item)`, `Bm25Index.next_in_conversation`); equal scores go to the
-    hotter item, then to BM25's order, then to the embedding's. `lexical_coverage` is how much
-    of the query BM25's best match holds (`Bm25Index.coverage`)."""
+    (`next_in_conversation(item)`, `Bm25Index.next_in_conversation`), each score multiplied
+    by its item's `prior` (`FusedRanking.prior`: newer answers to a question about now, bare
+    questions lower); equal scores go to the hotter item, then to BM25's order, then to the
+    embedding's. `lexical_coverage` is how much of the query BM25's best match holds
+    (`Bm25Index.coverage`)."""
     scores: dict[int, float] = {}
     first_seen: dict[int, int] = {}
     best_lexical = max((score for _, score in lexical), default=0.0)
@@ -103,6 +114,9 @@ def fuse_scores(
         first_seen.setdefault(item, len(first_seen))
     if next_in_conversation is not None and weights.next_in_conversation > 0:
         _pass_to_next(scores, first_seen, next_in_conversation, weights)
+    if prior is not None and scores:
+        factors = prior(list(scores)).tolist()
+        scores = {item: score * f for (item, score), f in zip(scores.items(), factors, strict=True)}
     return _ordered(scores, first_seen, limit, hotness)
 
 
@@ -251,18 +265,31 @@ class FusedRanking:
         dated = dated_shortlist(index, reading, depth, (lexical, semantic))
         if not semantic and not dated:
             return index.search(reading.tokens, limit, favour_recent=reading.time_cue,
-                                hotness=hotness, min_score=min_score)  # fmt: skip
+                                newest_first=reading.current, hotness=hotness,
+                                min_score=min_score)  # fmt: skip
         coverage = best_coverage(index, reading, lexical, self.weights)
         return fuse_scores(lexical, semantic, limit, dated=dated, weights=self.weights,
                            hotness=hotness, lexical_coverage=coverage,
-                           next_in_conversation=index.next_in_conversation)  # fmt: skip
+                           next_in_conversation=index.next_in_conversation,
+                           prior=partial(self.prior, index, reading))  # fmt: skip
+
+    def prior(
+        self, index: Bm25Index, reading: QueryReading, items: list[int]
+    ) -> npt.NDArray[np.float64]:
+        """A factor per candidate: the newer answers first for a question about the current
+        value (`Bm25Index.newness`), a memory that only asks a question lower."""
+        factors = index.newness(items) if reading.current else np.ones(len(items))
+        if self.weights.bare_question != 1.0:
+            asks = [is_bare_question(index.entries[item].description) for item in items]
+            factors = factors * np.where(asks, self.weights.bare_question, 1.0)
+        return factors
 
 
 def lexical_shortlist(
     index: Bm25Index, reading: QueryReading, depth: int, min_score: float = 0.0
 ) -> list[tuple[int, float]]:
     """BM25's `depth` best `(position, score)`, without those under `min_score` of the best."""
-    candidates, scores = index.scored(reading.tokens, reading.time_cue)
+    candidates, scores = index.scored(reading.tokens, reading.time_cue, reading.current)
     if not len(scores):
         return []
     if min_score > 0:

@@ -35,6 +35,10 @@ _TIME_CUES_EN = re.compile(
     r"\b(recent|recently|lately|latest|last (week|weekend|month|night)|this (week|month)|"
     r"yesterday|today|tonight|nowadays|these days|just now|new)\b"
 )
+# A question about the current value of something that may have changed ("where do I live
+# now?", "我现在住在哪里？"): the newest of the memories that answer it comes first.
+_CURRENT_CUES_ZH = ("现在", "目前", "如今", "当前")
+_CURRENT_CUES_EN = re.compile(r"\b(now|currently|current|anymore|any more|still)\b")
 _PUNCTUATION = re.compile(r"[\s\W_]+", re.UNICODE)
 
 
@@ -48,6 +52,7 @@ class QueryReading:
     time_cue: bool
     theme_key: str | None = None
     dates: tuple[int, ...] = ()
+    current: bool = False
 
 
 def theme_key(text: str) -> str:
@@ -64,6 +69,7 @@ def read_query(query: str, theme_keys: frozenset[str] = frozenset()) -> QueryRea
     """
     text = normalize(query)
     time_cue = any(cue in text for cue in _TIME_CUES_ZH) or bool(_TIME_CUES_EN.search(text))
+    current = any(cue in text for cue in _CURRENT_CUES_ZH) or bool(_CURRENT_CUES_EN.search(text))
     tokens = tokenize(text)
     remainder = _ABOUT_ME_EN.sub(" ", text)
     for phrase in (*_ABOUT_ME_ZH, *_FILLER_ZH):
@@ -78,4 +84,22 @@ def read_query(query: str, theme_keys: frozenset[str] = frozenset()) -> QueryRea
     if remainder_key and remainder_key in theme_keys:
         return QueryReading(tokens, broad=True, time_cue=time_cue, theme_key=remainder_key)
     # Nothing left to search for: the broad order (recent, much-used) beats an empty answer.
-    return QueryReading(tokens, broad=not content, time_cue=time_cue, dates=dates_in(text))
+    return QueryReading(tokens, broad=not content, time_cue=time_cue, dates=dates_in(text),
+                        current=current)  # fmt: skip
+
+
+_CLAUSE_END = re.compile(r"[.!。！?？,，;；]")
+_LATIN_WORD = re.compile(r"[A-Za-z0-9'’]+")
+_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
+_SPEAKER = re.compile(r"^[\w .'-]{1,30}:\s+")
+
+
+def is_bare_question(text: str, max_words: int = 10) -> bool:
+    """Whether a memory's text is only a short question ("What's your favourite band?", "Kate:
+    how was the trip?", "你住在哪里？"): one clause of at most `max_words` words (two Chinese
+    characters a word), ending in a question mark. A turn that answers and then asks back is
+    not, nor a question that carries a fact ("I just moved to Porto, any tips?")."""
+    body = _SPEAKER.sub("", text.strip(), count=1).rstrip()
+    if not body.endswith(("?", "？")) or _CLAUSE_END.search(body.rstrip("?？ ")):
+        return False
+    return len(_LATIN_WORD.findall(body)) + len(_CJK_CHAR.findall(body)) / 2 <= max_words

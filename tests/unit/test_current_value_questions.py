@@ -1,0 +1,98 @@
+"""A question about now finds the newest answer, and a memory that only asks a question does not
+answer one: in an imported history (every memory months old) "where do I live now?" puts the
+later home first, and "what's your favourite sport?" kept as a memory yields to the statement."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory import LongTermMemory, open_memory_manager
+from memory.retrieval.embedder import OfflineEncoder
+from memory.retrieval.evaluation import write_items
+from memory.retrieval.query import is_bare_question, read_query
+from memory.store.item import MemoryItem
+
+needs_model = pytest.mark.skipif(not OfflineEncoder.available(), reason="offline model missing")
+
+
+def said(text: str, day: str) -> MemoryItem:
+    """A memory of a conversation on `day` of 2024 (an imported history: long before today)."""
+    item = MemoryItem.create(text, "conversation", "test", origin={"thread_id": day})
+    when = f"2024-{day}T10:00:00+00:00"
+    item.latest_update_time = when
+    item.history[-1]["time"] = when
+    return item
+
+
+OTHERS = {
+    "dog": said("My dog loves long walks on the beach.", "01-25"),
+    "job": said("I work as a nurse at the city hospital.", "01-15"),
+    "film": said("I watched a movie about a famous boxer.", "02-03"),
+}
+
+
+def found(tmp_path: Path, items: dict[str, MemoryItem], question: str) -> list[str]:
+    manager = open_memory_manager(f"sqlite:{tmp_path / 'memory.db'}", "alice")
+    write_items(manager, items)
+    memory = LongTermMemory(manager)
+    assert memory.retrievers.catch_up(max_missing=len(items), timeout=300)
+    return [m["id"] for m in memory.get_related_memory_from(question, "mechanical", 5)]
+
+
+@needs_model
+def test_where_do_i_live_now_puts_the_later_home_first(tmp_path: Path) -> None:
+    # The older statement matches the words better (shorter): without "now" it stays first.
+    items = {
+        "lisbon": said("I live in Lisbon.", "01-10"),
+        "porto": said("Since the move in February I live in Porto with my sister.", "02-20"),
+        **OTHERS,
+    }
+    assert found(tmp_path / "now", items, "Where do I live now?")[:2] == ["porto", "lisbon"]
+    assert found(tmp_path / "plain", items, "Where do I live?")[:2] == ["lisbon", "porto"]
+
+
+@needs_model
+def test_a_question_about_now_in_chinese_puts_the_later_home_first(tmp_path: Path) -> None:
+    items = {
+        "hangzhou": said("我住在杭州。", "01-10"),
+        "shanghai": said("搬家以后我和妹妹一起住在上海浦东。", "02-20"),
+        "dog": said("我的狗喜欢在海边散步。", "01-25"),
+        "job": said("我在医院当护士。", "01-15"),
+    }
+    assert found(tmp_path / "now", items, "我现在住在哪里？")[:2] == ["shanghai", "hangzhou"]
+    assert found(tmp_path / "plain", items, "我住在哪里？")[:2] == ["hangzhou", "shanghai"]
+
+
+@needs_model
+def test_a_memory_that_only_asks_yields_to_the_one_that_answers(tmp_path: Path) -> None:
+    items = {
+        "asked": said("What's your favorite sport?", "03-01"),
+        "answer": said("My favorite sport is soccer, I play every Sunday.", "02-01"),
+        **OTHERS,
+    }
+    assert found(tmp_path, items, "What is my favorite sport?")[:2] == ["answer", "asked"]
+
+
+@pytest.mark.parametrize(
+    ("text", "bare"),
+    [
+        ("What's your favorite sport?", True),
+        ("Kate: how was the trip to Rome?", True),
+        ("你住在哪里？", True),
+        ("My favorite sport is soccer.", False),
+        ("I moved last week. Where do you live?", False),  # a statement, then a question back
+        ("2024-05-01 User: any ideas? AI: Try the museum.", False),
+    ],
+)
+def test_a_bare_question_is_one_sentence_ending_in_a_question_mark(text: str, bare: bool) -> None:
+    assert is_bare_question(text) is bare
+
+
+def test_now_and_currently_ask_for_the_current_value() -> None:
+    for question in ("Where do I live now?", "What do I currently do for work?", "我现在住在哪里？",
+                     "你目前在做什么工作？"):  # fmt: skip
+        assert read_query(question).current
+    assert not read_query("Where did I live in 2019?").current
+    assert not read_query("Do you know my dog's name?").current
