@@ -122,8 +122,11 @@ def chosen(queries: list[dict[str, Any]], limit: int | None) -> list[dict[str, A
 def run_set(data: dict[str, Any], limit: int | None, folder: Path) -> dict[str, list[dict]]:
     """Each asked question's ranks under both retrievals: {split: [{type, relevant, bm25,
     fused}]}; only pools holding an asked question are loaded."""
-    asked = [q for split in SPLITS
-             for q in chosen([q for q in data["queries"] if q["split"] == split], limit)]
+    asked = [
+        q
+        for split in SPLITS
+        for q in chosen([q for q in data["queries"] if q["split"] == split], limit)
+    ]
     by_pool: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for query in asked:
         by_pool[query["pool"]].append(query)
@@ -145,8 +148,9 @@ def run_set(data: dict[str, Any], limit: int | None, folder: Path) -> dict[str, 
             for name, memory in (("bm25", plain), ("fused", fused)):
                 found = memory.get_related_memory_from(query["question"], "mechanical", 10)
                 ranks[name] = [r["id"] for r in found]
-            results[query["split"]].append({"type": query["type"],
-                                            "relevant": set(query["relevant"]), **ranks})
+            results[query["split"]].append(
+                {"type": query["type"], "relevant": set(query["relevant"]), **ranks}
+            )
         plain.close()
         fused.close()
     return results
@@ -167,16 +171,23 @@ def scores(rows: list[dict], name: str) -> tuple[float, float, float]:
 def line(label: str, rows: list[dict]) -> str:
     b5, b10, ball = scores(rows, "bm25")
     f5, f10, fall = scores(rows, "fused")
-    return (f"{label:<34} {len(rows):>5} | {b5:6.3f} {b10:6.3f} {ball:6.3f} | "
-            f"{f5:6.3f} {f10:6.3f} {fall:6.3f} | {f5 - b5:+6.3f} {f10 - b10:+6.3f}")
+    return (
+        f"{label:<34} {len(rows):>5} | {b5:6.3f} {b10:6.3f} {ball:6.3f} | "
+        f"{f5:6.3f} {f10:6.3f} {fall:6.3f} | {f5 - b5:+6.3f} {f10 - b10:+6.3f}"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sets", default="", help="comma-separated set names (default: all)")
-    parser.add_argument("--limit", type=int, default=None,
-                        help="questions per split and set (the first by a hash of their id)")
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="questions per split and set (the first by a hash of their id)",
+    )
     parser.add_argument("--types", action="store_true", help="a row per question type too")
     args = parser.parse_args()
     started = time.perf_counter()
@@ -189,16 +200,21 @@ def main() -> None:
     if args.limit is not None:
         print(f"--limit {args.limit}: the first {args.limit} questions of each split by a hash "
               "of their id (a subsample)")  # fmt: skip
-    header = (f"{'set / split':<34} {'n':>5} | {'BM25 @5':>6} {'@10':>6} {'all@10':>6} | "
-              f"{'fused@5':>6} {'@10':>6} {'all@10':>6} | {'diff@5':>6} {'@10':>6}")
+    header = (
+        f"{'set / split':<34} {'n':>5} | {'BM25 @5':>6} {'@10':>6} {'all@10':>6} | "
+        f"{'fused@5':>6} {'@10':>6} {'all@10':>6} | {'diff@5':>6} {'@10':>6}"
+    )
     rows_out = []
     with tempfile.TemporaryDirectory() as folder:
         for name, data in sets.items():
             began = time.perf_counter()
             results = run_set(data, args.limit, Path(folder) / name)
             pools = len({m["pool"] for m in data["memories"]})
-            print(f"{name} ({data['kind']}, {data['lang']}): {len(data['memories'])} memories "
-                  f"in {pools} pools, {time.perf_counter() - began:.0f} s", flush=True)
+            print(
+                f"{name} ({data['kind']}, {data['lang']}): {len(data['memories'])} memories "
+                f"in {pools} pools, {time.perf_counter() - began:.0f} s",
+                flush=True,
+            )
             for split in SPLITS:
                 rows_out.append(line(f"{name} {split}", results[split]))
                 if args.types:

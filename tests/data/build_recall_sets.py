@@ -49,8 +49,10 @@ def write(name: str, data: dict) -> None:
     path.write_text(json.dumps(data, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
     queries = data["queries"]
     counts = {s: sum(q["split"] == s for q in queries) for s in ("tuning", "held-out")}
-    print(f"{name}: {len(data['memories'])} memories, {len({m['pool'] for m in data['memories']})}"
-          f" pools, queries {counts}, {path.stat().st_size / 1e6:.2f} MB")
+    print(
+        f"{name}: {len(data['memories'])} memories, {len({m['pool'] for m in data['memories']})}"
+        f" pools, queries {counts}, {path.stat().st_size / 1e6:.2f} MB"
+    )
 
 
 # ── 1. long chats between people: REALTALK ──────────────────────────────────────────────
@@ -102,11 +104,13 @@ def realtalk() -> None:
 
 # ── the user's own plain statements: Persona-Chat lines (English and Chinese) ────────────
 
-STOP_EN = set("""a an the i i'm im my me mine myself am is are was were be been being do does did
+STOP_EN = set(
+    """a an the i i'm im my me mine myself am is are was were be been being do does did
 have has had to of in on at for with and or but so as it its it's that this these those there
 their they them you your yours we our us he she his her him not no yes very really just also too
 like love enjoy from by about up out into over than then when what who how all some any can will
-would could should one get got go going lot lots much many more most own""".split())
+would could should one get got go going lot lots much many more most own""".split()  # noqa: SIM905
+)
 PUNCT = re.compile(r"[\s，。！？、；：“”‘’（）《》…—,.!?;:\"'()\[\]~·\-]+")
 
 
@@ -131,8 +135,11 @@ def words_zh(text: str) -> set[str]:
     """Character bigrams of the text without punctuation; a bigram holding a function
     character ("我每", "个小") is left out."""
     chars = PUNCT.sub("", text)
-    return {chars[i:i + 2] for i in range(len(chars) - 1)
-            if chars[i] not in STOP_ZH_CHARS and chars[i + 1] not in STOP_ZH_CHARS}
+    return {
+        chars[i : i + 2]
+        for i in range(len(chars) - 1)
+        if chars[i] not in STOP_ZH_CHARS and chars[i + 1] not in STOP_ZH_CHARS
+    }
 
 
 def states(fact: set[str], line: set[str], lang: str) -> bool:
@@ -202,16 +209,22 @@ def spc_dialogues(file: str, speaker: str) -> list[dict]:
 
 
 def statements_en() -> None:
-    dialogues = [d for d in spc_dialogues("Synthetic-Persona-Chat_test.csv", "User 1")
-                 if digest("spc:" + d["key"]) % 3 == 0]  # one dialogue in three, by a hash
+    dialogues = [
+        d
+        for d in spc_dialogues("Synthetic-Persona-Chat_test.csv", "User 1")
+        if digest("spc:" + d["key"]) % 3 == 0
+    ]  # one dialogue in three, by a hash
     statements(
-        "statements_spc_en", "en", dialogues,
+        "statements_spc_en",
+        "en",
+        dialogues,
         "Synthetic-Persona-Chat (test split, one dialogue in three by a hash): the lines of "
         "'User 1', each a memory, each dialogue a thread, ten dialogues (by a hash) one user's "
         "pool. A question per persona sentence a line of the user states ('Did I mention that "
         "<persona sentence>?'); gold = the lines holding at least half (and 2) of its content "
         "words. Mechanical labels; undated.",
-        commit_of("spc"), "CC BY 4.0 (Synthetic-Persona-Chat)",
+        commit_of("spc"),
+        "CC BY 4.0 (Synthetic-Persona-Chat)",
     )
 
 
@@ -229,13 +242,16 @@ def statements_zh() -> None:
             seen.add(dialogue["key"])
             unique.append(dialogue)
     statements(
-        "statements_xpersona_zh", "zh", unique,
+        "statements_xpersona_zh",
+        "zh",
+        unique,
         "XPersona Chinese (valid + test, human-corrected translation of Persona-Chat): the "
         "persona holder's lines (the second of each pair), each a memory, each dialogue a "
         "thread, ten dialogues (by a hash) one user's pool. A question per persona sentence a "
         "line states ('我跟你说过<persona sentence>吗？'); gold = the lines holding at least "
         "half (and 3) of its character bigrams. Mechanical labels; undated.",
-        commit_of("xpersona"), "MIT (XPersona)",
+        commit_of("xpersona"),
+        "MIT (XPersona)",
     )
 
 
@@ -261,7 +277,7 @@ def assistant_prefeval() -> None:
     for number in range(users):
         user = f"assistant_prefeval_en-u{number:02d}"
         split = split_of(user)
-        mine = sessions[number * per_user:(number + 1) * per_user]
+        mine = sessions[number * per_user : (number + 1) * per_user]
         chosen_topics = sorted(topics, key=lambda t: digest(f"{user}:{t}"))[:stated]
         chosen_sessions = sorted(range(per_user), key=lambda s: digest(f"{user}:s{s}"))[:stated]
         inserted: dict[int, tuple[str, int]] = {}
