@@ -320,11 +320,77 @@ def assistant_prefeval() -> None:
     })  # fmt: skip
 
 
+# ── independent memory events: ESConv situations called up by the seeker's first words ──
+
+
+def events_esconv() -> None:
+    """ESConv (all 1,300 conversations): each conversation's `situation`, written by the
+    help-seeker before the chat, is one memory (an independent event, undated, no thread); the
+    question is the seeker's first two messages of at least six words (their own words in the
+    chat, not the situation), gold = that conversation's situation. Conversations are split by
+    a hash first; each split is then dealt into pools of about 100 in the order (problem type,
+    hash), so every pool mixes the problem types and a held-out pool holds only held-out
+    conversations. Type `restated` when the question holds at least 80% of the situation's
+    content words, else `own-words`."""
+    rows = [json.loads(line) for name in ("train", "valid", "test")
+            for line in (RAW / "esconv" / f"{name}.txt").read_text(encoding="utf-8").splitlines()
+            if line.strip()]  # fmt: skip
+    found = []
+    for raw in rows:
+        said = [
+            d["text"].strip() for d in raw["dialog"] if d["speaker"] == "usr" and d["text"].strip()
+        ]
+        longer = [text for text in said if len(text.split()) >= 6]
+        question = " ".join(longer[:2])
+        situation = " ".join(raw["situation"].split())
+        if not question or not situation:
+            continue
+        key = situation + "|" + (said[0] if said else "")
+        found.append({"key": key, "situation": situation, "question": question,
+                      "problem": raw["problem_type"].lower()})  # fmt: skip
+    memories, queries = [], []
+    for split in ("tuning", "held-out"):
+        mine = sorted((f for f in found if split_of("esconv:" + f["key"]) == split),
+                      key=lambda f: (f["problem"], digest("esconv-order:" + f["key"])))  # fmt: skip
+        pools = max(1, round(len(mine) / 100))
+        for number, item in enumerate(mine):
+            pool = f"events_esconv_en-{split}-p{number % pools:02d}"
+            memory_id = f"{pool}/{digest('esconv-id:' + item['key']):08x}"
+            memories.append({"id": memory_id, "text": item["situation"], "said_at": None,
+                             "thread": None, "pool": pool})  # fmt: skip
+            fact = words_en(item["situation"])
+            shared = len(fact & words_en(item["question"])) / max(1, len(fact))
+            queries.append({"id": memory_id + "/q", "question": item["question"],
+                            "asked_at": None, "relevant": [memory_id],
+                            "type": "restated" if shared >= 0.8 else "own-words",
+                            "split": split, "pool": pool})  # fmt: skip
+    same: dict[tuple[str, str], list[str]] = defaultdict(list)  # a situation written twice
+    for memory in memories:
+        same[(memory["pool"], memory["text"].lower())].append(memory["id"])
+    text_of = {m["id"]: m["text"].lower() for m in memories}
+    for query in queries:
+        query["relevant"] = sorted(same[(query["pool"], text_of[query["relevant"][0]])])
+    memories.sort(key=lambda m: m["id"])
+    queries.sort(key=lambda q: q["id"])
+    write("events_esconv_en", {
+        "about": "ESConv (1,300 emotional-support chats): each help-seeker's situation, written "
+                 "before the chat, is a memory; the question is the seeker's first two messages "
+                 "of six words or more; gold = that chat's situation. Conversations split by a "
+                 "hash, then dealt into pools of about 100 mixing the problem types (each "
+                 "question competes with about 99 other people's events). Undated, no threads.",
+        "source": commit_of("esconv"),
+        "licence": "CC BY-NC 4.0 (ESConv)",
+        "kind": "events", "lang": "en", "text_source": None,
+        "memories": memories, "queries": queries,
+    })  # fmt: skip
+
+
 def main() -> None:
     realtalk()
     statements_en()
     statements_zh()
     assistant_prefeval()
+    events_esconv()
 
 
 if __name__ == "__main__":
