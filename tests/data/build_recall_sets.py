@@ -385,12 +385,95 @@ def events_esconv() -> None:
     })  # fmt: skip
 
 
+# ── the user's own statements asked about in other words: ConvAI2's revised personas ──
+
+
+def convai2_episodes(path: Path) -> list[dict]:
+    """ParlAI's ConvAI2 text format: an episode starts at line number 1; "your persona: ..."
+    lines, then "<partner>\t<self>" turns. Returns [{persona: [...], lines: [self line or ""]}]
+    (tests/data/README.md; bench/recall_kinds.py reads the text the same way)."""
+    episodes: list[dict] = []
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        number, _, rest = raw.partition(" ")
+        if number == "1":
+            episodes.append({"persona": [], "lines": []})
+        if rest.startswith("your persona: "):
+            episodes[-1]["persona"].append(rest[len("your persona: ") :].strip())
+        else:
+            parts = rest.split("\t")
+            episodes[-1]["lines"].append(parts[1].strip() if len(parts) > 1 else "")
+    return episodes
+
+
+def statements_convai2_revised(group: int = 20) -> None:
+    """ConvAI2 valid (1,000 dialogues, ParlAI's files with the original and the revised
+    personas of the same dialogues): the persona holder's lines are the memories, each dialogue
+    a thread, `group` dialogues (by a hash) one user's pool. One question per (user, original
+    persona sentence): "Did I mention that <the REVISED sentence>?" (the crowdworkers'
+    rephrasing, aligned by position); gold = every line of that user stating the ORIGINAL
+    sentence by the rule of `states`; questions without gold are dropped. No text in the file
+    (no licence stated): memory ids carry the episode and turn, question ids the episode and
+    persona position, and the bench reads both from text_source."""
+    folder = RAW / "convai2_revised"
+    original = convai2_episodes(folder / "valid_self_original_no_cands.txt")
+    revised = convai2_episodes(folder / "valid_self_revised_no_cands.txt")
+    assert len(original) == len(revised)
+    users: dict[str, list[int]] = defaultdict(list)
+    count = max(1, len(original) // group)
+    for number, episode in enumerate(original):
+        first = next((line for line in episode["lines"] if line), "")
+        key = "|".join(episode["persona"]) + "|" + first
+        users[f"statements_convai2rev_en-u{digest('user:' + key) % count:03d}"].append(number)
+    memories, queries = [], []
+    for user in sorted(users):
+        split = split_of(user)
+        lines = []
+        for number in users[user]:
+            thread = f"{user}/e{number:04d}"
+            for turn, line in enumerate(original[number]["lines"]):
+                if line:
+                    memories.append({"id": f"{thread}/{turn}", "text": None, "said_at": None,
+                                     "thread": thread, "pool": user})  # fmt: skip
+                    lines.append((f"{thread}/{turn}", words_en(line)))
+        asked = set()
+        for number in users[user]:
+            pairs = zip(original[number]["persona"], revised[number]["persona"], strict=True)
+            for position, (fact, rephrased) in enumerate(pairs):
+                if fact.lower() in asked:
+                    continue
+                gold = [m for m, line in lines if states(words_en(fact), line, "en")]
+                if not gold:
+                    continue
+                asked.add(fact.lower())
+                shared = words_en(fact) & words_en(rephrased)
+                queries.append({"id": f"{user}/e{number:04d}/p{position}", "question": None,
+                                "asked_at": None, "relevant": gold,
+                                "type": "shares-words" if shared else "no-shared-word",
+                                "split": split, "pool": user})  # fmt: skip
+    write("statements_convai2rev_en", {
+        "about": "ConvAI2 / Persona-Chat valid (1,000 dialogues): the persona holder's lines, "
+                 "each a memory, each dialogue a thread, 20 dialogues (by a hash) one user's "
+                 "pool. A question per original persona sentence a line of the user states, "
+                 "asked with the crowd-REVISED rephrasing of that sentence ('Did I mention that "
+                 "<revised sentence>?'); gold = the user's lines holding at least half (and 2) "
+                 "of the ORIGINAL sentence's content words. Mechanical labels; undated.",
+        "source": commit_of("convai2_revised"),
+        "licence": "none stated in the copy used: no text in this file (the bench reads the "
+                   "lines and the revised sentences from text_source); ids and labels only",
+        "kind": "statements", "lang": "en",
+        "text_source": {"format": "convai2", "dir": "/work/coord/data/convai2_revised",
+                        "env": "CONVAI2_DIR", "question": "Did I mention that {}?"},
+        "memories": memories, "queries": queries,
+    })  # fmt: skip
+
+
 def main() -> None:
     realtalk()
     statements_en()
     statements_zh()
     assistant_prefeval()
     events_esconv()
+    statements_convai2_revised()
 
 
 if __name__ == "__main__":
