@@ -15,7 +15,8 @@ alone). Each question goes through `get_related_memory_from(question, "mechanica
 path of a chat turn. A question counts at k when any of its gold memories is in the first k
 (`all@10`: every gold memory in the first 10). The date a question was asked is in the sets but
 not used: retrieval reads the clock. REALTALK's text is read from REALTALK_DIR (default
-/work/coord/data/realtalk, see tests/data/README.md).
+/work/coord/data/realtalk), statements_convai2rev_en's lines and questions from CONVAI2_DIR
+(default /work/coord/data/convai2_revised); see tests/data/README.md.
 """
 
 from __future__ import annotations
@@ -88,6 +89,38 @@ def realtalk_texts(source: dict[str, Any]) -> dict[str, str]:
     return texts
 
 
+def convai2_texts(source: dict[str, Any], data: dict[str, Any]) -> None:
+    """Fills a ConvAI2 set's memory texts (ids `<user>/e<episode>/<turn>`: the persona holder's
+    line of that turn in the original file) and questions (ids `<user>/e<episode>/p<n>`: the
+    n-th revised persona sentence, put into source["question"]) from CONVAI2_DIR."""
+    folder = Path(os.environ.get(source.get("env", ""), source["dir"]))
+    if not folder.exists():
+        sys.exit(f"{folder} holds no ConvAI2 files: see tests/data/README.md")
+
+    def episodes(name: str) -> list[dict[str, list[str]]]:
+        found: list[dict[str, list[str]]] = []
+        for raw in (folder / name).read_text(encoding="utf-8").splitlines():
+            number, _, rest = raw.partition(" ")
+            if number == "1":
+                found.append({"persona": [], "lines": []})
+            if rest.startswith("your persona: "):
+                found[-1]["persona"].append(rest[len("your persona: ") :].strip())
+            else:
+                parts = rest.split("\t")
+                found[-1]["lines"].append(parts[1].strip() if len(parts) > 1 else "")
+        return found
+
+    original = episodes("valid_self_original_no_cands.txt")
+    revised = episodes("valid_self_revised_no_cands.txt")
+    for memory in data["memories"]:
+        _, episode, turn = memory["id"].rsplit("/", 2)
+        memory["text"] = original[int(episode[1:])]["lines"][int(turn)]
+    for query in data["queries"]:
+        _, episode, position = query["id"].rsplit("/", 2)
+        sentence = revised[int(episode[1:])]["persona"][int(position[1:])].rstrip(".!")
+        query["question"] = source["question"].format(sentence)
+
+
 def load_sets() -> dict[str, dict[str, Any]]:
     sets = memorybank_sets()
     for path in sorted(SETS.glob("*.json")):
@@ -97,6 +130,8 @@ def load_sets() -> dict[str, dict[str, Any]]:
             texts = realtalk_texts(source)
             for memory in data["memories"]:
                 memory["text"] = texts[memory["id"]]
+        elif source and source.get("format") == "convai2":
+            convai2_texts(source, data)
         sets[path.stem] = data
     return dict(sorted(sets.items()))
 
