@@ -1,0 +1,270 @@
+"""Recall@5/@10 on every kind of history (issue 31): each set of tests/data/recall_sets/ and
+memorybank_set.json, tuning and held-out split side by side, plain BM25 against the default
+fused retrieval in the same run.
+
+    .venv/bin/python bench/recall_kinds.py                       # every set (a few minutes)
+    .venv/bin/python bench/recall_kinds.py --sets statements_spc_en,dialogue_memorybank_zh
+    .venv/bin/python bench/recall_kinds.py --limit 30            # 30 questions a split
+    .venv/bin/python bench/recall_kinds.py --types               # also a row per question type
+
+Each pool of a set (a user, a chat, a language) is its own SQLite store in a temporary folder;
+memories keep the day they were said (undated ones: 2024-01-01) and their conversation
+(thread). `LongTermMemory` is opened over the store twice: with the default embeddings (the
+offline model; the bench waits until every vector is made) and with embeddings off (BM25
+alone). Each question goes through `get_related_memory_from(question, "mechanical", 10)`, the
+path of a chat turn. A question counts at k when any of its gold memories is in the first k
+(`all@10`: every gold memory in the first 10). The date a question was asked is in the sets but
+not used: retrieval reads the clock. REALTALK's text is read from REALTALK_DIR (default
+/work/coord/data/realtalk), statements_convai2rev_en's lines and questions from CONVAI2_DIR
+(default /work/coord/data/convai2_revised); see tests/data/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from memory.long_term import LongTermMemory
+from memory.retrieval.evaluation import write_items
+from memory.store.backends.sqlite_db import SqliteMemoryManager
+from memory.store.item import MAX_DESCRIPTION_CHARS, MemoryItem
+
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+SETS = DATA / "recall_sets"
+SPLITS = ("tuning", "held-out")
+UNDATED = "2024-01-01T12:00:00+00:00"
+THEME = {"chats": "conversation", "statements": "conversation", "assistant": "conversation",
+         "dialogue": "conversation", "events": "event"}  # fmt: skip
+
+
+def memorybank_sets() -> dict[str, dict[str, Any]]:
+    """tests/data/memorybank_set.json in the common format: one pool per language (every
+    user's turns: the other users' are distractors), a user's day its thread."""
+    data = json.loads((DATA / "memorybank_set.json").read_text(encoding="utf-8"))
+    sets: dict[str, dict[str, Any]] = {}
+    for number, user in enumerate(data["users"]):
+        lang = user["lang"]
+        found = sets.setdefault(f"dialogue_memorybank_{lang}", {
+            "kind": "dialogue", "lang": lang, "memories": [], "queries": [],
+            "licence": "MIT", "source": "memorybank_set.json"})  # fmt: skip
+        prefix = f"u{number:02d}-"
+        for raw in user["memories"]:
+            day = raw["id"].split("/")[0]
+            found["memories"].append({
+                "id": prefix + raw["id"].replace("/", "-"), "text": raw["description"],
+                "said_at": f"{raw['description'][:10]}T12:00:00+00:00",
+                "thread": prefix + day, "pool": lang})  # fmt: skip
+        for raw in user["queries"]:
+            found["queries"].append({
+                "id": raw["id"], "question": raw["query"], "asked_at": None,
+                "relevant": [prefix + r.replace("/", "-") for r in raw["relevant"]],
+                "type": "dialogue", "split": user["split"], "pool": lang})  # fmt: skip
+    return sets
+
+
+def realtalk_texts(source: dict[str, Any]) -> dict[str, str]:
+    folder = Path(os.environ.get(source.get("env", ""), source["dir"]))
+    if not folder.exists():
+        sys.exit(f"{folder} holds no REALTALK chats: see tests/data/README.md")
+    texts = {}
+    for path in sorted(folder.glob("Chat_*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for key, lines in data.items():
+            if key.startswith("session_") and key[8:].isdigit():
+                for line in lines:
+                    text = str(line.get("clean_text") or "").strip()
+                    if text:
+                        texts[f"{path.stem}/{line['dia_id']}"] = f"{line['speaker']}: {text}"
+    return texts
+
+
+def convai2_texts(source: dict[str, Any], data: dict[str, Any]) -> None:
+    """Fills a ConvAI2 set's memory texts (ids `<user>/e<episode>/<turn>`: the persona holder's
+    line of that turn in the original file) and questions (ids `<user>/e<episode>/p<n>`: the
+    n-th revised persona sentence, put into source["question"]) from CONVAI2_DIR."""
+    folder = Path(os.environ.get(source.get("env", ""), source["dir"]))
+    if not folder.exists():
+        sys.exit(f"{folder} holds no ConvAI2 files: see tests/data/README.md")
+
+    def episodes(name: str) -> list[dict[str, list[str]]]:
+        found: list[dict[str, list[str]]] = []
+        for raw in (folder / name).read_text(encoding="utf-8").splitlines():
+            number, _, rest = raw.partition(" ")
+            if number == "1":
+                found.append({"persona": [], "lines": []})
+            if rest.startswith("your persona: "):
+                found[-1]["persona"].append(rest[len("your persona: ") :].strip())
+            else:
+                parts = rest.split("\t")
+                found[-1]["lines"].append(parts[1].strip() if len(parts) > 1 else "")
+        return found
+
+    original = episodes("valid_self_original_no_cands.txt")
+    revised = episodes("valid_self_revised_no_cands.txt")
+    for memory in data["memories"]:
+        _, episode, turn = memory["id"].rsplit("/", 2)
+        memory["text"] = original[int(episode[1:])]["lines"][int(turn)]
+    for query in data["queries"]:
+        _, episode, position = query["id"].rsplit("/", 2)
+        sentence = revised[int(episode[1:])]["persona"][int(position[1:])].rstrip(".!")
+        query["question"] = source["question"].format(sentence)
+
+
+def load_sets() -> dict[str, dict[str, Any]]:
+    sets = memorybank_sets()
+    for path in sorted(SETS.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        source = data.get("text_source")
+        if source and source.get("format") == "realtalk":
+            texts = realtalk_texts(source)
+            for memory in data["memories"]:
+                memory["text"] = texts[memory["id"]]
+        elif source and source.get("format") == "convai2":
+            convai2_texts(source, data)
+        sets[path.stem] = data
+    return dict(sorted(sets.items()))
+
+
+def item_of(memory: dict[str, Any], kind: str) -> MemoryItem:
+    origin = {"thread_id": memory["thread"]} if memory.get("thread") else None
+    item = MemoryItem.create(memory["text"][:MAX_DESCRIPTION_CHARS], THEME.get(kind, "note"),
+                             "recall set", origin=origin)  # fmt: skip
+    stamp = memory.get("said_at") or UNDATED
+    if "+" not in stamp[10:] and not stamp.endswith("Z"):
+        stamp = datetime.fromisoformat(stamp).astimezone().isoformat()
+    item.latest_update_time = stamp
+    item.history[-1]["time"] = stamp
+    return item
+
+
+def chosen(queries: list[dict[str, Any]], limit: int | None) -> list[dict[str, Any]]:
+    """The first `limit` questions of a split in the order of a hash of their id."""
+    ordered = sorted(queries, key=lambda q: hashlib.sha1(q["id"].encode()).hexdigest())
+    return ordered if limit is None else ordered[:limit]
+
+
+def run_set(data: dict[str, Any], limit: int | None, folder: Path) -> dict[str, list[dict]]:
+    """Each asked question's ranks under both retrievals: {split: [{type, relevant, bm25,
+    fused}]}; only pools holding an asked question are loaded."""
+    asked = [
+        q
+        for split in SPLITS
+        for q in chosen([q for q in data["queries"] if q["split"] == split], limit)
+    ]
+    by_pool: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for query in asked:
+        by_pool[query["pool"]].append(query)
+    memories: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for memory in data["memories"]:
+        if memory["pool"] in by_pool:
+            memories[memory["pool"]].append(memory)
+    results: dict[str, list[dict]] = defaultdict(list)
+    for number, pool in enumerate(sorted(by_pool)):
+        where = folder / f"p{number}"
+        manager = SqliteMemoryManager(where / "memory.db", pool)
+        write_items(manager, {m["id"]: item_of(m, data["kind"]) for m in memories[pool]})
+        fused = LongTermMemory(manager, data_dir=where)
+        plain = LongTermMemory(manager, data_dir=where, embeddings="off")
+        if not fused.retrievers.catch_up(max_missing=10**9, timeout=3600):
+            sys.exit(f"pool {pool}: the semantic vectors were not all made")
+        for query in by_pool[pool]:
+            ranks = {}
+            for name, memory in (("bm25", plain), ("fused", fused)):
+                found = memory.get_related_memory_from(query["question"], "mechanical", 10)
+                ranks[name] = [r["id"] for r in found]
+            results[query["split"]].append(
+                {"type": query["type"], "relevant": set(query["relevant"]), **ranks}
+            )
+        plain.close()
+        fused.close()
+    return results
+
+
+def scores(rows: list[dict], name: str) -> tuple[float, float, float]:
+    if not rows:
+        return (float("nan"),) * 3
+
+    def share(hit: Any) -> float:
+        return sum(1 for row in rows if hit(row)) / len(rows)
+
+    return (share(lambda r: bool(r["relevant"] & set(r[name][:5]))),
+            share(lambda r: bool(r["relevant"] & set(r[name][:10]))),
+            share(lambda r: r["relevant"] <= set(r[name][:10])))  # fmt: skip
+
+
+def line(label: str, rows: list[dict]) -> str:
+    b5, b10, ball = scores(rows, "bm25")
+    f5, f10, fall = scores(rows, "fused")
+    return (
+        f"{label:<34} {len(rows):>5} | {b5:6.3f} {b10:6.3f} {ball:6.3f} | "
+        f"{f5:6.3f} {f10:6.3f} {fall:6.3f} | {f5 - b5:+6.3f} {f10 - b10:+6.3f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sets", default="", help="comma-separated set names (default: all)")
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="questions per split and set (the first by a hash of their id)",
+    )
+    parser.add_argument("--types", action="store_true", help="a row per question type too")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    sets = load_sets()
+    if args.sets:
+        unknown = set(args.sets.split(",")) - set(sets)
+        if unknown:
+            sys.exit(f"unknown sets {sorted(unknown)}; known: {', '.join(sets)}")
+        sets = {name: sets[name] for name in args.sets.split(",")}
+    if args.limit is not None:
+        print(f"--limit {args.limit}: the first {args.limit} questions of each split by a hash "
+              "of their id (a subsample)")  # fmt: skip
+    header = (
+        f"{'set / split':<34} {'n':>5} | {'BM25 @5':>6} {'@10':>6} {'all@10':>6} | "
+        f"{'fused@5':>6} {'@10':>6} {'all@10':>6} | {'diff@5':>6} {'@10':>6}"
+    )
+    rows_out = []
+    with tempfile.TemporaryDirectory() as folder:
+        for name, data in sets.items():
+            began = time.perf_counter()
+            results = run_set(data, args.limit, Path(folder) / name)
+            pools = len({m["pool"] for m in data["memories"]})
+            print(
+                f"{name} ({data['kind']}, {data['lang']}): {len(data['memories'])} memories "
+                f"in {pools} pools, {time.perf_counter() - began:.0f} s",
+                flush=True,
+            )
+            for split in SPLITS:
+                rows_out.append(line(f"{name} {split}", results[split]))
+                if args.types:
+                    types = sorted({r["type"] for r in results[split]})
+                    for kind in types if len(types) > 1 else []:
+                        rows_out.append(line(f"  {kind}", [r for r in results[split]
+                                                           if r["type"] == kind]))  # fmt: skip
+    print()
+    print("any gold memory in the first k; all@10: every gold memory in the first 10;")
+    print("BM25 = LongTermMemory(embeddings='off'), fused = the default, same stores")
+    print(header)
+    print("-" * len(header))
+    print("\n".join(rows_out))
+    print(f"\n{time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
