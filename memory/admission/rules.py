@@ -36,9 +36,17 @@ _ASKS = matches_any(
 _STATES = re.compile(r"[。！.!]\s*$")
 
 
+# A sentence that ends as a statement, before the message's last sentence: "Turks and Caicos is
+# amazing for water sports. I'm going snorkeling! Have you been?" tells before it asks.
+_TOLD_FIRST = re.compile(r"[^。！.!？?]{12,}[。！.!]\s*\S")
+
+
 def _question(message: Message) -> bool:
     """A question: a question mark, a question particle, or a question word in a message that
-    does not end as a statement does."""
+    does not end as a statement does, and that does not first tell something in a sentence of
+    its own (the question back at its end is politeness, not the message)."""
+    if _TOLD_FIRST.search(message.lowered):
+        return False
     if re.search(r"[？?]\s*$", message.lowered):
         return True
     return _ASKS(message) and not _STATES.search(message.lowered)
@@ -79,7 +87,9 @@ _META = matches_any(
     flags=I,
 )
 _HYPOTHETICAL = matches_any(
-    r"\bif i were\b|\bwhat would happen if\b|\bimagine\b|\bsuppose\b",
+    # "I can imagine" and "I'm supposed to" are a reaction and a duty, not a what-if.
+    r"\bif i were\b|\bwhat would happen if\b|(?<!can )(?<!can't )(?<!cannot )\bimagine\b"
+    r"|\bsuppose\b(?! to\b)",
     r"如果我是|要是.{0,12}会",
     flags=I,
 )

@@ -82,3 +82,44 @@ def test_question_words_in_a_statement_do_not_make_it_a_question() -> None:
     assert "question" in score_turn("红绿灯处左转吗？").reasons
     with pytest.raises(ValueError, match="after"):
         score_turn("ok", after=None)  # type: ignore[arg-type]
+
+
+RECALL_SETS = PUBLIC.parent / "recall_sets"
+# The sets whose text is committed: the turns their questions were later answered from.
+SETS_WITH_TEXT = ("statements_spc_en", "statements_xpersona_zh", "assistant_prefeval_en",
+                  "assistant_updates_spc_en", "assistant_updates_xpersona_zh")  # fmt: skip
+
+
+def needed_turns(name: str, split: str) -> list[str]:
+    data = json.loads((RECALL_SETS / f"{name}.json").read_text(encoding="utf-8"))
+    text = {m["id"]: m["text"] for m in data["memories"]}
+    gold = {g for q in data["queries"] if q["split"] == split for g in q["relevant"]}
+    return [text[g] for g in sorted(gold)]
+
+
+def test_the_turns_later_questions_needed_are_kept() -> None:
+    # Other people's turns that a later question was answered from (tests/data/README.md, the
+    # recall sets): what admission skips there is lost to recall for good.
+    turns = [t for name in SETS_WITH_TEXT for t in needed_turns(name, "held-out")]
+    missed = [t for t in turns if not score_turn(t).admitted]
+    assert len(turns) > 400
+    assert 1 - len(missed) / len(turns) >= RECALL_TARGET, missed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I can imagine! I live in a big city and I'm always looking for some peace and quiet.",
+        "Turks and Caicos is great for water sports. I'm going snorkeling and kayaking! Have you "
+        "been?",
+        "爸爸给我一个德国牧羊犬来帮助农场。你住在哪里？",
+        "Im at the movies",
+    ],
+)
+def test_a_fact_before_a_question_back_or_a_reaction_is_kept(text: str) -> None:
+    assert score_turn(text).admitted, score_turn(text).describe()
+
+
+@pytest.mark.parametrize("text", ["What about you?", "Have you been to Italy?", "im fine"])
+def test_a_bare_question_or_a_pleasantry_is_still_skipped(text: str) -> None:
+    assert not score_turn(text).admitted
