@@ -61,8 +61,8 @@ def correction(message: Message) -> bool:
 FIRST_PERSON = matches_any(
     r"(?<!\bdo )(?<!\bcan )(?<!should )(?<!\bdid )(?<!could )(?<!would )(?<!\bmay )(?<!what )"
     r"(?<!\blike )(?<!\bif )"
-    r"\b(?:i(?:'m|’m|'ve|'d|'ll| am)?|im|ive)\s+(?!(think|guess|see|wonder|was wondering|mean|suppose|hope"
-    r"|bet|asked|said|meant|was (asking|saying|talking)|agree|know|understand|get it"
+    r"\b(?:i(?:'m|’m|'ve|'d|'ll| am)?|im|ive)\s+(?!(think|guess|see|wonder|was wondering|mean"
+    r"|suppose|hope|bet|asked|said|meant|was (asking|saying|talking)|agree|know|understand|get it"
     r"|don'?t (get|know|understand|think|see)|need (a|an|some|to know|help)"
     r"|have (a|an|one|another|some) (question|idea|doubt)|back|sure|not sure|confused|lost"
     r"|trying to (understand|figure out|get)|fine|ok|okay|good|here|done|ready"
