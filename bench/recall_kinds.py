@@ -6,6 +6,7 @@ fused retrieval in the same run.
     .venv/bin/python bench/recall_kinds.py --sets statements_spc_en,dialogue_memorybank_zh
     .venv/bin/python bench/recall_kinds.py --limit 30            # 30 questions a split
     .venv/bin/python bench/recall_kinds.py --types               # also a row per question type
+    .venv/bin/python bench/recall_kinds.py --weights embedding=1.0  # another fusion setting
 
 Each pool of a set (a user, a chat, a language) is its own SQLite store in a temporary folder;
 memories keep the day they were said (undated ones: 2024-01-01) and their conversation
@@ -22,6 +23,7 @@ not used: retrieval reads the clock. REALTALK's text is read from REALTALK_DIR (
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import os
@@ -37,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory.long_term import LongTermMemory
 from memory.retrieval.evaluation import write_items
+from memory.retrieval.fusion import DEFAULT_WEIGHTS, FusionWeights
 from memory.store.backends.sqlite_db import SqliteMemoryManager
 from memory.store.item import MAX_DESCRIPTION_CHARS, MemoryItem
 
@@ -158,7 +161,9 @@ def chosen(queries: list[dict[str, Any]], limit: int | None) -> list[dict[str, A
     return ordered if limit is None else ordered[:limit]
 
 
-def run_set(data: dict[str, Any], limit: int | None, folder: Path) -> dict[str, list[dict]]:
+def run_set(
+    data: dict[str, Any], limit: int | None, folder: Path, weights: FusionWeights = DEFAULT_WEIGHTS
+) -> dict[str, list[dict]]:
     """Each asked question's ranks under both retrievals: {split: [{type, relevant, bm25,
     fused}]}; only pools holding an asked question are loaded."""
     asked = [
@@ -179,6 +184,8 @@ def run_set(data: dict[str, Any], limit: int | None, folder: Path) -> dict[str, 
         manager = SqliteMemoryManager(where / "memory.db", pool)
         write_items(manager, {m["id"]: item_of(m, data["kind"]) for m in memories[pool]})
         fused = LongTermMemory(manager, data_dir=where)
+        if fused.retrievers.mechanical.fused is not None:
+            fused.retrievers.mechanical.fused.weights = weights
         plain = LongTermMemory(manager, data_dir=where, embeddings="off")
         if not fused.retrievers.catch_up(max_missing=10**9, timeout=3600):
             sys.exit(f"pool {pool}: the semantic vectors were not all made")
@@ -228,7 +235,15 @@ def main() -> None:
         help="questions per split and set (the first by a hash of their id)",
     )
     parser.add_argument("--types", action="store_true", help="a row per question type too")
+    parser.add_argument("--weights", default="", help="the fused column with other FusionWeights, "
+                        "e.g. embedding=1.0,bare_question=1.0")  # fmt: skip
     args = parser.parse_args()
+    weights = dataclasses.replace(DEFAULT_WEIGHTS, **{
+        key: type(getattr(DEFAULT_WEIGHTS, key))(value)
+        for key, value in (pair.split("=") for pair in args.weights.split(",") if pair)
+    })  # fmt: skip
+    if weights != DEFAULT_WEIGHTS:
+        print(f"fused with {weights}")
     started = time.perf_counter()
     sets = load_sets()
     if args.sets:
@@ -247,7 +262,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         for name, data in sets.items():
             began = time.perf_counter()
-            results = run_set(data, args.limit, Path(folder) / name)
+            results = run_set(data, args.limit, Path(folder) / name, weights)
             pools = len({m["pool"] for m in data["memories"]})
             print(
                 f"{name} ({data['kind']}, {data['lang']}): {len(data['memories'])} memories "
