@@ -42,7 +42,12 @@ from memory.writer.breaker import CircuitBreaker, breaker_for
 from memory.writer.faithful import main_language
 from memory.writer.json_protocol import MAX_ANSWER_TOKENS
 from memory.writer.json_writer import JsonWriteFailed, bind_for_json, json_prompts, write_with_json
-from memory.writer.model_call import ModelCallFailed, RoundLimitReached, guarded_call
+from memory.writer.model_call import (
+    ModelCallFailed,
+    ModelCallTimedOut,
+    RoundLimitReached,
+    guarded_call,
+)
 from memory.writer.protocols import check_protocol, move_to_json, protocol_for
 from memory.writer.staging import ToolEvent
 from memory.writer.text_calls import parse_text_tool_calls
@@ -362,7 +367,7 @@ class MemoryConsumer:
         )  # fmt: skip
         for repair in range(REPAIR_ROUNDS + 1):
             started, before = time.monotonic(), len(messages)
-            messages = await self._run_agent(agent, messages, turn.turn_id, breaker, timeout)
+            messages = await self._run_agent(agent, messages, turn.turn_id, breaker, timeout, key)
             self._measure(key, time.monotonic() - started, messages[before:], tokens_in)
             problem = unusable_call(messages[-1])
             if problem is None:
@@ -429,7 +434,8 @@ class MemoryConsumer:
 
         async def invoke(messages: list[Any]) -> Any:
             started = time.monotonic()
-            reply = await self._guarded(bound.ainvoke(messages), turn.turn_id, breaker, timeout)
+            reply = await self._guarded(bound.ainvoke(messages), turn.turn_id, breaker, timeout,
+                                        key)  # fmt: skip
             self._measure(key, time.monotonic() - started, [reply], tokens_in)
             return reply
 
@@ -455,16 +461,25 @@ class MemoryConsumer:
         turn_id: str,
         breaker: CircuitBreaker,
         timeout: float | None = None,
+        key: str = "",
     ) -> list[Any]:
         config = {"recursion_limit": 2 * self.step_limit + 1}
         work = agent.ainvoke({"messages": messages}, config=config)
-        state = await self._guarded(work, turn_id, breaker, timeout or self.timeout_seconds)
+        state = await self._guarded(work, turn_id, breaker, timeout or self.timeout_seconds,
+                                    key)  # fmt: skip
         return list(state.get("messages") or messages)
 
     async def _guarded(
-        self, work: Coroutine[Any, Any, Any], turn_id: str, breaker: CircuitBreaker, timeout: float
+        self,
+        work: Coroutine[Any, Any, Any],
+        turn_id: str,
+        breaker: CircuitBreaker,
+        timeout: float,
+        key: str = "",
     ) -> Any:
-        """Await the model's work within `timeout` (memory.writer.model_call)."""
+        """Await the model's work within `timeout` (memory.writer.model_call); a time-out makes
+        the model `key`'s next limit longer (`timeouts.Pace.record_timeout`), so the turn's
+        retry waits for a slow model rather than timing out again."""
 
         def still_waiting(waited: float) -> None:
             logger.warning(
@@ -479,6 +494,8 @@ class MemoryConsumer:
                 f"memory agent for turn {turn_id} did not finish within {self.step_limit} steps"
             ) from exc
         except ModelCallFailed as exc:
+            if isinstance(exc, ModelCallTimedOut) and key:
+                pace.record_timeout(key)
             raise MemoryWriteFailed(f"memory agent for turn {turn_id} {exc}") from exc
 
     def profile_sections(self, language: str) -> tuple[str, ...]:

@@ -17,6 +17,10 @@ class ModelCallFailed(Exception):
     """The model failed or timed out; the message says which, for the turn's error."""
 
 
+class ModelCallTimedOut(ModelCallFailed):
+    """The model did not answer within its time limit."""
+
+
 class RoundLimitReached(Exception):
     """The agent used every tool round it had (not the model's fault: no breaker count)."""
 
@@ -38,7 +42,7 @@ async def guarded_call(
             result = await work
     except TimeoutError as exc:
         breaker.record(ok=False)
-        raise ModelCallFailed(f"timed out after {timeout:.0f} s") from exc
+        raise ModelCallTimedOut(f"timed out after {timeout:.0f} s") from exc
     except GraphRecursionError as exc:
         raise RoundLimitReached(str(exc)) from exc
     except Exception as exc:

@@ -54,6 +54,15 @@ class Pace:
             before = self._slowdown.get(model_key, 1.0)
             self._slowdown[model_key] = (before + seconds / expected) / 2
 
+    def record_timeout(self, model_key: str) -> None:
+        """A call that was cut off: the model is slower than its limit allowed, by how much is
+        unknown, so the next limit doubles its reading and writing time (up to `MAX_SLOWDOWN`).
+        Without this, a loaded machine's first call (no speed measured yet) times out, and so
+        does every retry of the turn under the same limit, until it is dead-lettered."""
+        with self._lock:
+            before = max(self._slowdown.get(model_key, 0.0), 1.0 / SAFETY_MARGIN)
+            self._slowdown[model_key] = min(before * 2, MAX_SLOWDOWN)
+
     def slowdown(self, model_key: str) -> float:
         """The factor the model's reading and writing time is multiplied by (1: as configured)."""
         with self._lock:
@@ -65,5 +74,6 @@ class Pace:
 
 
 SAFETY_MARGIN = 1.5  # a call may be this much slower than the last ones were
+MAX_SLOWDOWN = 16.0  # after repeated time-outs: a hung model is still given up on
 MIN_MEASURED_SECONDS = 1.0
 pace = Pace()  # one per process, like the breakers

@@ -21,7 +21,7 @@ from memory.writer import MemoryConsumer, MemoryWriteFailed, protocols
 from memory.writer.json_protocol import operations_schema
 from memory.writer.protocols import protocol_for
 from memory.writer.text_calls import parse_text_tool_calls
-from memory.writer.timeouts import Pace, scaled_timeout
+from memory.writer.timeouts import Pace, pace, scaled_timeout
 from memory.writer.turn import Turn
 from tests.fakes import ScriptedModel
 
@@ -403,6 +403,30 @@ def test_the_limit_follows_the_measured_speed_of_a_slow_healthy_model():
     assert pace.slowdown("openai/fast") == 1.0
     pace.record("openai/quick", 2.0, 2_000, 100)  # faster than configured: never below them
     assert pace.slowdown("openai/quick") == 1.0
+
+
+def test_a_timed_out_model_gets_twice_the_time_on_its_next_call_up_to_a_bound():
+    pace = Pace()
+    pace.record_timeout("openai/local")  # nothing measured before: twice the configured time
+    assert pace.slowdown("openai/local") == 2.0
+    pace.record_timeout("openai/local")
+    assert pace.slowdown("openai/local") == 4.0
+    for _ in range(10):  # a hung model: the limit stops growing, the turn is still given up on
+        pace.record_timeout("openai/local")
+    assert pace.slowdown("openai/local") == 1.5 * 16.0
+
+
+async def test_a_writer_call_that_timed_out_lengthens_the_models_next_limit(alice):
+    # Under load the first call (no speed measured yet) timed out, and every retry of the turn
+    # timed out again under the same limit until it was dead-lettered: 0 of 3 facts kept.
+    consumer = MemoryConsumer(HungModel(messages=iter([])), protocol="json",
+                              timeout_seconds=0.4, prefill_tokens_per_second=1e9)  # fmt: skip
+    key = consumer.model_key(said("alice", "x"))
+    pace.clear()
+    with pytest.raises(MemoryWriteFailed, match="timed out"):
+        await consumer.consume(said("alice", "I like tea."), LongTermMemory(alice))
+    assert pace.slowdown(key) == 2.0
+    pace.clear()
 
 
 def batch(user: str, *texts: str) -> Turn:
