@@ -36,6 +36,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "data"))
+
+from build_recall_sets import convai2_episodes
 
 from memory.long_term import LongTermMemory
 from memory.retrieval.evaluation import write_items
@@ -100,21 +103,8 @@ def convai2_texts(source: dict[str, Any], data: dict[str, Any]) -> None:
     if not folder.exists():
         raise FileNotFoundError(f"{folder} holds no ConvAI2 files: see tests/data/README.md")
 
-    def episodes(name: str) -> list[dict[str, list[str]]]:
-        found: list[dict[str, list[str]]] = []
-        for raw in (folder / name).read_text(encoding="utf-8").splitlines():
-            number, _, rest = raw.partition(" ")
-            if number == "1":
-                found.append({"persona": [], "lines": []})
-            if rest.startswith("your persona: "):
-                found[-1]["persona"].append(rest[len("your persona: ") :].strip())
-            else:
-                parts = rest.split("\t")
-                found[-1]["lines"].append(parts[1].strip() if len(parts) > 1 else "")
-        return found
-
-    original = episodes("valid_self_original_no_cands.txt")
-    revised = episodes("valid_self_revised_no_cands.txt")
+    original = convai2_episodes(folder / "valid_self_original_no_cands.txt")
+    revised = convai2_episodes(folder / "valid_self_revised_no_cands.txt")
     for memory in data["memories"]:
         _, episode, turn = memory["id"].rsplit("/", 2)
         memory["text"] = original[int(episode[1:])]["lines"][int(turn)]

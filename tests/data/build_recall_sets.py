@@ -391,7 +391,7 @@ def events_esconv() -> None:
 def convai2_episodes(path: Path) -> list[dict]:
     """ParlAI's ConvAI2 text format: an episode starts at line number 1; "your persona: ..."
     lines, then "<partner>\t<self>" turns. Returns [{persona: [...], lines: [self line or ""]}]
-    (tests/data/README.md; bench/recall_kinds.py reads the text the same way)."""
+    (tests/data/README.md; bench/recall_kinds.py reads the text with it)."""
     episodes: list[dict] = []
     for raw in path.read_text(encoding="utf-8").splitlines():
         number, _, rest = raw.partition(" ")
