@@ -153,6 +153,10 @@ def main() -> None:
                     raise SystemExit(f"run {number} failed:\n{done.stderr[-3000:]}")
                 run = json.loads(done.stdout.strip().splitlines()[-1])
                 run["wall"] = time.monotonic() - started
+                # Why a fact was lost: the writer's failed attempts and dead letters.
+                run["writer_failures"] = [line[:300] for line in done.stderr.splitlines()
+                                          if "failed (attempt" in line or "dead-letter" in line
+                                          or "paused" in line]  # fmt: skip
                 results.append(run)
                 report(number, run)
     finally:
@@ -186,6 +190,8 @@ def report(number: int, run: dict[str, Any]) -> None:
     print(f"  {facts}; job forgotten: {verdict['job forgotten']}; invented: "
           f"{verdict['invented'] or 'none'}; new thread answered: "
           f"{verdict['answers the question']}")  # fmt: skip
+    for line in run["writer_failures"]:
+        print(f"  writer: {line}")
     for turn in run["turns"]:
         print(f"  {turn['first_token']:5.1f} s / {turn['seconds']:5.1f} s  {turn['said'][:44]!r}"
               f" -> {turn['reply'][:80]!r}")  # fmt: skip
