@@ -27,7 +27,8 @@ K1 = 1.5
 B = 0.75
 RECENCY_HALF_LIFE_DAYS = 7.0
 # How much a question about the current value lifts the newest answer (`Bm25Index.newness`):
-# chosen on the tuning splits of the knowledge-update sets (bench/recall_kinds.py --updates).
+# chosen among 0.3, 0.5 and 1.0 on the tuning splits of the knowledge-update sets
+# (bench/recall_kinds.py, bench/recall_updates.py).
 NEWNESS_LIFT = 1.0
 # An update appends changed items and marks their old positions dead; past this share of dead
 # positions the next revision is indexed from scratch.

@@ -277,7 +277,9 @@ class FusedRanking:
         self, index: Bm25Index, reading: QueryReading, items: list[int]
     ) -> npt.NDArray[np.float64]:
         """A factor per candidate: the newer answers first for a question about the current
-        value (`Bm25Index.newness`), a memory that only asks a question lower."""
+        value (`Bm25Index.newness`; BM25's shortlist already carries it, and the fused score
+        takes it again so that what the embedding adds follows it too), a memory that only
+        asks a question lower."""
         factors = index.newness(items) if reading.current else np.ones(len(items))
         if self.weights.bare_question != 1.0:
             asks = [is_bare_question(index.entries[item].description) for item in items]
