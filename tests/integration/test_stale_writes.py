@@ -108,7 +108,11 @@ def _call(name: str, n: int, **args: Any) -> AIMessage:
 
 TURN = Turn.of(
     "u",
-    [{"role": "user", "content": "I live near the river"}, {"role": "assistant", "content": "Ok"}],
+    # Lisbon said, so that a memory naming it is no invented name (memory/writer/faithful.py).
+    [
+        {"role": "user", "content": "I live near the river in Lisbon"},
+        {"role": "assistant", "content": "Ok"},
+    ],
     turn_id="turn-1",
     thread_id="s",
 )
