@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.retrieval.date_cue import month_day
-from memory.retrieval.query import theme_key
+from memory.retrieval.query import is_bare_question, theme_key
 from memory.store.item import MemoryItem
 from memory.text.episodic import memory_kind
 from memory.text.tokenize import tokenize
@@ -60,6 +60,12 @@ class IndexedMemory:
                    _epoch(item.latest_update_time), hit, item.stale_since,
                    str(origin.get("thread_id") or ""),
                    _epoch(item.created_time or item.latest_update_time))  # fmt: skip
+
+    @cached_property
+    def only_asks(self) -> bool:
+        """Whether the text is only a short question (`query.is_bare_question`): read once per
+        memory version, not on every query that finds it."""
+        return is_bare_question(self.description)
 
     @cached_property
     def episodic(self) -> bool:

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.retrieval.bm25_index import Bm25Index, HotnessOf
-from memory.retrieval.query import QueryReading, is_bare_question
+from memory.retrieval.query import QueryReading
 
 if TYPE_CHECKING:
     from memory.retrieval.semantic import ChannelStatus
@@ -282,7 +282,7 @@ class FusedRanking:
         asks a question lower."""
         factors = index.newness(items) if reading.current else np.ones(len(items))
         if self.weights.bare_question != 1.0:
-            asks = [is_bare_question(index.entries[item].description) for item in items]
+            asks = [index.entries[item].only_asks for item in items]
             factors = factors * np.where(asks, self.weights.bare_question, 1.0)
         return factors
 

@@ -156,7 +156,7 @@ def invented_details(content: str, said: str, this_year: int | None = None) -> l
 # in, not details of the user.
 _CAPITALISED = re.compile(r"(?<![A-Za-z'])[A-Z][a-z]+(?:'s)?(?![A-Za-z])")
 _SENTENCE_END = re.compile(r"(?:^|[.!?。！？:;\n])\s*[\"'“(]?$")
-_NOT_NAMES = frozenset(["user", "english", "chinese", "mandarin", "i"])
+_NOT_NAMES = frozenset(["user", "english", "chinese", "mandarin"])
 _ZH_NAMED = re.compile(r"(?:名叫|叫做|名字是|名字叫|叫)([\u4e00-\u9fff]{2})")
 
 
