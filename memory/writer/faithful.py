@@ -162,8 +162,7 @@ _ZH_NAMED = re.compile(r"(?:名叫|叫做|名字是|名字叫|叫)([\u4e00-\u9ff
 
 def invented_names(content: str, said: str) -> list[str]:
     """The names in `content` that `said` does not hold (case aside)."""
-    said_lower = said.lower()
-    heard = set(re.findall(r"[a-z]+", said_lower))
+    heard = set(_EN_WORD.findall(said.lower()))
     invented: list[str] = []
     for match in _CAPITALISED.finditer(content):
         word = match.group()
