@@ -17,7 +17,8 @@ path of a chat turn. A question counts at k when any of its gold memories is in 
 (`all@10`: every gold memory in the first 10). The date a question was asked is in the sets but
 not used: retrieval reads the clock. REALTALK's text is read from REALTALK_DIR (default
 /work/coord/data/realtalk), statements_convai2rev_en's lines and questions from CONVAI2_DIR
-(default /work/coord/data/convai2_revised); see tests/data/README.md.
+(default /work/coord/data/convai2_revised), events_coviddialog_zh's descriptions and
+questions from COVIDDIALOG_DIR (default /work/coord/data/coviddialog); see tests/data/README.md.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "data"))
 
-from build_recall_sets import convai2_episodes
+from build_recall_sets import convai2_episodes, coviddialog_question, coviddialog_records
 
 from memory.long_term import LongTermMemory
 from memory.retrieval.evaluation import write_items
@@ -114,6 +115,22 @@ def convai2_texts(source: dict[str, Any], data: dict[str, Any]) -> None:
         query["question"] = source["question"].format(sentence)
 
 
+def coviddialog_texts(source: dict[str, Any], data: dict[str, Any]) -> None:
+    """Fills a COVID-Dialogue set's memory texts (ids ending in `c<N>`: the 病情描述 of
+    consultation N) and questions (ids ending in `c<N>/q`: the patient's first two messages of
+    consultation N) from COVIDDIALOG_DIR."""
+    folder = Path(os.environ.get(source.get("env", ""), source["dir"]))
+    path = folder / source["file"]
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: see tests/data/README.md")
+    records = coviddialog_records(path)
+    for memory in data["memories"]:
+        memory["text"] = records[memory["id"].rsplit("/c", 1)[1]]["situation"]
+    for query in data["queries"]:
+        number = query["id"].rsplit("/c", 1)[1].removesuffix("/q")
+        query["question"] = coviddialog_question(records[number]["said"])
+
+
 def load_sets() -> dict[str, dict[str, Any]]:
     sets = memorybank_sets()
     for path in sorted(SETS.glob("*.json")):
@@ -126,6 +143,8 @@ def load_sets() -> dict[str, dict[str, Any]]:
                     memory["text"] = texts[memory["id"]]
             elif source and source.get("format") == "convai2":
                 convai2_texts(source, data)
+            elif source and source.get("format") == "coviddialog":
+                coviddialog_texts(source, data)
         except FileNotFoundError as missing:  # a set without committed text, not fetched here
             print(f"{path.stem}: left out, {missing}", file=sys.stderr)
             continue

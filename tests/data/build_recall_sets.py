@@ -385,6 +385,121 @@ def events_esconv() -> None:
     })  # fmt: skip
 
 
+# ── independent memory events in Chinese: COVID-Dialogue patients' own descriptions ──
+
+COVID_FIELD = re.compile(r"^([^：\s]{1,16})：\s*(.*)$")
+COVID_META = re.compile(r"^[^：\s]{2,12}： ")  # "疾病诊断： ...", "药品： ..." inside a turn
+COVID_SECTION = re.compile(
+    r"(?m)^(Description|Dialogue|Diagnosis and suggestions|Doctor faculty)\s*$"
+)
+
+
+def coviddialog_records(path: Path) -> dict[str, dict]:
+    """COVID-Dialogue-Dataset-Chinese.txt: consultations "id=N", each of "Description"
+    blocks (fields "疾病：", "病情描述：", ...) and "Dialogue" blocks ("病人：" / "医生："
+    lines, the text on the lines below). Returns {N: {"situation": the 病情描述 of the
+    consultation's first Description block holding one, "said": the patient's messages of the
+    Dialogue block after it}}; consultations without such a block are left out
+    (tests/data/README.md; bench/recall_kinds.py reads the text with it)."""
+    text = path.read_text(encoding="utf-8")
+    parts = re.split(r"(?m)^id=(\d+)\s*$", text)
+    records: dict[str, dict] = {}
+    for number, body in zip(parts[1::2], parts[2::2], strict=True):
+        blocks = COVID_SECTION.split(body)
+        found: dict | None = None
+        for head, content in zip(blocks[1::2], blocks[2::2], strict=True):
+            if head == "Description" and found is None:
+                fields = {}
+                for raw in content.splitlines():
+                    match = COVID_FIELD.match(raw.strip())
+                    if match:
+                        fields.setdefault(match.group(1), match.group(2).strip())
+                situation = " ".join(fields.get("病情描述", "").split())
+                if situation:
+                    found = {"situation": situation, "said": None}
+            elif head == "Dialogue" and found is not None and found["said"] is None:
+                turns: list[list[str]] = []
+                for raw in content.splitlines():
+                    line = raw.strip()
+                    if line in ("病人：", "医生："):
+                        turns.append([line[:-1], ""])
+                    elif line and turns and not COVID_META.match(line):
+                        turns[-1][1] = (turns[-1][1] + " " + line).strip()
+                found["said"] = [said for who, said in turns if who == "病人" and said]
+        if found is not None:
+            found["said"] = found["said"] or []
+            records[number] = found
+    return records
+
+
+def coviddialog_question(said: list[str]) -> str:
+    """The patient's first two messages holding at least 10 characters besides punctuation
+    (about the six words of events_esconv_en)."""
+    return " ".join([text for text in said if len(PUNCT.sub("", text)) >= 10][:2])
+
+
+def events_coviddialog() -> None:
+    """COVID-Dialogue Chinese (1,393 haodf.com consultations, 2020): a patient's own 病情描述
+    (the description written when opening the consultation) is one memory (undated, no
+    thread); the question is the same patient's first two messages of at least 10 characters in
+    the consultation's dialogue, gold = that description. A description posted in several
+    consultations (the same words, word for word) is one memory, gold for each of their
+    questions; a (description, question) pair met twice (a consultation copied) is asked once.
+    Descriptions are split by a hash, then dealt into pools of about 100 in hash order. No text
+    in the file (copyright of haodf.com, no licence): memory ids end in `c<consultation>`, question
+    ids in `c<consultation>/q`, and the bench reads both from text_source. Type `restated` when
+    the question holds at least 80% of the description's character bigrams, else `own-words`."""
+    records = coviddialog_records(RAW / "coviddialog" / "COVID-Dialogue-Dataset-Chinese.txt")
+    asks: dict[str, list[str]] = defaultdict(list)  # description -> consultations asking it
+    first: dict[str, str] = {}  # description -> the first consultation holding it
+    seen = set()
+    for number in sorted(records, key=int):
+        situation = records[number]["situation"]
+        first.setdefault(situation, number)
+        question = coviddialog_question(records[number]["said"])
+        if question and (situation, question) not in seen:
+            seen.add((situation, question))
+            asks[situation].append(number)
+    memories, queries = [], []
+    for split in ("tuning", "held-out"):
+        mine = sorted((s for s in asks if split_of("coviddialog:" + s) == split),
+                      key=lambda s: digest("coviddialog-order:" + s))  # fmt: skip
+        pools = max(1, round(len(mine) / 100))
+        for position, situation in enumerate(mine):
+            pool = f"events_coviddialog_zh-{split}-p{position % pools:02d}"
+            memory_id = f"{pool}/c{first[situation]}"
+            memories.append({"id": memory_id, "text": None, "said_at": None, "thread": None,
+                             "pool": pool})  # fmt: skip
+            fact = words_zh(situation)
+            for number in asks[situation]:
+                question = coviddialog_question(records[number]["said"])
+                shared = len(fact & words_zh(question)) / max(1, len(fact))
+                queries.append({"id": f"{pool}/c{number}/q", "question": None,
+                                "asked_at": None, "relevant": [memory_id],
+                                "type": "restated" if shared >= 0.8 else "own-words",
+                                "split": split, "pool": pool})  # fmt: skip
+    memories.sort(key=lambda m: m["id"])
+    queries.sort(key=lambda q: q["id"])
+    write("events_coviddialog_zh", {
+        "about": "COVID-Dialogue Chinese (haodf.com consultations about COVID-19 and other "
+                 "pneumonia, 2020; real patients and doctors, not generated): each patient's own "
+                 "description of their illness (病情描述, written when opening the consultation) "
+                 "is a memory; the question is the same patient's first two messages of ten "
+                 "characters or more in the dialogue; gold = that description. Descriptions "
+                 "split by a hash, then dealt into pools of about 100 (each question competes "
+                 "with about 99 other patients' descriptions, mostly fever, cough and "
+                 "COVID-19 worries). Undated, no threads.",
+        "source": commit_of("coviddialog"),
+        "licence": "none stated (the README gives all copyrights to haodf.com): no text in this "
+                   "file (the bench reads descriptions and questions from text_source); ids and "
+                   "labels only",
+        "kind": "events", "lang": "zh",
+        "text_source": {"format": "coviddialog", "dir": "/work/coord/data/coviddialog",
+                        "env": "COVIDDIALOG_DIR", "file": "COVID-Dialogue-Dataset-Chinese.txt"},
+        "memories": memories, "queries": queries,
+    })  # fmt: skip
+
+
 # ── the user's own statements asked about in other words: ConvAI2's revised personas ──
 
 
@@ -474,6 +589,7 @@ def main() -> None:
     assistant_prefeval()
     events_esconv()
     statements_convai2_revised()
+    events_coviddialog()
 
 
 if __name__ == "__main__":
