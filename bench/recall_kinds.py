@@ -7,18 +7,23 @@ fused retrieval in the same run.
     .venv/bin/python bench/recall_kinds.py --limit 30            # 30 questions a split
     .venv/bin/python bench/recall_kinds.py --types               # also a row per question type
     .venv/bin/python bench/recall_kinds.py --weights embedding=1.0  # another fusion setting
+    .venv/bin/python bench/recall_kinds.py --embeddings mymodule:MyEmbeddings  # another model
 
 Each pool of a set (a user, a chat, a language) is its own SQLite store in a temporary folder;
 memories keep the day they were said (undated ones: 2024-01-01) and their conversation
 (thread). `LongTermMemory` is opened over the store twice: with the default embeddings (the
 offline model; the bench waits until every vector is made) and with embeddings off (BM25
-alone). Each question goes through `get_related_memory_from(question, "mechanical", 10)`, the
-path of a chat turn. A question counts at k when any of its gold memories is in the first k
-(`all@10`: every gold memory in the first 10). The date a question was asked is in the sets but
-not used: retrieval reads the clock. REALTALK's text is read from REALTALK_DIR (default
-/work/coord/data/realtalk), statements_convai2rev_en's lines and questions from CONVAI2_DIR
-(default /work/coord/data/convai2_revised), events_coviddialog_zh's descriptions and
-questions from COVIDDIALOG_DIR (default /work/coord/data/coviddialog); see tests/data/README.md.
+alone). `--embeddings module:attr` puts another model in the fused column: `attr` is an object
+with LangChain's `embed_documents`/`embed_query` (memory.retrieval.embedder.TextEmbeddings), or
+a class or factory called without arguments to make one, so that any embedder is compared on
+the same sets, splits and BM25 column as the default. Each question goes through
+`get_related_memory_from(question, "mechanical", 10)`, the path of a chat turn. A question
+counts at k when any of its gold memories is in the first k (`all@10`: every gold memory in the
+first 10). The date a question was asked is in the sets but not used: retrieval reads the clock.
+REALTALK's text is read from REALTALK_DIR (default /work/coord/data/realtalk),
+statements_convai2rev_en's lines and questions from CONVAI2_DIR (default
+/work/coord/data/convai2_revised), events_coviddialog_zh's descriptions and questions from
+COVIDDIALOG_DIR (default /work/coord/data/coviddialog); see tests/data/README.md.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
+import importlib
+import inspect
 import json
 import os
 import sys
@@ -42,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "data"))
 from build_recall_sets import convai2_episodes, coviddialog_question, coviddialog_records
 
 from memory.long_term import LongTermMemory
+from memory.retrieval.embedder import DEFAULT, TextEmbeddings, embeddings_name
 from memory.retrieval.evaluation import write_items
 from memory.retrieval.fusion import DEFAULT_WEIGHTS, FusionWeights
 from memory.store.backends.sqlite_db import SqliteMemoryManager
@@ -170,8 +178,26 @@ def chosen(queries: list[dict[str, Any]], limit: int | None) -> list[dict[str, A
     return ordered if limit is None else ordered[:limit]
 
 
+def load_embeddings(spec: str) -> TextEmbeddings:
+    """`module:attr` → the embeddings object it names (a class or factory is called)."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        sys.exit(f"--embeddings {spec!r}: expected module:attr")
+    found: Any = getattr(importlib.import_module(module_name), attr)
+    if inspect.isclass(found) or (callable(found) and not isinstance(found, TextEmbeddings)):
+        found = found()
+    if not isinstance(found, TextEmbeddings):
+        sys.exit(f"--embeddings {spec!r}: {type(found).__name__} has no "
+                 "embed_documents/embed_query")  # fmt: skip
+    return found
+
+
 def run_set(
-    data: dict[str, Any], limit: int | None, folder: Path, weights: FusionWeights = DEFAULT_WEIGHTS
+    data: dict[str, Any],
+    limit: int | None,
+    folder: Path,
+    weights: FusionWeights = DEFAULT_WEIGHTS,
+    embeddings: Any = DEFAULT,
 ) -> dict[str, list[dict]]:
     """Each asked question's ranks under both retrievals: {split: [{type, relevant, bm25,
     fused}]}; only pools holding an asked question are loaded."""
@@ -192,7 +218,7 @@ def run_set(
         where = folder / f"p{number}"
         manager = SqliteMemoryManager(where / "memory.db", pool)
         write_items(manager, {m["id"]: item_of(m, data["kind"]) for m in memories[pool]})
-        fused = LongTermMemory(manager, data_dir=where)
+        fused = LongTermMemory(manager, data_dir=where, embeddings=embeddings)
         if fused.retrievers.mechanical.fused is not None:
             fused.retrievers.mechanical.fused.weights = weights
         plain = LongTermMemory(manager, data_dir=where, embeddings="off")
@@ -246,7 +272,17 @@ def main() -> None:
     parser.add_argument("--types", action="store_true", help="a row per question type too")
     parser.add_argument("--weights", default="", help="the fused column with other FusionWeights, "
                         "e.g. embedding=1.0,bare_question=1.0")  # fmt: skip
+    parser.add_argument(
+        "--embeddings",
+        default="",
+        metavar="MODULE:ATTR",
+        help="the fused column with these embeddings instead of the default offline model "
+        "(an object, or a class or factory making one, with embed_documents/embed_query)",
+    )
     args = parser.parse_args()
+    embeddings: Any = load_embeddings(args.embeddings) if args.embeddings else DEFAULT
+    if args.embeddings:
+        print(f"fused with embeddings {embeddings_name(embeddings)} ({args.embeddings})")
     weights = dataclasses.replace(DEFAULT_WEIGHTS, **{
         key: type(getattr(DEFAULT_WEIGHTS, key))(value)
         for key, value in (pair.split("=") for pair in args.weights.split(",") if pair)
@@ -271,7 +307,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         for name, data in sets.items():
             began = time.perf_counter()
-            results = run_set(data, args.limit, Path(folder) / name, weights)
+            results = run_set(data, args.limit, Path(folder) / name, weights, embeddings)
             pools = len({m["pool"] for m in data["memories"]})
             print(
                 f"{name} ({data['kind']}, {data['lang']}): {len(data['memories'])} memories "
@@ -287,7 +323,8 @@ def main() -> None:
                                                            if r["type"] == kind]))  # fmt: skip
     print()
     print("any gold memory in the first k; all@10: every gold memory in the first 10;")
-    print("BM25 = LongTermMemory(embeddings='off'), fused = the default, same stores")
+    fused_with = f"embeddings={args.embeddings}" if args.embeddings else "the default"
+    print(f"BM25 = LongTermMemory(embeddings='off'), fused = {fused_with}, same stores")
     print(header)
     print("-" * len(header))
     print("\n".join(rows_out))
