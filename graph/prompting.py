@@ -11,6 +11,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from graph.context import Context
 from graph.models.loading import split_model_name
+from memory.store.item import local_date
 from memory.text.fencing import escape_data
 from memory.text.language import resolve_language
 from prompts import persona
@@ -18,6 +19,8 @@ from prompts.agent import (
     CORE_CONTEXT_BLOCKS,
     CORE_CONTEXT_LABELS,
     MEMORIES_BLOCKS,
+    MEMORY_DATES,
+    MEMORY_SAID,
     NO_MEMORIES,
     SAID_RECENTLY_BLOCKS,
     WEEKDAYS_ZH,
@@ -29,13 +32,21 @@ from prompts.compaction import SUMMARY_BLOCKS, SUMMARY_FIND_WORDS
 SPLIT_PROVIDERS = frozenset({"openai"})
 
 
-def memory_lines(memories: Sequence[dict[str, Any]]) -> str:
-    """One line per memory, escaped so that memory text cannot close the fence around it."""
+def memory_lines(memories: Sequence[dict[str, Any]], language: str = "en") -> str:
+    """One line per memory, escaped so that memory text cannot close the fence around it, with
+    the local day it was first said and the day it last changed when that differs ("when did I
+    tell you…?" and which of two memories is newer are answered from these)."""
     lines = []
     for memory in memories:
         text = escape_data(memory.get("description", ""))
         theme = escape_data(memory.get("theme", ""))
-        lines.append(f"- [{theme}] {text}" if theme else f"- {text}")
+        line = f"- [{theme}] {text}" if theme else f"- {text}"
+        said = local_date(memory.get("created_time"))
+        updated = local_date(memory.get("latest_update_time"))
+        if said:
+            dates = MEMORY_DATES[language] if updated and updated != said else MEMORY_SAID[language]
+            line += dates.format(said=said, updated=updated)
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -43,7 +54,7 @@ def format_memories(memories: Sequence[dict[str, Any]], language: str) -> str:
     """The memories block: fenced in <memories>, one escaped line each, marked as data."""
     if not memories:
         return NO_MEMORIES[language]
-    return MEMORIES_BLOCKS[language].format(items=memory_lines(memories))
+    return MEMORIES_BLOCKS[language].format(items=memory_lines(memories, language))
 
 
 def format_said_recently(said: Sequence[dict[str, Any]], language: str) -> str:

@@ -24,14 +24,16 @@ PERSONA = {
 SYSTEM_PROMPTS = {
     "en": """{persona}
 
-Use what you remember when it helps, and do not pretend to remember what is not listed.{tools}
+Use what you remember when it helps, and do not pretend to remember what is not listed. Each
+memory shows the day it was said; when two disagree, the later one holds.{tools}
 
 Reply to what the user just said, briefly and in your own words: answer a question, respond to
 news; do not repeat or summarise their message. When they ask you to forget something, say that
 you will forget it.""",
     "zh": """{persona}
 
-在有帮助时运用你记得的内容；没有列出的内容不要假装记得。{tools}
+在有帮助时运用你记得的内容；没有列出的内容不要假装记得。每条记忆都标有说的日期；
+两条记忆不一致时，以较晚的为准。{tools}
 
 用你自己的话简短地回应用户刚说的话：回答问题、回应他们的消息；不要复述或总结他们的话。
 用户要求你忘记某件事时，告诉他们你会忘掉它。""",

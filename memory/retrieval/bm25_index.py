@@ -51,6 +51,7 @@ class IndexedMemory:
     stale_since: float = 0.0  # epoch seconds consolidation marked it stale; 0: current
     thread_id: str = ""  # the conversation that wrote it (its origin); "" unknown
     created_at: float = 0.0  # epoch seconds of its creation, its place in that conversation
+    created_time: str = ""  # its creation as stored (the day it was said, for an import)
 
     @classmethod
     def of(cls, memory_id: str, item: MemoryItem) -> IndexedMemory:
@@ -59,7 +60,8 @@ class IndexedMemory:
         return cls(memory_id, item.description, item.theme, item.latest_update_time,
                    _epoch(item.latest_update_time), hit, item.stale_since,
                    str(origin.get("thread_id") or ""),
-                   _epoch(item.created_time or item.latest_update_time))  # fmt: skip
+                   _epoch(item.created_time or item.latest_update_time),
+                   item.created_time or item.latest_update_time)  # fmt: skip
 
     @cached_property
     def only_asks(self) -> bool:
@@ -73,8 +75,11 @@ class IndexedMemory:
         return memory_kind(self) == "episodic"
 
     def as_result(self) -> dict[str, str]:
-        """The `{id, description, theme}` shape retrieval returns."""
-        return {"id": self.id, "description": self.description, "theme": self.theme}
+        """The shape retrieval returns: `{id, description, theme, created_time,
+        latest_update_time}` (stored times: when it was first said, when it last changed)."""
+        return {"id": self.id, "description": self.description, "theme": self.theme,
+                "created_time": self.created_time,
+                "latest_update_time": self.latest_update_time}  # fmt: skip
 
 
 @dataclass

@@ -93,4 +93,6 @@ def _result(mechanical: MechanicalRetriever, memory_id: str) -> dict[str, str]:
     if position is not None:
         return index.entries[position].as_result()
     item = mechanical.manager.get(memory_id)  # the index is older than the table: read it
-    return {"id": memory_id, "description": item.description, "theme": item.theme}
+    return {"id": memory_id, "description": item.description, "theme": item.theme,
+            "created_time": item.created_time,
+            "latest_update_time": item.latest_update_time}  # fmt: skip

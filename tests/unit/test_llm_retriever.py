@@ -62,7 +62,7 @@ def test_returns_the_memories_the_model_picked_in_its_order(manager: YamlMemoryM
     model = ScriptedAnswers("[2, 0]")
     result = LLMRetriever(manager, model).retrieve("what do I drink?")
     assert [r["id"] for r in result] == [ids(manager)[2], ids(manager)[0]]
-    assert set(result[0]) == {"id", "description", "theme"}
+    assert set(result[0]) == {"id", "description", "theme", "created_time", "latest_update_time"}
 
 
 def test_limit_keeps_the_most_related(manager: YamlMemoryManager) -> None:
