@@ -21,6 +21,7 @@ from memory.retrieval.date_cue import month_day
 from memory.retrieval.query import is_bare_question, theme_key
 from memory.store.item import MemoryItem
 from memory.text.episodic import memory_kind
+from memory.text.preferences import states_preference
 from memory.text.tokenize import tokenize
 
 K1 = 1.5
@@ -68,6 +69,12 @@ class IndexedMemory:
         """Whether the text is only a short question (`query.is_bare_question`): read once per
         memory version, not on every query that finds it."""
         return is_bare_question(self.description)
+
+    @cached_property
+    def states_preference(self) -> bool:
+        """Whether the text says what the user likes or avoids (`preferences.states_preference`),
+        read once per memory version."""
+        return states_preference(self.description)
 
     @cached_property
     def episodic(self) -> bool:

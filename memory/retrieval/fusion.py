@@ -64,6 +64,10 @@ class FusionWeights:
     # fused score is multiplied by this (1 off). Embeddings put such memories next to the
     # user's own questions, above the statement that answers them.
     bare_question: float = 0.5
+    # Asked for advice ("Can you recommend a hotel?"), the memories that say what the user likes
+    # or avoids ("I can't stand modern decor") weigh this much more (1 off): they rarely share
+    # the question's words, and a recommendation that ignores them is wrong.
+    preference_for_advice: float = 2.0
 
 
 DEFAULT_WEIGHTS = FusionWeights()
@@ -284,6 +288,9 @@ class FusedRanking:
         if self.weights.bare_question != 1.0:
             asks = [index.entries[item].only_asks for item in items]
             factors = factors * np.where(asks, self.weights.bare_question, 1.0)
+        if reading.advice and self.weights.preference_for_advice != 1.0:
+            tastes = [index.entries[item].states_preference for item in items]
+            factors = factors * np.where(tastes, self.weights.preference_for_advice, 1.0)
         return factors
 
 

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from memory.retrieval.date_cue import dates_in
+from memory.text.preferences import asks_advice
 from memory.text.tokenize import normalize, tokenize
 
 # What makes a query broad: asking for "anything recent" rather than for a topic.
@@ -45,7 +46,8 @@ _PUNCTUATION = re.compile(r"[\s\W_]+", re.UNICODE)
 @dataclass(frozen=True)
 class QueryReading:
     """What the query asks for: `tokens` for BM25, whether it is broad, time cues, a bare theme,
-    the calendar days it names (`dates`, month * 100 + day)."""
+    the calendar days it names (`dates`, month * 100 + day), whether it asks for the current
+    value (`current`) or for advice (`advice`: "can you recommend a hotel?")."""
 
     tokens: list[str]
     broad: bool
@@ -53,6 +55,7 @@ class QueryReading:
     theme_key: str | None = None
     dates: tuple[int, ...] = ()
     current: bool = False
+    advice: bool = False
 
 
 def theme_key(text: str) -> str:
@@ -85,7 +88,7 @@ def read_query(query: str, theme_keys: frozenset[str] = frozenset()) -> QueryRea
         return QueryReading(tokens, broad=True, time_cue=time_cue, theme_key=remainder_key)
     # Nothing left to search for: the broad order (recent, much-used) beats an empty answer.
     return QueryReading(tokens, broad=not content, time_cue=time_cue, dates=dates_in(text),
-                        current=current)  # fmt: skip
+                        current=current, advice=asks_advice(text))  # fmt: skip
 
 
 _CLAUSE_END = re.compile(r"[.!。！?？,，;；]")

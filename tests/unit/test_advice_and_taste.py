@@ -1,0 +1,96 @@
+"""Asked for a recommendation, the memories that say what the user likes or avoids come up even
+without a word in common; asked what was recommended before, they do not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory import LongTermMemory, open_memory_manager
+from memory.retrieval.embedder import OfflineEncoder
+from memory.retrieval.evaluation import write_items
+from memory.retrieval.query import read_query
+from memory.store.item import MemoryItem
+from memory.text.preferences import asks_advice, states_preference
+
+needs_model = pytest.mark.skipif(not OfflineEncoder.available(), reason="offline model missing")
+
+
+def said(text: str, day: str) -> MemoryItem:
+    """A memory first said on `day` of 2024, at noon UTC (the same local day anywhere)."""
+    item = MemoryItem.create(text, "conversation", "test", origin={"thread_id": day})
+    when = f"2024-{day}T12:00:00+00:00"
+    item.latest_update_time = when
+    item.history[-1]["time"] = when
+    return item
+
+
+def found(tmp_path: Path, items: dict[str, MemoryItem], question: str) -> list[str]:
+    manager = open_memory_manager(f"sqlite:{tmp_path / 'memory.db'}", "alice")
+    write_items(manager, items)
+    memory = LongTermMemory(manager)
+    assert memory.retrievers.catch_up(max_missing=len(items), timeout=300)
+    return [m["id"] for m in memory.get_related_memory_from(question, "mechanical", 3)]
+
+
+# A user's chatter about music and food, and one standing taste that shares no word with the
+# request below ("I can't stand …" against "recommend … albums").
+MUSIC_CHAT = {
+    "taste": said("I can't stand mainstream pop, it all sounds the same to me.", "01-05"),
+    "concert": said("We went to a concert downtown last night, the band was loud.", "02-10"),
+    "playlist": said("My brother made a playlist for the road trip.", "02-12"),
+    "radio": said("The radio in my car is broken again.", "02-14"),
+    "album": said("Have you heard the new album everyone talks about?", "02-15"),
+    "piano": said("My daughter started piano lessons at school.", "02-16"),
+    "guitar": said("Our neighbour plays guitar every evening.", "02-18"),
+    "festival": said("There is a music festival in town this summer.", "02-20"),
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "advice"),
+    [
+        ("Can you recommend some albums for me to explore?", True),
+        ("What are some good hotels for my stay in Rome?", True),
+        ("Any tips for learning Spanish on my own?", True),
+        ("能给我推荐几本书吗？", True),
+        ("What did you recommend to me last week?", False),  # a past answer, not a new one
+        ("You once suggested a podcast, what was it called?", False),
+        ("你给我推荐过哪些电影？", False),
+        ("Where do I live now?", False),
+    ],
+)
+def test_a_request_for_advice_is_told_from_a_question_about_past_advice(
+    text: str, advice: bool
+) -> None:
+    assert asks_advice(text) is advice
+    assert read_query(text).advice is advice
+
+
+@pytest.mark.parametrize(
+    ("text", "taste"),
+    [
+        ("I refuse to use anything made by Apple.", True),
+        ("User is vegan.", True),
+        ("I really love jazz.", True),
+        ("我不吃辣。", True),
+        ("It looks like rain today.", False),  # "like" that is no liking
+        ("I moved to Porto in March.", False),
+    ],
+)
+def test_a_taste_or_constraint_is_read_in_either_language(text: str, taste: bool) -> None:
+    assert states_preference(text) is taste
+
+
+@needs_model
+def test_asked_for_a_recommendation_the_users_taste_comes_first(tmp_path: Path) -> None:
+    request = "What music should I listen to?"  # without the lift: the festival, then the playlist
+    assert found(tmp_path / "ask", MUSIC_CHAT, request)[0] == "taste"
+
+
+@needs_model
+def test_asked_what_was_recommended_the_taste_gets_no_lift(tmp_path: Path) -> None:
+    told = said("You recommended the album Blue by Joni Mitchell.", "02-21")
+    items = {**MUSIC_CHAT, "told": told}
+    assert found(tmp_path / "past", items, "Which album did you recommend to me?")[0] == "told"
