@@ -40,6 +40,12 @@ _TIME_CUES_EN = re.compile(
 # now?", "我现在住在哪里？"): the newest of the memories that answer it comes first.
 _CURRENT_CUES_ZH = ("现在", "目前", "如今", "当前")
 _CURRENT_CUES_EN = re.compile(r"\b(now|currently|current|anymore|any more|still)\b")
+# Unless it asks about the telling ("when did I tell you that I live in Florida now?", "did I
+# mention that I still…?"): then "now" is part of what was said, and the words stay.
+_ABOUT_THE_TELLING = re.compile(
+    r"\b(did i|have i|i once) (ever |first |already )?(tell|told|say|said|mention|mentioned)\b|"
+    r"(什么时候|哪天|是否|有没有)(跟你|和你|对你|向你)?(说|提|讲|告诉)"
+)
 _PUNCTUATION = re.compile(r"[\s\W_]+", re.UNICODE)
 
 
@@ -72,8 +78,12 @@ def read_query(query: str, theme_keys: frozenset[str] = frozenset()) -> QueryRea
     """
     text = normalize(query)
     time_cue = any(cue in text for cue in _TIME_CUES_ZH) or bool(_TIME_CUES_EN.search(text))
-    current = any(cue in text for cue in _CURRENT_CUES_ZH) or bool(_CURRENT_CUES_EN.search(text))
-    tokens = tokenize(text)
+    current = not _ABOUT_THE_TELLING.search(text) and (
+        any(cue in text for cue in _CURRENT_CUES_ZH) or bool(_CURRENT_CUES_EN.search(text))
+    )
+    # "now" in "what is my favourite book now?" asks when, not what: as a search word it finds
+    # "so, what do we do now?".
+    tokens = (tokenize(_without_current_cues(text)) if current else []) or tokenize(text)
     remainder = _ABOUT_ME_EN.sub(" ", text)
     for phrase in (*_ABOUT_ME_ZH, *_FILLER_ZH):
         remainder = remainder.replace(phrase, " ")
@@ -91,18 +101,50 @@ def read_query(query: str, theme_keys: frozenset[str] = frozenset()) -> QueryRea
                         current=current, advice=asks_advice(text))  # fmt: skip
 
 
+def _without_current_cues(text: str) -> str:
+    for cue in _CURRENT_CUES_ZH:
+        text = text.replace(cue, " ")
+    return _CURRENT_CUES_EN.sub(" ", text)
+
+
 _CLAUSE_END = re.compile(r"[.!。！?？,，;；]")
 _LATIN_WORD = re.compile(r"[A-Za-z0-9'’]+")
 _CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
 _SPEAKER = re.compile(r"^[\w .'-]{1,30}:\s+")
+# What may come before the question without saying anything about anyone ("So, what do you do
+# for work?", "That's interesting! What's your favourite band?", "哈哈，你呢？"): reactions only.
+_REACTIONS_EN = (
+    "so well oh ok okay yeah yes yep no nope wow cool nice great awesome amazing interesting fun "
+    "sweet neat lovely wonderful good true right sure really haha lol hmm ah aw hi hello hey "
+    "thanks thank you that that's thats is sounds i agree me too same and but also"
+)
+_REACTION_WORDS = frozenset(_REACTIONS_EN.split())
+_REACTIONS_ZH = re.compile(
+    r"^(哈+|嗯+|哦+|噢+|啊+|哇+|好的?|对|是的?|真的|不错|太好了|有意思|厉害|酷|那|所以)+$"
+)
 
 
 def is_bare_question(text: str, max_words: int = 10) -> bool:
-    """Whether a memory's text is only a short question ("What's your favourite band?", "Kate:
-    how was the trip?", "你住在哪里？"): one clause of at most `max_words` words (two Chinese
-    characters a word), ending in a question mark. A turn that answers and then asks back is
-    not, nor a question that carries a fact ("I just moved to Porto, any tips?")."""
+    """Whether a memory's text is only a short question ("What's your favorite band?", "Kate:
+    how was the trip?", "你住在哪里？"), maybe after a reaction ("So, what do you do?", "That's
+    interesting! Where do you live?"): a last clause of at most `max_words` words (two Chinese
+    characters a word) ending in a question mark, and before it reaction words only. A turn
+    that answers and then asks back is not, nor a question that carries a fact ("I just moved
+    to Porto, any tips?")."""
     body = _SPEAKER.sub("", text.strip(), count=1).rstrip()
-    if not body.endswith(("?", "？")) or _CLAUSE_END.search(body.rstrip("?？ ")):
+    if not body.endswith(("?", "？")):
         return False
-    return len(_LATIN_WORD.findall(body)) + len(_CJK_CHAR.findall(body)) / 2 <= max_words
+    clauses = [c.strip() for c in _CLAUSE_END.split(body.rstrip("?？ ")) if c.strip()]
+    if not clauses:
+        return False
+    *lead_in, question = clauses
+    if not all(_only_reaction(clause) for clause in lead_in):
+        return False
+    return len(_LATIN_WORD.findall(question)) + len(_CJK_CHAR.findall(question)) / 2 <= max_words
+
+
+def _only_reaction(clause: str) -> bool:
+    words = [word.lower().replace("’", "'") for word in _LATIN_WORD.findall(clause)]
+    if _CJK_CHAR.search(clause):
+        return not words and bool(_REACTIONS_ZH.match(clause))
+    return bool(words) and all(word in _REACTION_WORDS for word in words)

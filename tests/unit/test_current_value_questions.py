@@ -84,6 +84,12 @@ def test_a_memory_that_only_asks_yields_to_the_one_that_answers(tmp_path: Path) 
         ("My favorite sport is soccer.", False),
         ("I moved last week. Where do you live?", False),  # a statement, then a question back
         ("2024-05-01 User: any ideas? AI: Try the museum.", False),
+        # after a reaction that says nothing about anyone, a question is still only a question
+        ("So, what do you do for work?", True),
+        ("That's interesting! What's your favorite type of music?", True),
+        ("哈哈，你呢？", True),
+        ("Just got back from the gym. What about you?", False),
+        ("我住在杭州，你呢？", False),
     ],
 )
 def test_a_bare_question_is_one_sentence_ending_in_a_question_mark(text: str, bare: bool) -> None:
@@ -96,3 +102,27 @@ def test_now_and_currently_ask_for_the_current_value() -> None:
         assert read_query(question).current
     assert not read_query("Where did I live in 2019?").current
     assert not read_query("Do you know my dog's name?").current
+    # asking about the telling: "now" is part of what was said, not a question about today
+    assert not read_query("When did I tell you that I live in Florida now?").current
+    assert not read_query("我什么时候跟你说我现在住在上海？").current
+
+
+def test_now_is_when_not_what_so_it_is_no_search_word() -> None:
+    assert "now" not in read_query("What is my favorite book now?").tokens
+    assert "现在" not in read_query("我现在住在哪里？").tokens
+    assert "now" in read_query("When did I tell you that I live in Florida now?").tokens
+
+
+def test_what_do_we_do_now_is_no_answer_to_my_favourite_book_now(tmp_path: Path) -> None:
+    # BM25 alone (no model): "now" matched the chatter and put it above the answer
+    items = {
+        "chatter": said("So, what do we do now?", "03-10"),
+        "book": said("My favorite book is Washington's Crossing by David McCullough.", "02-10"),
+        "film": said("I watched a movie about a famous boxer.", "02-03"),
+        "dog": said("My dog loves long walks on the beach.", "01-25"),
+    }
+    manager = open_memory_manager(f"sqlite:{tmp_path / 'memory.db'}", "alice")
+    write_items(manager, items)
+    memory = LongTermMemory(manager, embeddings="off")
+    found = memory.get_related_memory_from("What is my favorite book now?", "mechanical", 5)
+    assert found[0]["id"] == "book"
