@@ -21,8 +21,9 @@ class InputState:
 class State(InputState):
     """The full state. Replaced on every turn:
 
-    - `related_memories`: `[{"id", "description", "theme"}]`, most relevant first, only those
-      this branch of the conversation may read;
+    - `related_memories`: `[{"id", "description", "theme", "created_time",
+      "latest_update_time"}]`, most relevant first, only those this branch of the conversation
+      may read;
     - `core_context`: the user's core context block (`{}` until the first turn was written);
     - `memory_write`: what became of this turn's memory write, `{"turn_id", "mode", "status",
       "error", "admission"}` with status `journaled` (local queue: durable, written soon),

@@ -155,7 +155,8 @@ class LongTermMemory:
         llm: Any | None = None,
         topic: str | None = None,
     ) -> list[dict[str, str]]:
-        """Memories related to `prompt` as `[{id, description, theme}]`, most relevant first.
+        """Memories related to `prompt` as `[{id, description, theme, created_time,
+        latest_update_time}]`, most relevant first.
 
         `mode` is `llm` (the default here), `mechanical` (BM25) or `hybrid`; LLM modes use `llm`
         (or the one given at construction) and run BM25 without one. Any failure, a corrupt

@@ -36,7 +36,7 @@ class MechanicalRetriever:
     Usage::
 
         retriever = MechanicalRetriever(manager)
-        retriever.retrieve("塔罗牌重构")  # [{id, description, theme}, ...] best first
+        retriever.retrieve("塔罗牌重构")  # [{id, description, theme, ...}, ...] best first
     """
 
     def __init__(
@@ -93,7 +93,8 @@ class MechanicalRetriever:
         return visible
 
     def retrieve(self, query: str, limit: int = 10, lineage: Lineage | None = None) -> list[dict]:
-        """Memories related to `query` as `{id, description, theme}`, most relevant first.
+        """Memories related to `query` as `{id, description, theme, created_time,
+        latest_update_time}`, most relevant first.
 
         With a `lineage`, only memories that run may read: the ranking over-fetches
         (`overfetch_k(limit)` candidates), then keeps the visible ones in rank order.

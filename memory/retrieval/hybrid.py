@@ -55,7 +55,8 @@ class HybridRetriever:
         self.extra_hit = extra_hit
 
     def retrieve(self, query: str, limit: int = 10, lineage: Lineage | None = None) -> list[dict]:
-        """Memories related to `query` as `{id, description, theme}`, most relevant first.
+        """Memories related to `query` as `{id, description, theme, created_time,
+        latest_update_time}`, most relevant first.
 
         With a `lineage`, only memories that run may read are candidates (and shown).
         """

@@ -78,7 +78,8 @@ class LLMRetriever:
         self.last_failure: str | None = None  # why the last call fell back, for logs and tests
 
     def retrieve(self, query: str, limit: int = 10, lineage: Lineage | None = None) -> list[dict]:
-        """Memories related to `query` as `{id, description, theme}`, most relevant first.
+        """Memories related to `query` as `{id, description, theme, created_time,
+        latest_update_time}`, most relevant first.
 
         With a `lineage`, the model is shown only the memories that run may read.
         """
