@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from memory.retrieval.date_cue import dates_in
+from memory.text.language import has_cjk, word_count
 from memory.text.preferences import asks_advice
 from memory.text.tokenize import normalize, tokenize
 
@@ -109,7 +110,6 @@ def _without_current_cues(text: str) -> str:
 
 _CLAUSE_END = re.compile(r"[.!。！?？,，;；]")
 _LATIN_WORD = re.compile(r"[A-Za-z0-9'’]+")
-_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
 _SPEAKER = re.compile(r"^[\w .'-]{1,30}:\s+")
 # What may come before the question without saying anything about anyone ("So, what do you do
 # for work?", "That's interesting! What's your favourite band?", "哈哈，你呢？"): reactions only.
@@ -140,11 +140,11 @@ def is_bare_question(text: str, max_words: int = 10) -> bool:
     *lead_in, question = clauses
     if not all(_only_reaction(clause) for clause in lead_in):
         return False
-    return len(_LATIN_WORD.findall(question)) + len(_CJK_CHAR.findall(question)) / 2 <= max_words
+    return word_count(question) <= max_words
 
 
 def _only_reaction(clause: str) -> bool:
     words = [word.lower().replace("’", "'") for word in _LATIN_WORD.findall(clause)]
-    if _CJK_CHAR.search(clause):
+    if has_cjk(clause):
         return not words and bool(_REACTIONS_ZH.match(clause))
     return bool(words) and all(word in _REACTION_WORDS for word in words)

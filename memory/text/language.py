@@ -12,6 +12,16 @@ CJK_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
 
 
+_LATIN_WORD = re.compile(r"[A-Za-z0-9'’]+")
+_CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
+
+
+def word_count(text: str) -> float:
+    """How long `text` is in words, two Chinese characters a word: a length that reads the same
+    in both languages ("What's your favourite band?" 4, "你住在哪里？" 2.5)."""
+    return len(_LATIN_WORD.findall(text)) + len(_CJK_CHAR.findall(text)) / 2
+
+
 def has_cjk(text: str) -> bool:
     """Whether the text contains Chinese (or other space-less) characters."""
     return _CJK_RUN.search(text) is not None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from memory.text.language import word_count
+
 # A standing taste or constraint in the user's words or the writer's ("I refuse to use Apple
 # products", "User is vegan", "我不吃辣"): what a recommendation for them has to respect.
 _PREFERENCE_EN = re.compile(
@@ -51,16 +53,11 @@ _PAST_ADVICE_EN = re.compile(
 _PAST_ADVICE_ZH = re.compile(r"(推荐过|推荐了|建议过|给了我|给过我|曾经)")
 
 
-_LATIN_WORD = re.compile(r"[A-Za-z0-9'’]+")
-_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
-
-
 def states_preference(text: str, max_words: int = 40) -> bool:
     """Whether `text` says what someone likes, prefers, avoids or cannot have (en, zh): a
     statement of at most `max_words` words (two Chinese characters a word). A long story that
     mentions an allergy on the way ("…咳嗽两周，头孢过敏，…") is about something else."""
-    words = len(_LATIN_WORD.findall(text)) + len(_CJK_CHAR.findall(text)) / 2
-    if words > max_words:
+    if word_count(text) > max_words:
         return False
     return bool(_PREFERENCE_EN.search(text) or _PREFERENCE_ZH.search(text))
 

@@ -7,31 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from memory import LongTermMemory, open_memory_manager
 from memory.retrieval.embedder import OfflineEncoder
-from memory.retrieval.evaluation import write_items
 from memory.retrieval.query import read_query
-from memory.store.item import MemoryItem
 from memory.text.preferences import asks_advice, states_preference
+from tests.dated_memories import found, said
 
 needs_model = pytest.mark.skipif(not OfflineEncoder.available(), reason="offline model missing")
-
-
-def said(text: str, day: str) -> MemoryItem:
-    """A memory first said on `day` of 2024, at noon UTC (the same local day anywhere)."""
-    item = MemoryItem.create(text, "conversation", "test", origin={"thread_id": day})
-    when = f"2024-{day}T12:00:00+00:00"
-    item.latest_update_time = when
-    item.history[-1]["time"] = when
-    return item
-
-
-def found(tmp_path: Path, items: dict[str, MemoryItem], question: str) -> list[str]:
-    manager = open_memory_manager(f"sqlite:{tmp_path / 'memory.db'}", "alice")
-    write_items(manager, items)
-    memory = LongTermMemory(manager)
-    assert memory.retrievers.catch_up(max_missing=len(items), timeout=300)
-    return [m["id"] for m in memory.get_related_memory_from(question, "mechanical", 3)]
 
 
 # A user's chatter about music and food, and one standing taste that shares no word with the

@@ -12,18 +12,9 @@ from memory import LongTermMemory, open_memory_manager
 from memory.retrieval.embedder import OfflineEncoder
 from memory.retrieval.evaluation import write_items
 from memory.retrieval.query import is_bare_question, read_query
-from memory.store.item import MemoryItem
+from tests.dated_memories import found, said
 
 needs_model = pytest.mark.skipif(not OfflineEncoder.available(), reason="offline model missing")
-
-
-def said(text: str, day: str) -> MemoryItem:
-    """A memory of a conversation on `day` of 2024 (an imported history: long before today)."""
-    item = MemoryItem.create(text, "conversation", "test", origin={"thread_id": day})
-    when = f"2024-{day}T10:00:00+00:00"
-    item.latest_update_time = when
-    item.history[-1]["time"] = when
-    return item
 
 
 OTHERS = {
@@ -31,14 +22,6 @@ OTHERS = {
     "job": said("I work as a nurse at the city hospital.", "01-15"),
     "film": said("I watched a movie about a famous boxer.", "02-03"),
 }
-
-
-def found(tmp_path: Path, items: dict[str, MemoryItem], question: str) -> list[str]:
-    manager = open_memory_manager(f"sqlite:{tmp_path / 'memory.db'}", "alice")
-    write_items(manager, items)
-    memory = LongTermMemory(manager)
-    assert memory.retrievers.catch_up(max_missing=len(items), timeout=300)
-    return [m["id"] for m in memory.get_related_memory_from(question, "mechanical", 5)]
 
 
 @needs_model

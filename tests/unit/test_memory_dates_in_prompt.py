@@ -9,16 +9,7 @@ from graph.context import Context
 from graph.prompting import build_system_prompt
 from memory import LongTermMemory, open_memory_manager
 from memory.retrieval.evaluation import write_items
-from memory.store.item import MemoryItem
-
-
-def said(text: str, day: str) -> MemoryItem:
-    """A memory first said on `day` of 2024, at noon UTC (the same local day anywhere)."""
-    item = MemoryItem.create(text, "conversation", "test")
-    when = f"2024-{day}T12:00:00+00:00"
-    item.latest_update_time = when
-    item.history[-1]["time"] = when
-    return item
+from tests.dated_memories import said
 
 
 def test_the_chat_prompt_shows_when_each_memory_was_said_and_changed(tmp_path: Path) -> None:

@@ -1,0 +1,30 @@
+"""Memories said on a given day of 2024 (an imported history: long before today), and what a
+question finds among them in a real SQLite store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memory import LongTermMemory, open_memory_manager
+from memory.retrieval.evaluation import write_items
+from memory.store.item import MemoryItem
+
+
+def said(text: str, day: str) -> MemoryItem:
+    """A memory first said on `day` ("MM-DD") of 2024 at noon UTC (the same local day anywhere),
+    in a conversation of that day."""
+    item = MemoryItem.create(text, "conversation", "test", origin={"thread_id": day})
+    when = f"2024-{day}T12:00:00+00:00"
+    item.latest_update_time = when
+    item.history[-1]["time"] = when
+    return item
+
+
+def found(tmp_path: Path, items: dict[str, MemoryItem], question: str, limit: int = 5) -> list[str]:
+    """The ids `question` finds among `items` with the default retrieval (the offline model's
+    vectors made first), best first."""
+    manager = open_memory_manager(f"sqlite:{tmp_path / 'memory.db'}", "alice")
+    write_items(manager, items)
+    memory = LongTermMemory(manager)
+    assert memory.retrievers.catch_up(max_missing=len(items), timeout=300)
+    return [m["id"] for m in memory.get_related_memory_from(question, "mechanical", limit)]
