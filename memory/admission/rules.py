@@ -169,6 +169,7 @@ RULES: tuple[Rule, ...] = (
     Rule("life_event", 3, keep.LIFE_EVENT),
     Rule("plan_or_date", 2, keep.PLAN),
     Rule("emotion", 2, keep.EMOTION),
+    Rule("health", 2, keep.HEALTH),
     Rule("other_person", 2, keep.OTHER_PERSON),
     # What the user tells when the assistant asked ("在一楼。", "2002.") is what it wanted to know.
     Rule("answer", 3, lambda message: message.answers_question),

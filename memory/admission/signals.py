@@ -128,6 +128,16 @@ EMOTION = matches_any(
     r"|骄傲",
     flags=I,
 )
+# The user's body and health, told without an "I" the way Chinese does ("喉咙干痒，时不时咳嗽几声，
+# 没有发烧"): what a later question about a symptom, a visit or a medicine needs.
+HEALTH = matches_any(
+    r"\b(cough(ing)?|fever|headaches?|migraines?|sore throat|nause(a|ous)|dizz(y|iness)|insomnia"
+    r"|asthma|diabetes|blood pressure|surgery|symptoms?|diagnos\w+|prescri\w+|medication|allerg\w+"
+    r"|chronic|infection|pneumonia|back pain|chest pain)\b",
+    r"咳嗽|发烧|发热|低烧|高烧|体温|胸闷|头晕|头疼|头痛|乏力|喉咙|嗓子|咽痛|咽干|鼻塞|流鼻涕|腹泻|拉肚子"
+    r"|失眠|过敏|哮喘|糖尿病|血压|手术|症状|确诊|诊断|吃药|服药|住院|肺炎|感冒",
+    flags=I,
+)
 LIFE_EVENT = matches_any(
     r"\b(promoted|promotion|got (married|engaged|divorced|hired|fired|laid off|accepted|into)"
     r"|pregnant|expecting (a|twins)|graduated|retired|new job|bought (a|our|my) (house|flat|home"

@@ -123,3 +123,21 @@ def test_a_fact_before_a_question_back_or_a_reaction_is_kept(text: str) -> None:
 @pytest.mark.parametrize("text", ["What about you?", "Have you been to Italy?", "im fine"])
 def test_a_bare_question_or_a_pleasantry_is_still_skipped(text: str) -> None:
     assert not score_turn(text).admitted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "喉咙干痒难受，时不时咳嗽几声，没有发烧",
+        "最近几天咳嗽加重，无发热，全身无力酸软",
+        "Been coughing all week, no fever though.",
+    ],
+)
+def test_a_symptom_told_without_i_is_kept(text: str) -> None:
+    # Chinese leaves the subject out: the body the user describes is their own.
+    assert score_turn(text).admitted, score_turn(text).describe()
+
+
+def test_a_short_question_about_health_in_general_is_not() -> None:
+    assert not score_turn("Does coffee cause headaches?").admitted
+    assert not score_turn("感冒了吗？").admitted
