@@ -10,10 +10,8 @@ LANGUAGE_POLICIES = ("auto", "en", "zh")
 # between words, which the tokenizer splits into characters and the prompts treat as Chinese.
 CJK_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
-
-
-_LATIN_WORD = re.compile(r"[A-Za-z0-9'’]+")
 _CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
+_LATIN_WORD = re.compile(r"[A-Za-z0-9'’]+")
 
 
 def word_count(text: str) -> float:
