@@ -1,7 +1,8 @@
 """Whole chat turns on a real small model (Qwen2.5-Coder-1.5B-Instruct, 4-bit, llama.cpp): what a
 user checks after a few turns: facts kept in English and Chinese, a changed fact updated, a
-forget request honoured, small talk ignored, a fact recalled in a new thread, and every turn
-answered within its tool-round limit. Temperature 0 on both the chat and the writer."""
+forget request honoured, small talk ignored, a fact recalled in a new thread, "when did I tell
+you" answered from the day a memory was said, and every turn answered within its tool-round
+limit. Temperature 0 on both the chat and the writer."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graph.agent import compile_graph
 from graph.context import Context
 from graph.settings import Settings, use_settings
+from memory.retrieval.evaluation import write_items
 from memory.store.factory import open_memory_manager
+from tests.dated_memories import said
 
 MAX_TOOL_ROUNDS = 3
 # The machine is shared: under load the model reads 20-60 prompt tokens/s instead of 120-170.
@@ -114,3 +117,12 @@ def test_a_new_thread_recalls_a_fact(local: Settings) -> None:
     state = chat.say("What is my dog called?", thread="second")
     assert any("Biscuit" in m["description"] for m in state["related_memories"])
     assert "Biscuit" in state["messages"][-1].text
+
+
+def test_when_did_i_tell_you_is_answered_from_the_day_it_was_said(local: Settings) -> None:
+    chat = Chat(local)
+    manager = open_memory_manager(local.memory_backend, chat.user)
+    write_items(manager, {"porto": said("The user moved to Porto.", "03-14"),
+                          "dog": said("The user's dog is called Rex.", "01-20")})  # fmt: skip
+    answer = chat.say("When did I tell you that I moved to Porto?")["messages"][-1].text
+    assert "2024-03-14" in answer or "March 14" in answer or "14 March" in answer, answer
