@@ -19,9 +19,10 @@ from graph.archive.archiving import existing_archive
 from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.importing.formats import read_export
+from graph.prompting import memory_lines
 from graph.settings import Settings, get_settings, use_settings
 from memory.store.factory import open_memory_manager
-from memory.store.item import parse_time
+from memory.store.item import local_date, now_iso, parse_time
 from tests.integration.conftest import POSTGRES_URL, postgres_unreachable_reason
 
 pytestmark = pytest.mark.slow  # deleted with the archive feature (docs/CUSTOMIZING.md)
@@ -92,8 +93,14 @@ async def test_a_new_thread_recalls_what_was_imported(clean_process: Settings) -
         async with LocalSession(Context(user_id="ada", model="offline/rules"),
                                 clean_process.data_dir) as session:  # fmt: skip
             reply = await session.say("a-new-thread", "Do you remember what I do? A carpenter?")
-    assert any("carpenter" in m["description"] for m in reply.related_memories[:5])
+    [found] = [m for m in reply.related_memories[:5] if "carpenter" in m["description"]]
     assert "carpenter" in reply.text
+    # the chat prompt dates it by the day it was said in the imported chat, not today
+    said = next(m for c in read_export(CLAUDE).conversations for m in c.messages
+                if m.role == "user" and "carpenter" in m.text)  # fmt: skip
+    assert found["created_time"] == said.said_at
+    assert f"(said {local_date(said.said_at)}" in memory_lines([found])
+    assert local_date(said.said_at) != local_date(now_iso())
 
 
 @pytest.mark.parametrize(
