@@ -51,7 +51,6 @@ class IndexedMemory:
     hit: int
     stale_since: float = 0.0  # epoch seconds consolidation marked it stale; 0: current
     thread_id: str = ""  # the conversation that wrote it (its origin); "" unknown
-    created_at: float = 0.0  # epoch seconds of its creation, its place in that conversation
     created_time: str = ""  # its creation as stored (the day it was said, for an import)
 
     @classmethod
@@ -61,8 +60,12 @@ class IndexedMemory:
         return cls(memory_id, item.description, item.theme, item.latest_update_time,
                    _epoch(item.latest_update_time), hit, item.stale_since,
                    str(origin.get("thread_id") or ""),
-                   _epoch(item.created_time or item.latest_update_time),
                    item.created_time or item.latest_update_time)  # fmt: skip
+
+    @cached_property
+    def created_at(self) -> float:
+        """Epoch seconds of its creation (0 when unknown): its place in its conversation."""
+        return _epoch(self.created_time)
 
     @cached_property
     def only_asks(self) -> bool:
