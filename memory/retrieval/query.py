@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from memory.retrieval.date_cue import dates_in
-from memory.text.language import has_cjk, word_count
+from memory.text.language import has_cjk, latin_words, word_count
 from memory.text.preferences import asks_advice
 from memory.text.tokenize import normalize, tokenize
 
@@ -109,7 +109,6 @@ def _without_current_cues(text: str) -> str:
 
 
 _CLAUSE_END = re.compile(r"[.!。！?？,，;；]")
-_LATIN_WORD = re.compile(r"[A-Za-z0-9'’]+")
 _SPEAKER = re.compile(r"^[\w .'-]{1,30}:\s+")
 # What may come before the question without saying anything about anyone ("So, what do you do
 # for work?", "That's interesting! What's your favourite band?", "哈哈，你呢？"): reactions only.
@@ -144,7 +143,7 @@ def is_bare_question(text: str, max_words: int = 10) -> bool:
 
 
 def _only_reaction(clause: str) -> bool:
-    words = [word.lower().replace("’", "'") for word in _LATIN_WORD.findall(clause)]
+    words = [word.lower().replace("’", "'") for word in latin_words(clause)]
     if has_cjk(clause):
         return not words and bool(_REACTIONS_ZH.match(clause))
     return bool(words) and all(word in _REACTION_WORDS for word in words)

@@ -14,10 +14,15 @@ _CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
 _LATIN_WORD = re.compile(r"[A-Za-z0-9'’]+")
 
 
+def latin_words(text: str) -> list[str]:
+    """The words of `text` written in Latin letters or digits, apostrophes kept ("What's")."""
+    return _LATIN_WORD.findall(text)
+
+
 def word_count(text: str) -> float:
     """How long `text` is in words, two Chinese characters a word: a length that reads the same
     in both languages ("What's your favourite band?" 4, "你住在哪里？" 2.5)."""
-    return len(_LATIN_WORD.findall(text)) + len(_CJK_CHAR.findall(text)) / 2
+    return len(latin_words(text)) + len(_CJK_CHAR.findall(text)) / 2
 
 
 def has_cjk(text: str) -> bool:
