@@ -39,6 +39,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -88,30 +89,35 @@ def memorybank_sets() -> dict[str, dict[str, Any]]:
     return sets
 
 
-def realtalk_texts(source: dict[str, Any]) -> dict[str, str]:
+def raw_folder(source: dict[str, Any], holds: str) -> Path:
+    """Where a set's text is read from: the folder its `env` variable names, else `dir`."""
     folder = Path(os.environ.get(source.get("env", ""), source["dir"]))
     if not folder.exists():
-        raise FileNotFoundError(f"{folder} holds no REALTALK chats: see tests/data/README.md")
+        raise FileNotFoundError(f"{folder} holds no {holds}: see tests/data/README.md")
+    return folder
+
+
+def realtalk_texts(source: dict[str, Any], data: dict[str, Any]) -> None:
+    """Fills a REALTALK set's memory texts (ids `<chat>/<dia_id>`) from REALTALK_DIR."""
+    folder = raw_folder(source, "REALTALK chats")
     texts = {}
     for path in sorted(folder.glob("Chat_*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        for key, lines in data.items():
+        chat = json.loads(path.read_text(encoding="utf-8"))
+        for key, lines in chat.items():
             if key.startswith("session_") and key[8:].isdigit():
                 for line in lines:
                     text = str(line.get("clean_text") or "").strip()
                     if text:
                         texts[f"{path.stem}/{line['dia_id']}"] = f"{line['speaker']}: {text}"
-    return texts
+    for memory in data["memories"]:
+        memory["text"] = texts[memory["id"]]
 
 
 def convai2_texts(source: dict[str, Any], data: dict[str, Any]) -> None:
     """Fills a ConvAI2 set's memory texts (ids `<user>/e<episode>/<turn>`: the persona holder's
     line of that turn in the original file) and questions (ids `<user>/e<episode>/p<n>`: the
     n-th revised persona sentence, put into source["question"]) from CONVAI2_DIR."""
-    folder = Path(os.environ.get(source.get("env", ""), source["dir"]))
-    if not folder.exists():
-        raise FileNotFoundError(f"{folder} holds no ConvAI2 files: see tests/data/README.md")
-
+    folder = raw_folder(source, "ConvAI2 files")
     original = convai2_episodes(folder / "valid_self_original_no_cands.txt")
     revised = convai2_episodes(folder / "valid_self_revised_no_cands.txt")
     for memory in data["memories"]:
@@ -127,8 +133,7 @@ def coviddialog_texts(source: dict[str, Any], data: dict[str, Any]) -> None:
     """Fills a COVID-Dialogue set's memory texts (ids ending in `c<N>`: the 病情描述 of
     consultation N) and questions (ids ending in `c<N>/q`: the patient's first two messages of
     consultation N) from COVIDDIALOG_DIR."""
-    folder = Path(os.environ.get(source.get("env", ""), source["dir"]))
-    path = folder / source["file"]
+    path = raw_folder(source, "COVID-Dialogue file") / source["file"]
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing: see tests/data/README.md")
     records = coviddialog_records(path)
@@ -139,20 +144,22 @@ def coviddialog_texts(source: dict[str, Any], data: dict[str, Any]) -> None:
         query["question"] = coviddialog_question(records[number]["said"])
 
 
+# The sets whose text is not committed (no licence stated): each format's reader fills it in.
+TEXT_FILLERS: dict[str, Callable[[dict[str, Any], dict[str, Any]], None]] = {
+    "realtalk": realtalk_texts,
+    "convai2": convai2_texts,
+    "coviddialog": coviddialog_texts,
+}
+
+
 def load_sets() -> dict[str, dict[str, Any]]:
     sets = memorybank_sets()
     for path in sorted(SETS.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         source = data.get("text_source")
         try:
-            if source and source.get("format") == "realtalk":
-                texts = realtalk_texts(source)
-                for memory in data["memories"]:
-                    memory["text"] = texts[memory["id"]]
-            elif source and source.get("format") == "convai2":
-                convai2_texts(source, data)
-            elif source and source.get("format") == "coviddialog":
-                coviddialog_texts(source, data)
+            if source:
+                TEXT_FILLERS[source["format"]](source, data)
         except FileNotFoundError as missing:  # a set without committed text, not fetched here
             print(f"{path.stem}: left out, {missing}", file=sys.stderr)
             continue
