@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from memory.retrieval.bm25 import MechanicalRetriever
+from memory.retrieval.bm25_index import IndexedMemory
 from memory.retrieval.query import read_query
 from memory.store.branch import Lineage, filter_ranked
 from memory.store.manager import BaseMemoryManager
@@ -93,6 +94,4 @@ def _result(mechanical: MechanicalRetriever, memory_id: str) -> dict[str, str]:
     if position is not None:
         return index.entries[position].as_result()
     item = mechanical.manager.get(memory_id)  # the index is older than the table: read it
-    return {"id": memory_id, "description": item.description, "theme": item.theme,
-            "created_time": item.created_time,
-            "latest_update_time": item.latest_update_time}  # fmt: skip
+    return IndexedMemory.of(memory_id, item).as_result()
