@@ -10,6 +10,10 @@ of "nothing worth keeping" skipped (target >= 0.6), per split and language, with
 Public: tests/data/public_admission_set.json (turns other people wrote, labelled mechanically:
 tests/data/README.md), tuning and held-out side by side; held-out targets recall >= 0.98, skip
 share >= 0.6. Misses are printed for the tuning split only (the held-out one is never tuned on).
+Recall sets: the memories a later question needed in each set of bench/recall_kinds.py (turns
+of real conversations: tests/data/recall_sets/), each scored after the line before it in its
+conversation, the share admitted per set, tuning and held-out (issue 31's goal: >= 0.98); sets
+whose text is not fetched here are left out, as in that bench.
 Writer calls: every utterance of those DailyDialog dialogues in order, as one user's thread
 each, "write" turns flushing the thread's batch and "batch" turns waiting for five: the memory
 writer's runs per turn, times the calls of one run (bench/model_calls.py measures those).
@@ -124,6 +128,35 @@ def _admitted(turn: dict) -> bool:
     return score_turn(turn["text"], after=turn.get("after", "")).admitted
 
 
+def recall_set_admission() -> None:
+    """The share of the memories later questions needed that admission keeps, per recall set."""
+    from recall_kinds import SPLITS, load_sets
+
+    print("\n== recall sets: the memories a later question needed, share admitted "
+          "(goal >= 0.98)")  # fmt: skip
+    print(f"{'set':32} {'tuning n':>8} {'share':>6} | {'held-out n':>10} {'share':>6}")
+    below = []
+    for name, data in load_sets().items():
+        before: dict[str, str] = {}  # memory id -> the line said just before it
+        last: dict[str, str] = {}
+        for memory in data["memories"]:
+            conversation = memory.get("thread") or memory["pool"]
+            before[memory["id"]] = last.get(conversation, "")
+            last[conversation] = memory["text"]
+        text = {memory["id"]: memory["text"] for memory in data["memories"]}
+        row = f"{name:32}"
+        for split in SPLITS:
+            needed = {g for q in data["queries"] if q["split"] == split for g in q["relevant"]}
+            kept = sum(score_turn(text[g], after=before[g]).admitted for g in needed)
+            share = kept / max(len(needed), 1)
+            row += f" {len(needed):>8} {share:6.3f}" if split == SPLITS[0] else (
+                f" | {len(needed):>10} {share:6.3f}")  # fmt: skip
+            if split != SPLITS[0] and share < 0.98:
+                below.append(name)
+        print(row)
+    print(f"  held-out below 0.98: {', '.join(below) or 'none'}")
+
+
 def writer_calls(turns: list[dict]) -> float:
     """Memory writer calls per turn over the public set's DailyDialog threads in order: each
     'write' runs the writer with what its thread has waiting, five waiting 'batch' turns run it,
@@ -166,6 +199,7 @@ def main() -> int:
     met = quality(turns) and p99 < BUDGET_MS
     public = json.loads(PUBLIC.read_text(encoding="utf-8"))["turns"]
     met = public_quality(public) and met
+    recall_set_admission()
     met = writer_calls(public) <= 1.0 and met
     print(f"targets: p99 < {BUDGET_MS:g} ms, recall >= 0.97 (held-out public >= 0.98), skip share "
           f">= 0.6, writer calls <= 1 per turn -> {'met' if met else 'MISSED'}")  # fmt: skip
