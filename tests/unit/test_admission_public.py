@@ -141,3 +141,23 @@ def test_a_symptom_told_without_i_is_kept(text: str) -> None:
 def test_a_short_question_about_health_in_general_is_not() -> None:
     assert not score_turn("Does coffee cause headaches?").admitted
     assert not score_turn("感冒了吗？").admitted
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "喉咙发痒，时不时咳嗽，体温一直正常，请问可以排除新冠肺炎吗？",
+        "I was wondering, since my knee has been swollen for three weeks after the marathon, "
+        "should I see a doctor?",
+    ],
+)
+def test_an_account_that_starts_or_ends_by_asking_is_kept(text: str) -> None:
+    # "请问" / "I was wondering" frame the message; what it tells is the user's own knee.
+    assert score_turn(text).admitted, score_turn(text).describe()
+
+
+@pytest.mark.parametrize(
+    "text", ["请问一下", "我想问一下明天天气怎么样？", "Quick question: what's 2+2?"]
+)
+def test_asking_about_asking_is_still_skipped(text: str) -> None:
+    assert not score_turn(text).admitted, score_turn(text).describe()
