@@ -13,8 +13,12 @@ from memory.store.item import MemoryItem
 def said(text: str, day: str) -> MemoryItem:
     """A memory first said on `day` ("MM-DD") of 2024 at noon UTC (the same local day anywhere),
     in a conversation of that day."""
-    item = MemoryItem.create(text, "conversation", "test", origin={"thread_id": day})
-    when = f"2024-{day}T12:00:00+00:00"
+    return said_at(text, f"2024-{day}T12:00:00+00:00", thread=day)
+
+
+def said_at(text: str, when: str, thread: str) -> MemoryItem:
+    """A memory first said at `when` (ISO 8601 with its offset) in conversation `thread`."""
+    item = MemoryItem.create(text, "conversation", "test", origin={"thread_id": thread})
     item.latest_update_time = when
     item.history[-1]["time"] = when
     return item

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.retrieval.bm25_index import Bm25Index, HotnessOf
-from memory.retrieval.query import QueryReading
+from memory.retrieval.query import QueryReading, as_statement
 
 if TYPE_CHECKING:
     from memory.retrieval.semantic import ChannelStatus
@@ -255,7 +255,7 @@ class FusedRanking:
         depth = max(limit, SHORTLIST)
         lexical = lexical_shortlist(index, reading, depth, min_score)
         try:
-            semantic = self.channel.similar_scores(index, query, depth)
+            semantic = self.channel.similar_scores(index, as_statement(query), depth)
         except Exception:
             if not self._failing:  # once per outage, not once per query
                 logger.exception("semantic recall with %s failed; using BM25 alone",

@@ -1,4 +1,5 @@
-"""Reading a query before BM25: broad requests ("最近怎么样", "what's new") and time cues."""
+"""Reading a query before BM25 and the embedding: broad requests ("最近怎么样", "what's new"), time
+cues, and a question about the user as the statement that answers it."""
 
 from __future__ import annotations
 
@@ -48,6 +49,21 @@ _ABOUT_THE_TELLING = re.compile(
     r"(什么时候|哪天|是否|有没有)(跟你|和你|对你|向你)?(说|提|讲|告诉)"
 )
 _PUNCTUATION = re.compile(r"[\s\W_]+", re.UNICODE)
+# A short question about the user is embedded as the statement that answers it (`as_statement`).
+_ONE_QUESTION = re.compile(r"^[^.!?。！？]+[?？]\s*$")
+_FIRST_PERSON = re.compile(r"\b(?:i|my|me|mine|myself)\b|我", re.IGNORECASE)
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself)\b|你|您", re.IGNORECASE)
+_WH_LEAD_EN = re.compile(
+    r"^\W*(?:(?:so|and|but|hey|ok|okay|well)\W+)?(?:what|which|where|who|whom|whose|when|why|how)\b",
+    re.IGNORECASE,
+)
+_ASKING_WORDS_EN = re.compile(
+    r"\b(?:what|which|where|who|whom|whose|when|why|how)(?:'s)?\b"
+    r"|\b(?:do|does|did|am|is|are)\b(?=\s+(?:i|we|they|he|she|my|me)\b)",
+    re.IGNORECASE,
+)
+_ASKING_WORDS_ZH = re.compile(r"为什么|怎么样|怎么|什么|哪里|哪儿|哪个|哪些|哪|谁|多少|几|吗|呢")
+STATEMENT_MAX_CHARS_ZH = 30
 
 
 @dataclass(frozen=True)
@@ -100,6 +116,27 @@ def read_query(query: str, theme_keys: frozenset[str] = frozenset()) -> QueryRea
     # Nothing left to search for: the broad order (recent, much-used) beats an empty answer.
     return QueryReading(tokens, broad=not content, time_cue=time_cue, dates=dates_in(text),
                         current=current, advice=asks_advice(text))  # fmt: skip
+
+
+def as_statement(query: str) -> str:
+    """What the embedding reads of a query: a short question about the user ("What pet do I have
+    now?", "我现在住在哪里？") as the statement that answers it ("pet I have now", "我现在住在"),
+    any other query as it is. An embedding puts a question next to other questions ("Do you have
+    any pets?"), a statement next to statements ("I have two horses"). A question to the
+    assistant ("What did you recommend to me?", "When did I tell you…?") stays a question: what
+    answers it is the assistant's words or the telling, not the user's statement."""
+    text = query.strip()
+    if (not _ONE_QUESTION.match(text) or not _FIRST_PERSON.search(text)
+            or _SECOND_PERSON.search(text)):  # fmt: skip
+        return query
+    if _WH_LEAD_EN.search(text):
+        statement = _ASKING_WORDS_EN.sub("", text)
+    elif has_cjk(text) and len(text) <= STATEMENT_MAX_CHARS_ZH and _ASKING_WORDS_ZH.search(text):
+        statement = _ASKING_WORDS_ZH.sub("", text)
+    else:
+        return query
+    statement = re.sub(r"\s+", " ", statement.replace("?", "").replace("？", "")).strip(" ,，")
+    return statement or query
 
 
 def _without_current_cues(text: str) -> str:
