@@ -99,8 +99,10 @@ def read_query(query: str, theme_keys: frozenset[str] = frozenset()) -> QueryRea
         any(cue in text for cue in _CURRENT_CUES_ZH) or bool(_CURRENT_CUES_EN.search(text))
     )
     # "now" in "what is my favourite book now?" asks when, not what: as a search word it finds
-    # "so, what do we do now?".
-    tokens = (tokenize(_without_current_cues(text)) if current else []) or tokenize(text)
+    # "so, what do we do now?". Like English's "what" and "where" (stop words), "什么" and "哪里"
+    # ask and say nothing: as search words they find the history's other questions.
+    words = _ASKING_WORDS_ZH.sub(" ", text)
+    tokens = tokenize(_without_current_cues(words) if current else words) or tokenize(text)
     remainder = _ABOUT_ME_EN.sub(" ", text)
     for phrase in (*_ABOUT_ME_ZH, *_FILLER_ZH):
         remainder = remainder.replace(phrase, " ")

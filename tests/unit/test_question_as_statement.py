@@ -1,6 +1,6 @@
-"""A short question about the user is searched by meaning as the statement that answers it, and
-over real dated assistant histories a question about the user finds what they said in the first
-five, never less often than BM25 alone."""
+"""How a question about the user is read: by meaning as the statement that answers it, by words
+without the asking ones ("什么", "哪里"); over real dated assistant histories in English and
+Chinese it finds what the user said in the first five, never less often than BM25 alone."""
 
 from __future__ import annotations
 
@@ -13,14 +13,15 @@ import pytest
 from memory import LongTermMemory, open_memory_manager
 from memory.retrieval.embedder import OfflineEncoder
 from memory.retrieval.evaluation import write_items
-from memory.retrieval.query import as_statement
+from memory.retrieval.query import as_statement, read_query
 from tests.dated_memories import said_at
 
 needs_model = pytest.mark.skipif(not OfflineEncoder.available(), reason="offline model missing")
-# Synthetic-Persona-Chat lines laid out as 48 users' dated sessions with knowledge updates and
-# "when did I tell you" questions (CC BY 4.0; tests/data/README.md); split by user, never tuned on.
+# Synthetic-Persona-Chat (English) and XPersona (Chinese) lines laid out as users' dated sessions
+# with knowledge updates and "when did I tell you" questions (tests/data/README.md); the held-out
+# users are never tuned on.
 RECALL_SETS = Path(__file__).resolve().parents[1] / "data" / "recall_sets"
-HISTORIES = RECALL_SETS / "assistant_updates_spc_en.json"
+HISTORIES = ("assistant_updates_spc_en", "assistant_updates_xpersona_zh")
 GOAL = 0.95  # issue 31: any gold memory in the first five, held-out assistant histories
 
 
@@ -57,9 +58,28 @@ def test_any_other_query_is_read_as_it_is(query: str) -> None:
     assert as_statement(query) == query
 
 
+@pytest.mark.parametrize(
+    ("question", "searched", "not_searched"),
+    [
+        ("我现在住在哪里？", {"住在"}, {"哪", "哪里", "现在"}),
+        ("我最喜欢的颜色是什么？", {"颜色", "喜欢"}, {"什", "什么"}),
+        ("我为什么要学编程？", {"编程"}, {"什么"}),
+    ],
+)
+def test_chinese_asking_words_are_no_search_words(
+    question: str, searched: set[str], not_searched: set[str]
+) -> None:
+    # As "what" and "where" are not in English: they would find the history's other questions.
+    tokens = set(read_query(question).tokens)
+    assert searched <= tokens and not tokens & not_searched
+
+
 @needs_model
-def test_questions_about_the_user_find_what_they_said_on_real_histories(tmp_path: Path) -> None:
-    data = json.loads(HISTORIES.read_text(encoding="utf-8"))
+@pytest.mark.parametrize("name", HISTORIES)
+def test_questions_about_the_user_find_what_they_said_on_real_histories(
+    tmp_path: Path, name: str
+) -> None:
+    data = json.loads((RECALL_SETS / f"{name}.json").read_text(encoding="utf-8"))
     questions = [q for q in data["queries"] if q["split"] == "held-out"]
     hits: dict[str, dict[str, list[bool]]] = {"fused": defaultdict(list), "bm25": defaultdict(list)}
     for number, pool in enumerate(sorted({q["pool"] for q in questions})):
@@ -82,7 +102,7 @@ def test_questions_about_the_user_find_what_they_said_on_real_histories(tmp_path
         chosen = [hit for k, rows in hits[name].items() if kind in ("", k) for hit in rows]
         return sum(chosen) / len(chosen)
 
-    assert len(questions) >= 100 and set(hits["fused"]) == {"knowledge-update", "temporal"}
+    assert len(questions) >= 40 and set(hits["fused"]) == {"knowledge-update", "temporal"}
     assert share("fused") >= GOAL, dict(hits["fused"])
     for kind in hits["fused"]:
         assert share("fused", kind) >= share("bm25", kind), kind
