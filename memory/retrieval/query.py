@@ -62,7 +62,10 @@ _ASKING_WORDS_EN = re.compile(
     r"|\b(?:do|does|did|am|is|are)\b(?=\s+(?:i|we|they|he|she|my|me)\b)",
     re.IGNORECASE,
 )
+# Chinese asking words: never BM25 search words (as "what" is not in English), and dropped from a
+# question searched as its answer.
 _ASKING_WORDS_ZH = re.compile(r"为什么|怎么样|怎么|什么|哪里|哪儿|哪个|哪些|哪|谁|多少|几|吗|呢")
+# A longer Chinese question sets a scene before it asks ("在5月1号我曾告诉过你我的旅行计划，…？").
 STATEMENT_MAX_CHARS_ZH = 30
 
 
