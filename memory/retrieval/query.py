@@ -53,13 +53,12 @@ _PUNCTUATION = re.compile(r"[\s\W_]+", re.UNICODE)
 _ONE_QUESTION = re.compile(r"^[^.!?。！？]+[?？]\s*$")
 _FIRST_PERSON = re.compile(r"\b(?:i|my|me|mine|myself)\b|我", re.IGNORECASE)
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself)\b|你|您", re.IGNORECASE)
+_WH_EN = "what|which|where|who|whom|whose|when|why|how"
 _WH_LEAD_EN = re.compile(
-    r"^\W*(?:(?:so|and|but|hey|ok|okay|well)\W+)?(?:what|which|where|who|whom|whose|when|why|how)\b",
-    re.IGNORECASE,
+    rf"^\W*(?:(?:so|and|but|hey|ok|okay|well)\W+)?(?:{_WH_EN})\b", re.IGNORECASE
 )
 _ASKING_WORDS_EN = re.compile(
-    r"\b(?:what|which|where|who|whom|whose|when|why|how)(?:'s)?\b"
-    r"|\b(?:do|does|did|am|is|are)\b(?=\s+(?:i|we|they|he|she|my|me)\b)",
+    rf"\b(?:{_WH_EN})(?:'s)?\b|\b(?:do|does|did|am|is|are)\b(?=\s+(?:i|we|they|he|she|my|me)\b)",
     re.IGNORECASE,
 )
 # Chinese asking words: never BM25 search words (as "what" is not in English), and dropped from a
