@@ -8,6 +8,7 @@ from pathlib import Path
 from memory import LongTermMemory, open_memory_manager
 from memory.retrieval.evaluation import write_items
 from memory.store.item import MemoryItem
+from memory.store.manager import BaseMemoryManager
 
 
 def said(text: str, day: str) -> MemoryItem:
@@ -24,11 +25,16 @@ def said_at(text: str, when: str, thread: str) -> MemoryItem:
     return item
 
 
+def stored(folder: Path, items: dict[str, MemoryItem], user: str = "alice") -> BaseMemoryManager:
+    """A real SQLite store in `folder` holding `items` (id → memory) for `user`."""
+    manager = open_memory_manager(f"sqlite:{folder / 'memory.db'}", user)
+    write_items(manager, items)
+    return manager
+
+
 def found(tmp_path: Path, items: dict[str, MemoryItem], question: str, limit: int = 5) -> list[str]:
     """The ids `question` finds among `items` with the default retrieval (the offline model's
     vectors made first), best first."""
-    manager = open_memory_manager(f"sqlite:{tmp_path / 'memory.db'}", "alice")
-    write_items(manager, items)
-    memory = LongTermMemory(manager)
+    memory = LongTermMemory(stored(tmp_path, items))
     assert memory.retrievers.catch_up(max_missing=len(items), timeout=300)
     return [m["id"] for m in memory.get_related_memory_from(question, "mechanical", limit)]

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from memory import LongTermMemory, open_memory_manager
+from memory import LongTermMemory
 from memory.retrieval.embedder import OfflineEncoder
-from memory.retrieval.evaluation import write_items
 from memory.retrieval.query import as_statement, read_query
-from tests.dated_memories import said_at
+from tests.dated_memories import said_at, stored
 
 needs_model = pytest.mark.skipif(not OfflineEncoder.available(), reason="offline model missing")
 # Synthetic-Persona-Chat (English) and XPersona (Chinese) lines laid out as users' dated sessions
@@ -85,8 +84,7 @@ def test_questions_about_the_user_find_what_they_said_on_real_histories(
     for number, pool in enumerate(sorted({q["pool"] for q in questions})):
         items = {m["id"]: said_at(m["text"], m["said_at"], m["thread"])
                  for m in data["memories"] if m["pool"] == pool}  # fmt: skip
-        manager = open_memory_manager(f"sqlite:{tmp_path / str(number) / 'memory.db'}", pool)
-        write_items(manager, items)
+        manager = stored(tmp_path / str(number), items, pool)
         fused = LongTermMemory(manager, data_dir=tmp_path / str(number))
         plain = LongTermMemory(manager, data_dir=tmp_path / str(number), embeddings="off")
         assert fused.retrievers.catch_up(max_missing=len(items), timeout=300)
