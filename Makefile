@@ -33,7 +33,7 @@ chat: $(STAMP)  ## terminal chat with /memories, /forget, /restore, /search, /ba
 	$(BIN)/python -m graph.cli.chat
 
 archive: $(STAMP)  ## rebuild the conversation archive from make chat's threads (THREADS=, POSTGRES=)  # feature: archive
-	$(BIN)/python -m graph.cli.archive rebuild $(if $(POSTGRES),--postgres $(POSTGRES),--threads $(or $(THREADS),data/chat/threads.sqlite))  # feature: archive
+	$(BIN)/python -m memory.integration.admin.archive rebuild $(if $(POSTGRES),--postgres $(POSTGRES),--threads $(or $(THREADS),data/chat/threads.sqlite))  # feature: archive
 
 editor: $(STAMP)  ## the memory editor alone on http://127.0.0.1:8765/memories/ (?user=<id>)  # feature: editor
 	$(BIN)/python -m webapp  # feature: editor
@@ -89,25 +89,25 @@ SNAPSHOT_ARGS = $(if $(filter command line,$(origin USER)),--user $(USER)) \
 	$(if $(BACKEND),--backend $(BACKEND)) $(if $(FILE),--file $(FILE))
 
 export: $(STAMP)  ## write a user's memory to a snapshot (USER=, BACKEND=, FILE=)
-	$(BIN)/python -m graph.cli.snapshot export $(SNAPSHOT_ARGS)
+	$(BIN)/python -m memory.integration.admin.snapshot export $(SNAPSHOT_ARGS)
 
 import: $(STAMP)  ## load a snapshot into an empty store (USER=, BACKEND=, FILE=)
-	$(BIN)/python -m graph.cli.snapshot import $(SNAPSHOT_ARGS)
+	$(BIN)/python -m memory.integration.admin.snapshot import $(SNAPSHOT_ARGS)
 
 # Past conversations (a ChatGPT or Claude conversations.json, or JSONL of {thread, role, text,
 # time}) into the archive and memory with their dates; run it again to resume (docs/IMPORT.md).
 import-chats: $(STAMP)  ## import past chats with their dates (FILE=, USER=, BACKEND=, FORMAT=)
-	$(BIN)/python -m graph.cli.import_chats --file "$(FILE)" \
+	$(BIN)/python -m memory.integration.admin.import_chats --file "$(FILE)" \
 		$(if $(filter command line,$(origin USER)),--user $(USER)) \
 		$(if $(BACKEND),--backend $(BACKEND)) $(if $(FORMAT),--format $(FORMAT))
 
 consolidate: $(STAMP)  ## one consolidation pass over a user's memory, report printed (USER=, BACKEND=)  # feature: consolidation
-	$(BIN)/python -m graph.cli.consolidate $(if $(filter command line,$(origin USER)),--user $(USER)) $(if $(BACKEND),--backend $(BACKEND))  # feature: consolidation
+	$(BIN)/python -m memory.integration.admin.consolidate $(if $(filter command line,$(origin USER)),--user $(USER)) $(if $(BACKEND),--backend $(BACKEND))  # feature: consolidation
 
 # Irreversible: asks to type the id (or user) unless YES=1. A user's erase also deletes their
 # threads in make chat's checkpointer (THREADS= another file, KEEP_THREADS=1 to keep them).
 erase: $(STAMP)  ## erase for good one memory (ID=) or everything of a user (USER=, BACKEND=, THREADS=)
-	$(BIN)/python -m graph.cli.erase $(if $(filter command line,$(origin USER)),--user $(USER)) \
+	$(BIN)/python -m memory.integration.admin.erase $(if $(filter command line,$(origin USER)),--user $(USER)) \
 		$(if $(ID),--id $(ID)) $(if $(BACKEND),--backend $(BACKEND)) $(if $(THREADS),--threads $(THREADS)) \
 		$(if $(KEEP_THREADS),--keep-threads) $(if $(YES),--yes)
 

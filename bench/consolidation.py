@@ -132,7 +132,7 @@ def public(confirm_with: str = "") -> None:
             themed = semantic.embed(encoder, [f"fact: {t}" for t in store.texts.values()])
             found["themed"] = similarity.duplicate_groups(store.texts, vectors=themed)
             if confirm_with:
-                from graph.models.loading import load_chat_model
+                from memory.integration.models.loading import load_chat_model
 
                 llm = load_chat_model(confirm_with, timeout=120, max_retries=0)
                 started = time.perf_counter()

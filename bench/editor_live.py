@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playwright.sync_api import sync_playwright
 
-from graph.settings import Settings
+from memory.integration.settings import Settings
 from tests.browser.chromium import launch
 from tests.browser.live_scale import USER, follow_live_changes, seed
 from tests.webapp.editor_process import run_editor

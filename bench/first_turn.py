@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 CHILD = r"""
 import json, sys, time
 started = time.perf_counter()
-import graph.models.embeddings as embeddings
+import memory.integration.models.embeddings as embeddings
 if sys.argv[3] == "lazy":  # the behaviour before: nothing is loaded until the first query
     embeddings.load_deployment_embeddings_in_background = lambda: None
 import graph.agent  # noqa: F401  (the server's start: the graph module is imported)

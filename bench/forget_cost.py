@@ -27,8 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from retrieval import percentile, synthetic_items, synthetic_queries
 
-from memory.archive import ArchivedMessage, SqliteArchive
+from memory.archive import ArchivedMessage
 from memory.archive.reconcile import reconcile
+from memory.archive.sqlite_archive import SqliteArchive
 from memory.store.backends.sqlite_db import SqliteMemoryManager
 from memory.store.item import MemoryItem
 from memory.store.operations import archive as archive_memory

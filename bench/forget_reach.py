@@ -25,8 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory.archive import ArchivedMessage, SqliteArchive
+from memory.archive import ArchivedMessage
 from memory.archive.reconcile import carrying_messages
+from memory.archive.sqlite_archive import SqliteArchive
 from memory.store.item import MemoryItem
 
 DATA = Path("/work/coord/data/synthetic-persona-chat")

@@ -37,12 +37,12 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graph.archive.archiving import archive_spec
 from graph.cli.session import LocalSession
 from graph.context import Context
-from graph.settings import use_settings
 from memory.archive import ArchivedMessage, archives
 from memory.archive.reconcile import reconcile
+from memory.integration.conversations.archiving import archive_spec
+from memory.integration.settings import use_settings
 from memory.long_term import LongTermMemory
 from memory.registry import registry
 from memory.store.backends.sqlite_db import SqliteMemoryManager

@@ -6,7 +6,8 @@
 The export is JSONL built from tests/data/import_dialogues.jsonl (60 Synthetic-Persona-Chat
 dialogues, CC BY 4.0; tests/data/README.md): the dialogues repeated with distinct thread ids,
 one a day from 2025-01-01, until there are `--messages` messages. It is imported by the same
-code as the CLI (`graph.importing`: archive, admission, the deployment's writer, which is the
+code as the CLI (`memory.integration.importing`: archive, admission, the deployment's writer, which
+is the
 offline model without an API key) into a fresh YAML store; throughput is messages (and turns)
 per second of the whole import. Recall: a sample of the memories the import created, each
 asked about in a NEW chat thread (`LocalSession`, the chat graph's own retrieval) with three
@@ -32,10 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from graph.cli.session import LocalSession
 from graph.context import Context
-from graph.importing.formats import read_export
-from graph.importing.turns import turns_of
-from graph.importing.writing import Importer
-from graph.settings import Settings, use_settings
+from memory.integration.importing.formats import read_export
+from memory.integration.importing.turns import turns_of
+from memory.integration.importing.writing import Importer
+from memory.integration.settings import Settings, use_settings
 from memory.store.factory import open_memory_manager
 
 POOL = Path(__file__).resolve().parents[1] / "tests" / "data" / "import_dialogues.jsonl"

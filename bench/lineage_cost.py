@@ -24,12 +24,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-import graph.lineage as lineage
 import graph.nodes as nodes
-import graph.writing.ltm_write as handoff
+import memory.integration.lineage as lineage
+import memory.integration.writing.ltm_write as handoff
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.settings import use_settings
+from memory.integration.settings import use_settings
 
 DEPTH = 100
 MEASURED_TURNS = 20

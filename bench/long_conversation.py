@@ -38,10 +38,10 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.constants import TAG_NOSTREAM
 
-import graph.compaction as compaction
+import memory.integration.compaction as compaction
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.settings import Settings, use_settings
+from memory.integration.settings import Settings, use_settings
 from memory.writer.local import local_writer
 from tests.fakes import EchoingModel
 

@@ -31,7 +31,7 @@ from mcp import Client, StdioServerParameters
 from retrieval import percentile, synthetic_items, synthetic_queries
 
 from graph.context import Context
-from graph.settings import Settings, use_settings
+from memory.integration.settings import Settings, use_settings
 from memory.long_term import LongTermMemory
 from memory.retrieval.evaluation import write_items
 from webapp.mcp.doors import open_user_memory

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from graph.cli.session import LocalSession
 from graph.context import Context
-from graph.settings import Settings, use_settings
+from memory.integration.settings import Settings, use_settings
 from memory.registry import registry
 from memory.usage.counts import PURPOSES, Usage
 from tests.e2e.stub_openai import STUB_MODEL, StubOpenAI

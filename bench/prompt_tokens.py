@@ -61,7 +61,7 @@ def one_turn(protocol: str, stored: int) -> list[dict[str, Any]]:
 
     from graph.agent import compile_graph
     from graph.context import Context
-    from graph.settings import Settings, use_settings
+    from memory.integration.settings import Settings, use_settings
     from memory.store.factory import open_memory_manager
     from tests.e2e.stub_openai import StubOpenAI
 

@@ -37,10 +37,10 @@ from retrieval import percentile, synthetic_items, synthetic_queries
 
 import graph.nodes
 from graph.context import Context
-from graph.run_memory import RunMemory
-from graph.settings import get_settings, use_settings
-from graph.writing.pending import drop_pending, keep_pending, keep_pending_sync
-from graph.writing.said_recently import said_recently
+from memory.integration.run_memory import RunMemory
+from memory.integration.settings import get_settings, use_settings
+from memory.integration.writing.pending import drop_pending, keep_pending, keep_pending_sync
+from memory.integration.writing.said_recently import said_recently
 from memory.long_term import LongTermMemory
 from memory.retrieval.evaluation import write_items
 from memory.store.backends.sqlite_db import SqliteMemoryManager

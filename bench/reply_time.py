@@ -36,9 +36,9 @@ from model_calls import AFTER, BEFORE, SCRIPT, STUB_SECONDS, use_stub
 import graph.nodes as nodes
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.settings import Settings, use_settings
 from graph.state import InputState, State
 from graph.tools import CHAT_TOOLS
+from memory.integration.settings import Settings, use_settings
 from memory.store.document import Change
 from memory.store.factory import open_memory_manager
 from memory.writer.local import local_writer

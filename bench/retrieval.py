@@ -23,8 +23,9 @@ from rank_bm25 import BM25Okapi
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import memory.text.tokenize as tokenizer_module
-from memory.retrieval import HybridRetriever, MechanicalRetriever
+from memory.retrieval import MechanicalRetriever
 from memory.retrieval.evaluation import load_labelled_set, recall_at, write_items
+from memory.retrieval.hybrid import HybridRetriever
 from memory.retrieval.llm import entries_from_items, format_memory_lines
 from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.store.document import MemoryDocument

@@ -29,9 +29,9 @@ from langgraph.prebuilt import ToolNode
 import graph.nodes as nodes
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.settings import get_settings, use_settings
 from graph.state import InputState, State
 from graph.tools import CHAT_TOOLS
+from memory.integration.settings import get_settings, use_settings
 from memory.registry import registry
 from memory.store.document import Change
 from memory.store.factory import open_memory_manager

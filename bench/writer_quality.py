@@ -80,7 +80,7 @@ async def run_case(case: dict[str, Any], model: Any, protocol: str, tally: Tally
     from memory.admission import score_turn
     from memory.long_term import LongTermMemory
     from memory.store.backends.yaml_files import YamlMemoryManager
-    from memory.writer import MemoryConsumer, MemoryWriteFailed
+    from memory.writer.consumer import MemoryConsumer, MemoryWriteFailed
     from memory.writer.turn import Turn
 
     with tempfile.TemporaryDirectory() as folder:
@@ -185,7 +185,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="cases per kind (0: all)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.ERROR)
-    from graph.models.loading import load_chat_model
+    from memory.integration.models.loading import load_chat_model
     from memory.writer.protocols import forget_protocol_choices
 
     cases = json.loads(SET.read_text())

@@ -1,29 +1,8 @@
-"""Gulfstream's LangGraph layer: the chat graph, the memory_writer and memory_consolidator graphs,
-settings, context and the command line. Imports memory/ and prompts/, never webapp/."""
+"""Gulfstream's app: the chat graph (agent.py), its agent node, tools, context, state and prompt,
+and the command line, over the memory library (`memory.integration`). Importing it hands the
+library this app's memory sections (prompts/persona.py)."""
 
-from __future__ import annotations
+from memory.integration import AppText, use_app_text
+from prompts.persona import SECTIONS
 
-from typing import TYPE_CHECKING
-
-from graph.moved import MOVED_MODULES
-from memory.lazy import keep_moved_modules, lazy_exports
-
-if TYPE_CHECKING:
-    from graph.agent import compile_graph
-    from graph.cli.session import LocalSession
-    from graph.context import Context
-    from graph.settings import Settings, get_settings, use_settings
-
-_LAZY = {
-    "compile_graph": "graph.agent",
-    "LocalSession": "graph.cli.session",
-    "Context": "graph.context",
-    "Settings": "graph.settings",
-    "get_settings": "graph.settings",
-    "use_settings": "graph.settings",
-}
-__getattr__ = lazy_exports(__name__, _LAZY)
-keep_moved_modules(MOVED_MODULES)  # the paths of 0.1 (graph.handoff, …), for one release
-
-
-__all__ = ["Context", "LocalSession", "Settings", "compile_graph", "get_settings", "use_settings"]
+use_app_text(AppText(sections=SECTIONS))

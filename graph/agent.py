@@ -8,14 +8,24 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 
-from graph.compaction import compact  # feature: compaction
 from graph.context import Context
-from graph.models.embeddings import load_deployment_embeddings_in_background
-from graph.nodes import agent, retrieve_memory, route_after_agent
-from graph.settings import Settings, get_settings
+from graph.nodes import agent, route_after_agent
+from graph.prompting import system_prompt
 from graph.state import InputState, State
-from graph.tools import chat_tools
-from graph.writing.ltm_write import ltm_write
+from graph.tools import chat_tools, tool_names
+from memory.integration import (
+    Settings,
+    compaction_node,
+    get_settings,
+    load_deployment_embeddings_in_background,
+    ltm_write,
+    retrieve_memory,
+)
+
+
+def measured_prompt(state: State, context: Context, budget: int, summary: str | None) -> str:
+    """The system prompt the agent sends with this deployment's tools: what compaction measures."""
+    return system_prompt(state, context, tool_names(chat_tools()), budget, summary)
 
 
 def build(settings: Settings) -> StateGraph[State, Context, InputState, State]:
@@ -29,7 +39,7 @@ def build(settings: Settings) -> StateGraph[State, Context, InputState, State]:
     builder.add_edge(START, "retrieve_memory")
     before_agent = "retrieve_memory"
     if settings.compaction_on:  # feature: compaction
-        builder.add_node("compact", compact)  # feature: compaction
+        builder.add_node("compact", compaction_node(measured_prompt))  # feature: compaction
         builder.add_edge("retrieve_memory", "compact")  # feature: compaction
         before_agent = "compact"  # feature: compaction
     builder.add_edge(before_agent, "agent")

@@ -1,79 +1,20 @@
-"""Context: what the caller of one run may choose (model, retrieval, language, scope, prompt)."""
+"""Context: what the caller of one run may choose: the memory's fields and the system prompt."""
 
 from __future__ import annotations
 
-import os
-from dataclasses import MISSING, dataclass, field, fields
-from typing import Annotated, Any
+from dataclasses import dataclass, field
 
-from graph.settings import ENV_PREFIX, Settings
-from memory.retrieval.modes import RetrievalMode
-from memory.store.branch import SCOPE_POLICIES
-from memory.text.language import LANGUAGE_POLICIES
-
-DEFAULT_MODEL = "openai/gpt-4o-mini"
-
-MAX_RETRIEVAL_LIMIT = 100
-# Deployment settings a caller might try to send: refused by name, never applied.
-DEPLOYMENT_SETTINGS = frozenset(f.name for f in fields(Settings))
+from memory.integration import MemoryContext
 
 
 @dataclass(kw_only=True, init=False)
-class Context:
+class Context(MemoryContext):
     """Settings of one run, editable in Studio's assistant settings or passed as
-    `context={...}`. A field left out takes `GULFSTREAM_<FIELD>` from the server's environment
-    when set, else its default. Where memories live and how they are written are the
-    deployment's choice (graph/settings.py): a run naming one of those is refused.
+    `context={...}`: the memory's (user, models, retrieval, language, scope; see
+    `MemoryContext`) and this app's own. A field left out takes `GULFSTREAM_<FIELD>` from the
+    server's environment when set, else its default; a field that is not here is refused.
     """
 
-    user_id: str = field(
-        default="default",
-        metadata={
-            "description": "Whose memories to read and write when the server has no custom auth. "
-            "With custom auth the authenticated user is used instead and this is ignored."
-        },
-    )
-    model: Annotated[str, {"__template_metadata__": {"kind": "llm"}}] = field(
-        default=DEFAULT_MODEL,
-        metadata={
-            "description": "The chat model, as provider/model. Without OPENAI_API_KEY or "
-            "OPENAI_BASE_URL an offline rule-based model is used instead."
-        },
-    )
-    writer_model: Annotated[str, {"__template_metadata__": {"kind": "llm"}}] = field(
-        default="",
-        metadata={"description": "The model of the background memory writer; empty = `model`."},
-    )
-    retrieval_mode: str = field(
-        default="mechanical",
-        metadata={
-            "description": "How related memories are found: 'mechanical' (BM25, no model call: "
-            "a few milliseconds), or, at the cost of one more model call before every reply, "
-            "'hybrid' (the model picks from the whole list while it is small, from a BM25 "
-            "shortlist once it is large) or 'llm' (the model always reads every memory). The "
-            "offline model never ranks: with it every mode is BM25."
-        },
-    )
-    retrieval_limit: int = field(
-        default=10,
-        metadata={"description": "At most this many memories enter the system prompt."},
-    )
-    language: str = field(
-        default="auto",
-        metadata={
-            "description": "Language of the chat prompt and of the memories the writer stores: "
-            "'auto' (the language the user writes in), 'en' or 'zh' (always that one)."
-        },
-    )
-    memory_scope: str = field(
-        default="auto",
-        metadata={
-            "description": "Which memories the writer stores for this conversation: 'auto' (the "
-            "writer decides: facts about the user are for every conversation, facts about this "
-            "conversation's task only for this branch), 'user' (all shared) or 'branch' (all "
-            "visible only to this branch of the conversation and its continuations)."
-        },
-    )
     system_prompt: str = field(
         default="",
         metadata={
@@ -82,64 +23,3 @@ class Context:
             "memories and core context blocks are appended when their placeholder is missing)."
         },
     )
-
-    def __init__(self, **values: Any) -> None:
-        known = {f.name for f in fields(self)}
-        for name in sorted(set(values) - known):
-            if name in DEPLOYMENT_SETTINGS:
-                raise ValueError(
-                    f"Context.{name} is not a run setting: it belongs to the deployment "
-                    f"({ENV_PREFIX}{name.upper()} in the server's environment) and no run can "
-                    "choose it"
-                )
-            raise ValueError(f"Context has no field {name!r}; its fields are {sorted(known)}")
-        for spec in fields(self):
-            if spec.name in values:
-                value = values[spec.name]
-            else:
-                value = os.environ.get(ENV_PREFIX + spec.name.upper())
-                if value is None:
-                    assert spec.default is not MISSING
-                    value = spec.default
-            setattr(self, spec.name, value)
-        self._validate()
-
-    def _validate(self) -> None:
-        self.retrieval_limit = _as_int("retrieval_limit", self.retrieval_limit)
-        modes = tuple(mode.value for mode in RetrievalMode)
-        self.retrieval_mode = _one_of("retrieval_mode", self.retrieval_mode, modes)
-        self.language = _one_of("language", self.language, LANGUAGE_POLICIES)
-        self.memory_scope = _one_of("memory_scope", self.memory_scope, SCOPE_POLICIES)
-        for name in ("user_id", "model"):
-            value = getattr(self, name)
-            if not isinstance(value, str) or not value.strip():
-                raise ValueError(f"Context.{name} must be a non-empty string, got {value!r}")
-            setattr(self, name, value.strip())
-        for name in ("writer_model", "system_prompt"):
-            if not isinstance(getattr(self, name), str):
-                raise ValueError(f"Context.{name} must be a string, got {getattr(self, name)!r}")
-        self.writer_model = self.writer_model.strip() or self.model
-        for name in ("model", "writer_model"):
-            if "/" not in getattr(self, name):
-                raise ValueError(
-                    f"Context.{name} must look like 'provider/model', got {getattr(self, name)!r}"
-                )
-
-
-def _as_int(name: str, value: Any) -> int:
-    try:
-        number = int(str(value).strip()) if not isinstance(value, bool) else None
-    except ValueError:
-        number = None
-    if number is None or not 1 <= number <= MAX_RETRIEVAL_LIMIT:
-        raise ValueError(
-            f"Context.{name} must be an integer from 1 to {MAX_RETRIEVAL_LIMIT}, got {value!r}"
-        )
-    return number
-
-
-def _one_of(name: str, value: Any, allowed: tuple[str, ...]) -> str:
-    text = value.strip().lower() if isinstance(value, str) else value
-    if text not in allowed:
-        raise ValueError(f"Context.{name} must be one of {', '.join(allowed)}; got {value!r}")
-    return str(text)

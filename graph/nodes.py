@@ -1,4 +1,4 @@
-"""The nodes of the chat graph: retrieve_memory → agent ⇄ tools (ltm_write: graph/writing/)."""
+"""The chat agent node: answer with the chat model and its tools, memories in the system prompt."""
 
 from __future__ import annotations
 
@@ -8,16 +8,9 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from graph.archive.archiving import forget_in_run_archive  # feature: archive
 from graph.context import Context
-from graph.lineage import current_lineage
-from graph.models.loading import load_chat_model
-from graph.prompt_budget import budget_for, chat_prompt, fit_to_budget, latest_user_text
-from graph.prompting import request_messages, splits_prompt
-from graph.run_memory import RunMemory, open_run_memory
-from graph.settings import get_settings
+from graph.prompting import chat_prompt, request_messages, splits_prompt
 from graph.state import State
-from graph.summarizer import without_forgotten
 from graph.tool_loop import (
     allowed_tool_rounds,
     answers_to_repeats,
@@ -30,63 +23,18 @@ from graph.tool_loop import (
     without_tool_calls,
 )
 from graph.tools import chat_tools, tool_names
-from graph.writing.said_recently import said_recently
-from memory.store.forgotten import forgotten_prints
-from memory.usage.counts import UsageMeter, add_up, as_dicts, from_dicts
-from memory.usage.metering import metered
+from memory.integration import (
+    UsageMeter,
+    added_cost,
+    budget_for,
+    fit_to_budget,
+    get_settings,
+    load_chat_model,
+    metered,
+)
 from prompts.agent import EMPTY_ANSWER_NOTE, LAST_ROUND_NOTE, NO_WORDS
 
 logger = logging.getLogger(__name__)
-
-
-def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """The memories related to the latest user message that this branch of the conversation
-    may read, and the user's core context. Sync (it runs in a worker thread): stores and files
-    are read with blocking calls, which the server forbids on its event loop."""
-    run = open_run_memory(runtime)
-    forgotten = forget_before_reading(run, state)  # what the user forgot leaves first
-    core_context = run.core_context()
-    query = latest_user_text(state.messages)
-    if not query.strip():
-        return {"related_memories": [], "core_context": core_context, "cost": {},
-                "user_id": run.user_id, "said_recently": [], **forgotten}  # fmt: skip
-    lineage = current_lineage(run.config)
-    revision = run.memory.manager.change_token()  # what the memories below are read from
-    meter = UsageMeter()  # the first node of a run: the run's cost starts here
-    with metered(meter, "retrieval"):  # a model call only in the llm and hybrid modes
-        memories = run.memory.get_related_memory_from(
-            query,
-            run.context.retrieval_mode,
-            run.context.retrieval_limit,
-            lineage,
-            llm=run.ranking_model(),
-        )
-    # What the user said that the writer has not filed yet (no model call, a few ms).
-    said = said_recently(run, runtime.store, query, lineage, since=revision)
-    try:  # only queued here: the recall log is written in a batch, off the reply path
-        run.memory.record_recall([memory["id"] for memory in memories], query)
-    except Exception:  # a hotness signal is never worth a failed reply
-        logger.exception("recording the recall of %d memories failed", len(memories))
-    cost = as_dicts(meter.by_purpose())
-    return {
-        "related_memories": memories, "core_context": core_context, "cost": cost,
-        "user_id": run.user_id, "said_recently": said, **forgotten,
-    }  # fmt: skip
-
-
-def forget_before_reading(run: RunMemory, state: State) -> dict[str, Any]:
-    """Bring the archive in step with what the user forgot or restored, and the state's update
-    that rewrites the running summary without what carries a forgotten memory (or puts back
-    what a restore brought back); `{}` when the summary needs no change."""
-    forget_in_run_archive(run)  # feature: archive
-    if not state.summary:
-        return {}
-    try:
-        summary = without_forgotten(state.summary, forgotten_prints(run.memory.manager))
-    except Exception:  # a store that cannot be read: retrieval will say so too
-        logger.exception("checking the running summary for forgotten memories failed")
-        return {}
-    return {"summary": summary} if summary is not None else {}
 
 
 def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -128,16 +76,16 @@ def agent(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             response = invoke_once_more_on_error(chat_model, request, context.model)
         if is_empty_answer(response):  # never a blank reply: say that it failed
             response = AIMessage(NO_WORDS, id=response.id, usage_metadata=response.usage_metadata)
-    cost = add_up(from_dicts(state.cost), meter.by_purpose())
+    cost = added_cost(state.cost, meter)
     if last_round:
         final = without_echoed_tags(without_tool_calls(response, tools))
-        return {"messages": [final], "cost": as_dicts(cost)}
+        return {"messages": [final], "cost": cost}
     response = without_echoed_tags(calls_written_as_text(response, tools))
     repeats = answers_to_repeats(response, state.messages)
     if repeats:
         logger.info("the chat model repeated %d tool call(s): answered from the first results",
                     len(repeats))  # fmt: skip
-    return {"messages": [response, *(repeats or [])], "cost": as_dicts(cost)}
+    return {"messages": [response, *(repeats or [])], "cost": cost}
 
 
 def route_after_agent(state: State) -> Literal["tools", "agent", "ltm_write"]:

@@ -10,10 +10,16 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from graph.context import Context
-from graph.models.loading import split_model_name
-from memory.store.item import local_date
-from memory.text.fencing import escape_data
-from memory.text.language import resolve_language
+from graph.state import State
+from memory.integration import (
+    cut_on_sentence,
+    escape_data,
+    latest_user_text,
+    local_date,
+    resolve_language,
+    split_model_name,
+    summary_limit,
+)
 from prompts import persona
 from prompts.agent import (
     CORE_CONTEXT_BLOCKS,
@@ -239,3 +245,34 @@ def request_messages(
         SystemMessage(content=prompt.context + note),
         *messages[at:],
     ]
+
+
+def chat_prompt(
+    state: State,
+    context: Context,
+    tools: Sequence[str] = (),
+    budget: int | None = None,
+    summary: str | None = None,
+) -> ChatPrompt:
+    """The system prompt the agent sends this turn with `tools` (names) bound, the running
+    summary (`summary`, else the state's) included, cut to its limit under `budget`: a summary
+    kept before the limit existed, or by another version, never takes more."""
+    language = resolve_language(context.language, latest_user_text(state.messages))
+    text = str((state.summary or {}).get("text") or "") if summary is None else summary
+    if budget is not None:
+        text = cut_on_sentence(text, summary_limit(budget))
+    return build_chat_prompt(
+        context, state.related_memories, state.core_context, language, text, tools,
+        said_recently=state.said_recently,
+    )  # fmt: skip
+
+
+def system_prompt(
+    state: State,
+    context: Context,
+    tools: Sequence[str] = (),
+    budget: int | None = None,
+    summary: str | None = None,
+) -> str:
+    """chat_prompt's parts as one text: what the prompt costs, whatever the layout."""
+    return chat_prompt(state, context, tools, budget, summary).whole

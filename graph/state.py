@@ -1,59 +1,15 @@
-"""The graph's state: the conversation, the memories related to this turn, and its hand-off."""
+"""The chat graph's state: the memory's fields (the conversation, this turn's memories, its
+hand-off, cost and running summary) and whatever this app adds."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Annotated, Any
+from dataclasses import dataclass
 
-from langchain_core.messages import AnyMessage
-from langgraph.graph import add_messages
+from memory.integration import InputState, MemoryState
 
-
-@dataclass
-class InputState:
-    """What a caller sends: only messages (e.g. `{"messages": [{"role": "user", ...}]}`)."""
-
-    messages: Annotated[Sequence[AnyMessage], add_messages] = field(default_factory=list)
+__all__ = ["InputState", "State"]
 
 
 @dataclass
-class State(InputState):
-    """The full state. Replaced on every turn:
-
-    - `related_memories`: `[{"id", "description", "theme", "created_time",
-      "latest_update_time"}]`, most relevant first, only those this branch of the conversation
-      may read;
-    - `core_context`: the user's core context block (`{}` until the first turn was written);
-    - `memory_write`: what became of this turn's memory write, `{"turn_id", "mode", "status",
-      "error", "admission"}` with status `journaled` (local queue: durable, written soon),
-      `scheduled` (server: kept in the store, a memory_writer run is queued), `written`
-      (inline), `skipped` (no user message, or nothing worth keeping: `admission` says why) or
-      `failed` (the hand-off failed: `error` says why, and whether the server keeps the turn
-      for a later run; the reply itself is fine). `admission` is
-      `{"score", "decision", "reasons"}` (docs/ADMISSION.md) when the turn was scored.
-    - `cost`: this run's model calls and tokens by purpose, `{"chat" | "retrieval" |
-      "summary": {"calls", "input_tokens", "output_tokens"}}` (the background writer's are
-      counted in its own run).
-    - `user_id`: whose conversation this is (the run's user; the archive is rebuilt with it).
-    - `said_recently`: what the user said lately that the memory writer has not filed yet,
-      `[{"turn_id", "thread_id", "text", "said_at"}]`, best first: the waiting turns of their other
-      threads this branch may read (graph/writing/said_recently.py; never this thread's own).
-    - `summary`: the running summary of the messages compaction took out of `messages`,
-      `{"text", "messages", "through", "updated_at"}` (graph/compaction.py); the messages
-      themselves stay in the conversation archive and in the earlier checkpoints.
-    - `compaction`: what the last compaction did, `{"status", "action", "reason", "failures",
-      "retry_after", "error", "prompt_tokens", "prompt_tokens_before", "budget", ...}`:
-      `action` is `compacted`, `failed`, `cooldown` or `nothing to compact`; `prompt_tokens`
-      the size of the prompt the agent sends after it; `status` the action, or `over_budget`
-      when that prompt still exceeds the budget (`reason` says why).
-    """
-
-    related_memories: list[dict[str, Any]] = field(default_factory=list)
-    core_context: dict[str, str] = field(default_factory=dict)
-    memory_write: dict[str, Any] = field(default_factory=dict)
-    cost: dict[str, dict[str, int]] = field(default_factory=dict)
-    user_id: str = ""
-    said_recently: list[dict[str, Any]] = field(default_factory=list)
-    summary: dict[str, Any] = field(default_factory=dict)
-    compaction: dict[str, Any] = field(default_factory=dict)
+class State(MemoryState):
+    """The full state: `MemoryState`'s fields (see its docstring); add this app's own here."""

@@ -20,9 +20,7 @@ from langchain_core.messages import (
 from langgraph.errors import GraphBubbleUp
 
 from graph.prompting import ChatPrompt, request_messages
-from graph.settings import Settings
-from memory.writer.protocols import is_small_model
-from memory.writer.text_calls import parse_text_tool_calls
+from memory.integration import Settings, is_small_model, parse_text_tool_calls
 from prompts.agent import (
     NO_ANSWER,
     REPEATED_CALL_NOTE,

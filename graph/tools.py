@@ -10,14 +10,17 @@ from typing import Any
 
 from langgraph.runtime import get_runtime
 
-from graph.archive.search_tool import search_conversations  # feature: archive
 from graph.context import Context
-from graph.lineage import current_lineage
 from graph.prompting import format_memories
-from graph.run_memory import open_run_memory
-from graph.settings import Settings, get_settings
 from graph.topic_tools import memories_about  # feature: topics
-from memory.text.language import resolve_language
+from memory.integration import (
+    Settings,
+    current_lineage,
+    get_settings,
+    open_run_memory,
+    resolve_language,
+    search_conversations,  # feature: archive
+)
 
 SEARCH_LIMIT = 20
 logger = logging.getLogger(__name__)

@@ -5,10 +5,8 @@ from __future__ import annotations
 from langgraph.runtime import get_runtime
 
 from graph.context import Context
-from graph.lineage import current_lineage
 from graph.prompting import format_memories
-from graph.run_memory import open_run_memory
-from memory.text.language import resolve_language
+from memory.integration import current_lineage, open_run_memory, resolve_language
 
 TOPIC_LIMIT = 20  # memories listed, as many as search_memories lists
 

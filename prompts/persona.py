@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory.prompts.writer import DEFAULT_SECTIONS, MemorySection, SectionKind
+from memory.integration import DEFAULT_SECTIONS, MemorySection
 
 # Who the assistant is. A user who edits their persona in the memory editor gets theirs instead;
 # nobody's store holds a copy of this one, so a change here reaches every user.
@@ -74,13 +74,3 @@ TOOL_GUIDANCE = {
 # replace them here with a dict of the same shape: the writer, the offline rules, the core
 # context and the retriever's examples find them by `kind`, whatever you name them.
 SECTIONS: dict[str, tuple[MemorySection, ...]] = DEFAULT_SECTIONS
-
-
-def section_name(kind: SectionKind, language: str) -> str:
-    """The first section of `kind` in `language` ("en" or "zh"): where a fact of that kind goes
-    when nothing more specific is known (the offline model files its memories so)."""
-    sections = SECTIONS["zh" if language == "zh" else "en"]
-    for section in sections:
-        if section.kind == kind:
-            return section.name
-    return sections[0].name

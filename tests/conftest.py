@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import graph.run_memory as run_memory
-import graph.settings as settings_module
-from graph.settings import Settings, use_settings
+import memory.integration.run_memory as run_memory
+import memory.integration.settings as settings_module
+from memory.integration.settings import Settings, use_settings
 from memory.registry import registry
 from memory.writer import breaker, protocols, timeouts
 from memory.writer.local import local_writer

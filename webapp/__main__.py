@@ -11,7 +11,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
-from graph.settings import get_settings, load_dotenv
+from memory.integration.settings import get_settings, load_dotenv
 from webapp.app import PREFIX, editor_routes
 from webapp.guard import allowed_hosts
 

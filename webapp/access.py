@@ -8,9 +8,9 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from graph.models.embeddings import deployment_embeddings
-from graph.settings import get_settings
 from memory.errors import WritesDisabled
+from memory.integration.models.embeddings import deployment_embeddings
+from memory.integration.settings import get_settings
 from memory.long_term import LongTermMemory
 from memory.registry import registry
 from memory.store.document import MemoryDocument

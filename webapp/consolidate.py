@@ -7,8 +7,8 @@ import functools
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from graph.settings import get_settings
-from graph.writing.consolidator_graph import consolidation_policy
+from memory.integration.settings import get_settings
+from memory.integration.writing.consolidator_graph import consolidation_policy
 from memory.long_term import LongTermMemory
 from webapp.guard import read_json_object
 from webapp.routes import _run, api

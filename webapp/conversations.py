@@ -9,10 +9,10 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from graph.archive.archiving import archive_spec
 from memory.archive import SearchResult, Window, archive_exists, archives, parse_day
 from memory.archive.reconcile import reconcile
 from memory.archive.render import local_time
+from memory.integration.conversations.archiving import archive_spec
 from memory.long_term import LongTermMemory
 from webapp.access import stored_memory
 from webapp.guard import ApiError, check_local_host, check_same_origin, resolve_caller

@@ -10,7 +10,7 @@ from typing import Any
 
 from anyio import sleep, to_thread
 
-from graph.settings import get_settings
+from memory.integration.settings import get_settings
 from memory.long_term import LongTermMemory
 from memory.store.manager import BaseMemoryManager
 from webapp.views import changed_cards

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from graph.settings import custom_auth_configured, get_settings, is_studio_user
+from memory.integration.settings import custom_auth_configured, get_settings, is_studio_user
 from memory.store.manager import validate_user_id
 
 CSRF_HEADER = "x-gulfstream-csrf"

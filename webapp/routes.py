@@ -356,7 +356,7 @@ async def stream_events(request: Request, memory: LongTermMemory) -> Response:
 def _archive_of(user_id: str) -> Any:
     """The user's conversation archive, when the deployment keeps one and it holds anything."""
     archive = None  # what stays when the archive feature is deleted (docs/CUSTOMIZING.md)
-    from graph.archive.archiving import existing_archive  # feature: archive
+    from memory.integration.conversations.archiving import existing_archive  # feature: archive
 
     archive = existing_archive(user_id)  # feature: archive
     return archive

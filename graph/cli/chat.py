@@ -9,20 +9,29 @@ import sys
 import uuid
 from pathlib import Path
 
-from graph.cli.archive import search_command  # feature: archive
-from graph.cli.consolidate import tidy_up  # feature: consolidation
 from graph.cli.session import LocalSession
 from graph.cli.streaming import ReplyPrinter
 from graph.context import Context
-from graph.settings import get_settings, load_dotenv
-from memory.errors import MemoryNotFound
-from memory.long_term import LongTermMemory
-from memory.registry import registry
-from memory.store.branch import Lineage, Provenance, visible_ids
-from memory.store.item import MemoryItem
-from memory.store.manager import BaseMemoryManager
-from memory.usage.counts import PURPOSES, describe, from_dicts
-from memory.writer.staging import ToolEvent
+from memory import (
+    BaseMemoryManager,
+    Lineage,
+    LongTermMemory,
+    MemoryItem,
+    MemoryNotFound,
+    Provenance,
+    open_memory,
+    visible_ids,
+)
+from memory.integration import (
+    PURPOSES,
+    ToolEvent,
+    describe,
+    from_dicts,
+    get_settings,
+    load_dotenv,
+    search_command,  # feature: archive
+    tidy_up,  # feature: consolidation
+)
 
 WRITE_WAIT_SECONDS = 120.0
 FORGET_REASON = "forgotten from the terminal chat"
@@ -209,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     try:  # a bad GULFSTREAM_* variable, or 'store' without a LangGraph server's store
         context = Context()
         settings = get_settings()
-        registry.open(
+        open_memory(
             settings.memory_backend, context.user_id, default_data_dir=settings.data_dir,
             shared_database=settings.shared_database,
         )  # fmt: skip

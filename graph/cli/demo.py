@@ -12,8 +12,7 @@ from pathlib import Path
 
 from graph.cli.session import LocalSession
 from graph.context import Context
-from graph.settings import use_settings
-from memory.writer.staging import ToolEvent
+from memory.integration import ToolEvent, use_settings
 
 SESSION_1 = ["Hi! My name is Ada and I live in Lisbon.", "I like green tea."]
 SESSION_2 = "Where do I live?"

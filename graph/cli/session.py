@@ -16,15 +16,15 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.lineage import alineage_of
-from graph.models.embeddings import deployment_embeddings
-from graph.run_memory import writer_consumer
-from graph.settings import get_settings
-from memory.long_term import LongTermMemory
-from memory.registry import registry
-from memory.store.branch import Lineage
-from memory.writer.local import local_writer
-from memory.writer.staging import ToolEvent
+from memory import Lineage, LongTermMemory, open_memory
+from memory.integration import (
+    ToolEvent,
+    alineage_of,
+    deployment_embeddings,
+    get_settings,
+    local_writer,
+    writer_consumer,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class LocalSession:
         self._graph = compile_graph(checkpointer=saver)
         settings = get_settings()
         self.memory = await asyncio.to_thread(
-            registry.open,
+            open_memory,
             settings.memory_backend,
             self.context.user_id,
             default_data_dir=settings.data_dir,

@@ -4,8 +4,6 @@ would); erasure reaches it through its own protocol."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from memory.archive.base import ConversationArchive
 from memory.archive.digest import DigestSealer, extractive_digest
 from memory.archive.factory import ArchiveRegistry, archive_exists, archives, open_archive
@@ -21,19 +19,6 @@ from memory.archive.records import (
     checkpoint_time,
 )
 from memory.archive.render import render
-from memory.lazy import lazy_exports
-
-if TYPE_CHECKING:
-    from memory.archive.postgres_archive import PostgresArchive
-    from memory.archive.sqlite_archive import SqliteArchive
-
-__getattr__ = lazy_exports(
-    __name__,
-    {
-        "SqliteArchive": "memory.archive.sqlite_archive",
-        "PostgresArchive": "memory.archive.postgres_archive",
-    },
-)
 
 __all__ = [
     "ArchiveRegistry",
@@ -44,10 +29,8 @@ __all__ = [
     "ForgottenRecord",
     "Hit",
     "MessageKey",
-    "PostgresArchive",
     "Ranking",
     "SearchResult",
-    "SqliteArchive",
     "Window",
     "archive_exists",
     "archives",

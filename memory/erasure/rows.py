@@ -7,10 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from memory.lazy import moved_names
-from memory.moved import MOVED_NAMES
 from memory.store.state_db import SqliteState, StateDatabase
 
 
@@ -114,7 +112,3 @@ def erase_rows(
         if not isinstance(target, StateDatabase):
             db.close()
     return removed
-
-
-if not TYPE_CHECKING:  # to mypy they are gone: new code is checked against the new paths
-    __getattr__ = moved_names(__name__, MOVED_NAMES[__name__])  # moved in 0.2, for one release

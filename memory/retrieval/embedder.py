@@ -122,7 +122,7 @@ def resolve_embeddings(choice: object) -> TextEmbeddings | None:
     if isinstance(choice, str):
         raise ValueError(
             f"embeddings {choice!r}: pass an Embeddings object, 'default' or 'off' "
-            "(graph/models/embeddings.py turns 'provider/model' names into objects)"
+            "(memory/integration/models/embeddings.py turns 'provider/model' names into objects)"
         )
     if not isinstance(choice, TextEmbeddings):
         raise TypeError(f"{type(choice).__name__} has no embed_documents/embed_query")

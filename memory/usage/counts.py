@@ -85,3 +85,10 @@ class UsageMeter:
     def by_purpose(self) -> ByPurpose:
         with self._lock:
             return {purpose: Usage(**asdict(u)) for purpose, u in self._usage.items()}
+
+
+def added_cost(
+    cost: Mapping[str, Mapping[str, int]], meter: UsageMeter
+) -> dict[str, dict[str, int]]:
+    """A run's `cost` (as the state keeps it) with what `meter` counted since, as dicts again."""
+    return as_dicts(add_up(from_dicts(cost), meter.by_purpose()))

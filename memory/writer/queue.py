@@ -13,8 +13,6 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from memory.lazy import moved_names
-from memory.moved import MOVED_NAMES
 from memory.writer.batching import BatchHolder
 from memory.writer.journal import JournalEntry, TurnJournal
 from memory.writer.turn import Turn
@@ -335,7 +333,3 @@ class DurableWriteQueue:
 
 def _ids(turns: list[Turn]) -> list[str]:
     return [turn.turn_id for turn in turns]
-
-
-if not TYPE_CHECKING:  # to mypy they are gone: new code is checked against the new paths
-    __getattr__ = moved_names(__name__, MOVED_NAMES[__name__])  # moved in 0.2, for one release

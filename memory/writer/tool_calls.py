@@ -4,10 +4,8 @@ spotted, and sent back to the model once with the error."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from memory.lazy import moved_names
-from memory.moved import MOVED_NAMES
 from memory.writer.tools import TOOL_NAMES
 
 REPAIR_ROUNDS = 1  # a tool call the model got wrong is sent back once with the error
@@ -29,7 +27,3 @@ def unusable_call(message: Any) -> str | None:
     if isinstance(text, str) and _TOOL_CALL_AS_TEXT.search(text):
         return "you wrote a tool call as text instead of calling the tool"
     return None
-
-
-if not TYPE_CHECKING:  # to mypy they are gone: new code is checked against the new paths
-    __getattr__ = moved_names(__name__, MOVED_NAMES[__name__])  # moved in 0.2, for one release

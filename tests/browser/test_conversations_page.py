@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.archive import ArchivedMessage, SqliteArchive
+from memory.archive import ArchivedMessage
+from memory.archive.sqlite_archive import SqliteArchive
 
 try:
     from playwright import sync_api

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from graph.settings import Settings
+from memory.integration.settings import Settings
 from tests.browser.live_scale import COUNT, PAGE, USER, follow_live_changes, seed
 from tests.webapp.editor_process import run_editor
 

@@ -1,4 +1,5 @@
-"""End to end under `graph/auth.py`: one user can neither read nor plant another user's memories.
+"""End to end under `memory/integration/auth.py`: one user can neither read nor plant another
+user's memories.
 
 A real `langgraph dev` serves a copy of the app with the three auth keys in langgraph.json and
 memories in the server's own store (the deployment path). A second server, identical except that
@@ -33,12 +34,13 @@ TOKENS = {
 STUDIO_HEADERS = {"x-auth-scheme": "langsmith"}
 # The servers' GULFSTREAM_WRITER_THREAD_SECRET: writer thread ids cannot be guessed without it.
 WRITER_SECRET = "e2e-writer-secret-5b1d"
-# graph/auth.py minus its store rule (and its deny-by-default, which would otherwise refuse the
+# memory/integration/auth.py minus its store rule (and its deny-by-default, which would otherwise
+# refuse the
 # whole store): the setup a reviewer broke into.
 AUTH_WITHOUT_STORE_RULE = """
 from langgraph_sdk import Auth
 
-from graph import auth as shipped
+from memory.integration import auth as shipped
 
 auth = Auth()
 auth.authenticate(shipped.authenticate)
@@ -54,7 +56,7 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
-from graph import auth as shipped
+from memory.integration import auth as shipped
 
 auth = Auth()
 auth.authenticate(shipped.authenticate)
@@ -103,7 +105,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     app = copy_app(tmp_path_factory.mktemp("gulfstream-auth") / "app")
     with (
         StubOpenAI() as stub,
-        auth_server(app, "./graph/auth.py:auth", stub_model_env(stub)) as dev,
+        auth_server(app, "./memory/integration/auth.py:auth", stub_model_env(stub)) as dev,
     ):
         yield dev
 
@@ -339,7 +341,7 @@ async def test_without_the_store_rule_alice_reads_and_writes_bobs_namespace(
 
 
 async def test_another_user_cannot_block_a_users_memory_writer(server: DevServer) -> None:
-    from graph.writing.server_runs import writer_thread_id
+    from memory.integration.writing.server_runs import writer_thread_id
 
     guessed = writer_thread_id("dave", secret="")  # all bob can compute without the secret
     async with httpx.AsyncClient(base_url=server.url, headers=bearer("bob")) as http:
@@ -354,7 +356,7 @@ async def test_another_user_cannot_block_a_users_memory_writer(server: DevServer
 async def test_a_taken_writer_thread_loses_the_write_but_never_the_reply(
     server: DevServer,
 ) -> None:
-    from graph.writing.server_runs import writer_thread_id
+    from memory.integration.writing.server_runs import writer_thread_id
 
     # Bob somehow knows the secret: carol's writer thread is his, so her write cannot be queued.
     taken = writer_thread_id("carol.smith", secret=WRITER_SECRET)

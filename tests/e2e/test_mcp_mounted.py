@@ -1,4 +1,5 @@
-"""The MCP endpoint mounted on a real `langgraph dev` (GULFSTREAM_MCP=1) under graph/auth.py:
+"""The MCP endpoint mounted on a real `langgraph dev` (GULFSTREAM_MCP=1) under
+memory/integration/auth.py:
 the SDK's client acts as the signed-in user, on the server's own store, and never for another."""
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ FACT = "My daughter's name is Mia"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     app = copy_app(tmp_path_factory.mktemp("gulfstream-mcp") / "app")
-    with auth_server(app, "./graph/auth.py:auth", {"GULFSTREAM_MCP": "1"}) as dev:
+    with auth_server(app, "./memory/integration/auth.py:auth", {"GULFSTREAM_MCP": "1"}) as dev:
         yield dev
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client
 
-from graph.writing.pending import PENDING_NAMESPACE
+from memory.integration.writing.pending import PENDING_NAMESPACE
 from memory.store.backends.langgraph_store import namespace_label
 from tests.e2e.server import DevServer, copy_app, running_server, stub_model_env
 from tests.e2e.stub_openai import StubOpenAI

@@ -14,10 +14,10 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 import graph.nodes as nodes
 from graph.agent import compile_graph
-from graph.archive.archiving import archive_spec
 from graph.context import Context
-from graph.settings import use_settings
 from memory.archive import ArchivedMessage, ConversationArchive, Window, archives
+from memory.integration.conversations.archiving import archive_spec
+from memory.integration.settings import use_settings
 from memory.store.branch import Lineage
 from tests.fakes import ScriptedModel
 

@@ -14,12 +14,12 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-import graph.compaction as compaction
 import graph.nodes as nodes
+import memory.integration.compaction as compaction
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.prompt_budget import summary_limit
-from graph.settings import use_settings
+from memory.integration.prompt_budget import summary_limit
+from memory.integration.settings import use_settings
 from tests.fakes import EchoingModel, ScriptedModel
 
 pytestmark = pytest.mark.slow

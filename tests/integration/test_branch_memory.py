@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory.errors import CopyOnWriteRefused
-from memory.retrieval import LLMRetriever, MechanicalRetriever
+from memory.retrieval import MechanicalRetriever
+from memory.retrieval.llm import LLMRetriever
 from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.store.branch import Lineage, Provenance, visible_ids
 from memory.store.document import Change, MemoryDocument
@@ -323,7 +324,7 @@ def test_a_hand_edited_scope_is_repaired_and_reported(tmp_path: Path) -> None:
 
 def test_hybrid_and_the_facade_keep_to_the_lineage(tmp_path: Path) -> None:
     from memory.long_term import LongTermMemory
-    from memory.retrieval import HybridRetriever
+    from memory.retrieval.hybrid import HybridRetriever
 
     manager = YamlMemoryManager(tmp_path, "alice")
     _seed(manager)

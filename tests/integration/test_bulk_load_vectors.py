@@ -113,7 +113,7 @@ def test_the_import_command_embeds_before_it_returns(tmp_path: Path) -> None:
     path = snapshot_of_facts(tmp_path)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GULFSTREAM_")}
     result = subprocess.run(
-        [sys.executable, "-m", "graph.cli.snapshot", "import", "--backend",
+        [sys.executable, "-m", "memory.integration.admin.snapshot", "import", "--backend",
          f"yaml:{tmp_path / 'y'}", "--user", "alice", "--file", str(path)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip

@@ -15,7 +15,7 @@ import pytest
 
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.settings import get_settings
+from memory.integration.settings import get_settings
 from memory.registry import registry
 from memory.writer.local import local_writer
 from tests.integration.conftest import POSTGRES_URL, postgres_unreachable_reason
@@ -153,7 +153,7 @@ async def _ainvoke_turns(saver: Any, thread: str) -> None:
 def test_the_memory_agent_never_writes_into_the_chat_thread(mode: str, tmp_path: Path) -> None:
     """The memory agent is a run of its own: none of its steps land in the user's thread as a
     subgraph of the chat run, whichever sink writes the turn."""
-    from graph.settings import use_settings
+    from memory.integration.settings import use_settings
 
     thread = uuid.uuid4().hex
     with use_settings(write_mode=mode), sqlite_saver(tmp_path) as saver:

@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 
 import graph.cli.demo as demo
-from prompts.persona import section_name
+from memory.integration.app_text import current_app_text
 
 PROJECT = Path(__file__).resolve().parents[2]
-PROFILE = section_name("profile", "en")  # where the offline model files "I work at …"
+PROFILE = current_app_text().section_name(
+    "profile", "en"
+)  # where the offline model files "I work at …"
 
 
 def offline_env(tmp_path: Path) -> dict[str, str]:
@@ -181,7 +183,7 @@ async def test_chat_memories_and_forget_follow_the_branch_and_never_edit_an_ance
     from graph.cli.chat import forget, list_memories, restore
     from graph.cli.session import LocalSession
     from graph.context import Context
-    from graph.settings import use_settings
+    from memory.integration.settings import use_settings
     from memory.store.branch import Provenance
 
     context = Context(user_id="bob", model="offline/rules")
@@ -246,14 +248,14 @@ def test_chat_search_finds_past_conversations_on_this_branch_and_make_archive_re
     assert archive.exists()
     archive.unlink()  # lost: rebuilt from the checkpoints
     rebuilt = subprocess.run(
-        [sys.executable, "-m", "graph.cli.archive", "rebuild", "--threads",
+        [sys.executable, "-m", "memory.integration.admin.archive", "rebuild", "--threads",
          str(tmp_path / "chat" / "threads.sqlite")],
         cwd=PROJECT, env=offline_env(tmp_path), capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert "default: " in rebuilt.stdout and archive.exists()
     found = subprocess.run(
-        [sys.executable, "-m", "graph.cli.archive", "search", "Pudong", "--user", "default"],
+        [sys.executable, "-m", "memory.integration.admin.archive", "search", "Pudong", "--user", "default"],  # noqa: E501
         cwd=PROJECT, env=offline_env(tmp_path), capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert "Actually I will stay in Pudong." in found.stdout

@@ -1,5 +1,5 @@
 """Where compaction may cut a conversation, over many generated conversations (deleted with
-graph/compaction.py: docs/CUSTOMIZING.md, 6)."""
+memory/integration/compaction.py: docs/CUSTOMIZING.md, 6)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import HumanMessage
 
-from graph.compaction import choose_cutoff
+from memory.integration.compaction import choose_cutoff
 from tests.integration.test_prompt_budget_properties import conversation, paired, shapes
 
 

@@ -14,16 +14,17 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-import graph.compaction as compaction  # feature: compaction
 import graph.nodes as nodes
+import memory.integration.compaction as compaction  # feature: compaction
 from graph.agent import compile_graph
-from graph.archive.archiving import archive_spec
-from graph.cli.archive import rebuild
 from graph.context import Context
-from graph.lineage import lineage_of
-from graph.models.offline import OfflineChatModel
-from graph.settings import use_settings
-from memory.archive import SqliteArchive, Window, archives, parse_day, render
+from memory.archive import Window, archives, parse_day, render
+from memory.archive.sqlite_archive import SqliteArchive
+from memory.integration.admin.archive import rebuild
+from memory.integration.conversations.archiving import archive_spec
+from memory.integration.lineage import lineage_of
+from memory.integration.models.offline import OfflineChatModel
+from memory.integration.settings import use_settings
 from tests.fakes import ScriptedModel
 
 pytestmark = pytest.mark.slow
@@ -168,7 +169,7 @@ def test_the_offline_summary_is_extractive(app: Any, monkeypatch: pytest.MonkeyP
 
 @pytest.mark.postgres
 def test_the_deployment_path_archives_into_postgres(app: Any) -> None:
-    from memory.archive import PostgresArchive
+    from memory.archive.postgres_archive import PostgresArchive
     from tests.integration.conftest import POSTGRES_URL, postgres_unreachable_reason
 
     if reason := postgres_unreachable_reason():

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# `memory/store/manager.py`, `graph/writing/`, `memory/writer/trace.py:UsageLedger`
+# `memory/store/manager.py`, `memory/integration/writing/`, `memory/writer/trace.py:UsageLedger`
 PATH = re.compile(r"`((?:graph|memory|prompts|webapp|bench|tests|scripts)/[\w./-]*)(?::[\w.]+)?`")
 
 
@@ -28,11 +28,9 @@ def test_every_path_the_docs_name_exists() -> None:
 
 
 def test_the_check_reads_paths_as_the_docs_write_them() -> None:
-    text = (
-        "see `memory/store/manager.py`, `graph/writing/` and `memory/writer/trace.py:UsageLedger`"
-    )
+    text = "see `memory/store/manager.py`, `memory/integration/writing/` and `memory/writer/trace.py:UsageLedger`"  # noqa: E501
     assert named_paths(text) == {
         "memory/store/manager.py",
-        "graph/writing/",
+        "memory/integration/writing/",
         "memory/writer/trace.py",
     }

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from graph.archive.archiving import archive_spec
 from graph.cli.session import LocalSession
 from graph.context import Context
-from graph.settings import get_settings, use_settings
 from memory.archive import archives
 from memory.errors import MemoryNotFound
+from memory.integration.conversations.archiving import archive_spec
+from memory.integration.settings import get_settings, use_settings
 from memory.long_term import LongTermMemory
 from memory.registry import registry
 from tests.integration.conftest import POSTGRES_URL, postgres_unreachable_reason
@@ -256,7 +256,7 @@ async def test_make_erase_asks_first_then_erases_one_memory_then_the_user(
            "GULFSTREAM_DATA_DIR": settings.data_dir}  # fmt: skip
 
     def erase(*args: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "graph.cli.erase", "--user", "ada", *args]
+        command = [sys.executable, "-m", "memory.integration.admin.erase", "--user", "ada", *args]
         return subprocess.run(
             command, env=env, cwd=deployment, capture_output=True, text=True, timeout=120,
             stdin=subprocess.DEVNULL,

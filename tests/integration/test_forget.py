@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from graph.archive.archiving import archive_spec
-from graph.cli.archive import search_conversations
 from graph.cli.chat import forget, restore
 from graph.cli.session import LocalSession
 from graph.context import Context
-from graph.settings import use_settings
 from memory.archive import DigestSealer, archives
 from memory.archive.base import hidden_note
+from memory.integration.admin.archive import search_conversations
+from memory.integration.conversations.archiving import archive_spec
+from memory.integration.settings import use_settings
 from memory.long_term import LongTermMemory
 from memory.registry import registry
 from tests.integration.conftest import POSTGRES_URL, postgres_unreachable_reason

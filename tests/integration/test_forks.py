@@ -20,12 +20,12 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 import graph.nodes
-import graph.run_memory
+import memory.integration.run_memory
 from graph.agent import compile_graph
 from graph.cli.session import LocalSession
 from graph.context import Context
-from graph.models.offline import OfflineChatModel
-from graph.settings import get_settings, use_settings
+from memory.integration.models.offline import OfflineChatModel
+from memory.integration.settings import get_settings, use_settings
 from memory.registry import registry
 from memory.store.manager import BaseMemoryManager
 
@@ -96,7 +96,9 @@ def item_bytes(manager: BaseMemoryManager, memory_id: str) -> str:
 def writer(monkeypatch: pytest.MonkeyPatch) -> ScriptedWriter:
     """The memory writer's model, in every write mode (they all use `writer_consumer()`)."""
     scripted = ScriptedWriter()
-    monkeypatch.setattr(graph.run_memory, "load_chat_model", lambda name, **_: scripted)
+    monkeypatch.setattr(
+        memory.integration.run_memory, "load_chat_model", lambda name, **_: scripted
+    )
     return scripted
 
 

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from graph.archive.archiving import existing_archive
 from graph.cli.session import LocalSession
 from graph.context import Context
-from graph.importing.formats import read_export
 from graph.prompting import memory_lines
-from graph.settings import Settings, get_settings, use_settings
+from memory.integration.conversations.archiving import existing_archive
+from memory.integration.importing.formats import read_export
+from memory.integration.settings import Settings, get_settings, use_settings
 from memory.store.factory import open_memory_manager
 from memory.store.item import local_date, now_iso, parse_time
 from tests.integration.conftest import POSTGRES_URL, postgres_unreachable_reason
@@ -34,10 +34,11 @@ JSONL = DATA / "import_chats.jsonl"
 
 
 def import_chats(settings: Settings, *args: str, user: str = "ada", wait: bool = True) -> Any:
-    """`python -m graph.cli.import_chats` in its own process, on the test's deployment."""
+    """`python -m memory.integration.admin.import_chats` in its own process, on the test's
+    deployment."""
     env = {**os.environ, "GULFSTREAM_MEMORY_BACKEND": settings.memory_backend,
            "GULFSTREAM_DATA_DIR": settings.data_dir}  # fmt: skip
-    command = [sys.executable, "-m", "graph.cli.import_chats", "--user", user, *args]
+    command = [sys.executable, "-m", "memory.integration.admin.import_chats", "--user", user, *args]
     Path(settings.data_dir).mkdir(parents=True, exist_ok=True)
     if not wait:
         return subprocess.Popen(command, env=env, cwd=settings.data_dir, text=True,
@@ -204,7 +205,7 @@ def test_a_postgres_store_imports_once_too(clean_process: Settings, unique_user:
     finally:  # the shared database as it was: the user erased as make erase does
         env = {**os.environ, "GULFSTREAM_DATA_DIR": settings.data_dir}
         subprocess.run(
-            [sys.executable, "-m", "graph.cli.erase", "--user", unique_user, "--backend",
+            [sys.executable, "-m", "memory.integration.admin.erase", "--user", unique_user, "--backend",  # noqa: E501
              settings.memory_backend, "--keep-threads", "--yes"],
             env=env, cwd=settings.data_dir, capture_output=True, timeout=120, check=True,
         )  # fmt: skip

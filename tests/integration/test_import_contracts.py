@@ -56,10 +56,10 @@ def test_an_import_back_up_from_the_store_breaks_the_layers_and_makes_a_circle(t
 
 
 def test_a_circle_hidden_in_a_function_still_counts(tree: Path) -> None:
-    # graph.writing.said_recently is imported by graph.writing.ltm_write: an import back, even
-    # one made only when a function runs, closes a circle.
-    path = tree / "graph/writing/said_recently.py"
-    late = "\n\ndef _late() -> None:\n    from graph.writing.ltm_write import ltm_write  # noqa\n"
+    # memory.integration.writing.said_recently is imported by memory.integration.writing.ltm_write:
+    # an import back, even one made only when a function runs, closes a circle.
+    path = tree / "memory/integration/writing/said_recently.py"
+    late = "\n\ndef _late() -> None:\n    from memory.integration.writing.ltm_write import ltm_write  # noqa\n"  # noqa: E501
     path.write_text(path.read_text() + late)
     done = lint_imports(tree)
     assert done.returncode == 1
@@ -67,7 +67,21 @@ def test_a_circle_hidden_in_a_function_still_counts(tree: Path) -> None:
 
 
 def test_memory_importing_graph_is_refused(tree: Path) -> None:
-    add_import(tree, "memory.writer.consumer", "from graph.settings import get_settings")
+    add_import(tree, "memory.writer.consumer", "from graph.context import Context")
     done = lint_imports(tree)
     assert done.returncode == 1
     assert "memory/ and prompts/ never import graph/ or webapp/ BROKEN" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "from memory.store.item import MemoryItem",  # two levels down into the core
+        "from memory.integration.settings import get_settings",  # past the integration's face
+    ],
+)
+def test_the_app_reaching_past_the_public_face_is_refused(tree: Path, line: str) -> None:
+    add_import(tree, "graph.tools", line)
+    done = lint_imports(tree)
+    assert done.returncode == 1
+    assert "graph/ and prompts/ import memory/ only through its public face BROKEN" in done.stdout

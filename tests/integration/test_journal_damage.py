@@ -16,8 +16,8 @@ import pytest
 
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.settings import get_settings, use_settings
-from memory.archive import SqliteArchive  # feature: archive
+from memory.archive.sqlite_archive import SqliteArchive
+from memory.integration.settings import get_settings, use_settings
 from memory.long_term import LongTermMemory
 from memory.registry import registry
 from memory.store.backends.yaml_files import YamlMemoryManager

@@ -14,12 +14,12 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-import graph.compaction as compaction
 import graph.nodes as nodes
+import memory.integration.compaction as compaction
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.models.offline import OfflineChatModel
-from graph.settings import get_settings, use_settings
+from memory.integration.models.offline import OfflineChatModel
+from memory.integration.settings import get_settings, use_settings
 from memory.registry import registry
 from tests.fakes import ScriptedModel
 

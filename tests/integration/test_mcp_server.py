@@ -25,7 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from graph.cli.session import LocalSession
 from graph.context import Context
-from graph.settings import Settings
+from memory.integration.settings import Settings
 from memory.registry import registry
 from tests.e2e.server import free_port
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
-from graph.prompt_budget import cut_on_sentence, fit_to_budget, prompt_tokens
+from memory.integration.prompt_budget import cut_on_sentence, fit_to_budget, prompt_tokens
 
 
 def conversation(shape: list[tuple[int, int]]) -> list[AnyMessage]:

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-import graph.run_memory
+import memory.integration.run_memory
 from graph.cli.session import LocalSession, TurnReply
 from graph.context import Context
-from graph.models.offline import OfflineChatModel
-from graph.settings import use_settings
+from memory.integration.models.offline import OfflineChatModel
+from memory.integration.settings import use_settings
 from memory.writer.local import local_writer
 
 ADA = Context(user_id="ada", model="offline/rules")
@@ -40,7 +40,9 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
             opened.wait(60)
             return super()._generate(*args, **kwargs)
 
-    monkeypatch.setattr(graph.run_memory, "load_chat_model", lambda name, **_: HungWriter())
+    monkeypatch.setattr(
+        memory.integration.run_memory, "load_chat_model", lambda name, **_: HungWriter()
+    )
     yield opened
     opened.set()
 

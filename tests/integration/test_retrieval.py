@@ -14,15 +14,10 @@ from langchain_core.messages import AIMessage
 
 from memory.long_term import LongTermMemory
 from memory.registry import MemoryRegistry
-from memory.retrieval import (
-    Bm25Index,
-    HybridRetriever,
-    MechanicalRetriever,
-    RetrievalMode,
-    Retrievers,
-)
+from memory.retrieval import Bm25Index, MechanicalRetriever, RetrievalMode, Retrievers
 from memory.retrieval.bm25 import RANKING
 from memory.retrieval.evaluation import LabelledSet, load_labelled_set, recall_at, write_items
+from memory.retrieval.hybrid import HybridRetriever
 from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.store.manager import BaseMemoryManager
 from memory.text.tokenize import tokenize

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from graph.models.embeddings import load_embeddings
+from memory.integration.models.embeddings import load_embeddings
 from memory.long_term import LongTermMemory
 from memory.retrieval import semantic
 from memory.retrieval.embedder import OfflineEncoder

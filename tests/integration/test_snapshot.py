@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from graph.settings import Settings
 from memory import CorruptStoreError, open_memory_manager
+from memory.integration.settings import Settings
 from memory.registry import registry
 from memory.store.manager import BaseMemoryManager
 from memory.store.snapshots import (
@@ -162,10 +162,10 @@ def test_scheduler_debounces_a_burst_into_one_snapshot(tmp_path: Path) -> None:
 
 
 def _snapshot_cli(command: str, folder: Path, path: Path) -> subprocess.CompletedProcess[str]:
-    """Run `python -m graph.cli.snapshot` as `make export` / `make import` do."""
+    """Run `python -m memory.integration.admin.snapshot` as `make export` / `make import` do."""
     backend = ["--backend", f"yaml:{folder}", "--user", "frank", "--file", str(path)]
     return subprocess.run(
-        [sys.executable, "-m", "graph.cli.snapshot", command, *backend],
+        [sys.executable, "-m", "memory.integration.admin.snapshot", command, *backend],
         capture_output=True,
         text=True,
         cwd=ROOT,

@@ -15,7 +15,7 @@ from memory.errors import StaleWrite
 from memory.long_term import LongTermMemory
 from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.store.manager import BaseMemoryManager, Change
-from memory.writer import MemoryConsumer, MemoryWriteFailed
+from memory.writer.consumer import MemoryConsumer, MemoryWriteFailed
 from memory.writer.turn import Turn
 
 

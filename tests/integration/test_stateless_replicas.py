@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from graph.models.offline import OfflineChatModel
 from memory.admission import Admission
 from memory.archive import ArchivedMessage, archives
+from memory.integration.models.offline import OfflineChatModel
 from memory.long_term import LongTermMemory
 from memory.store.factory import open_memory_manager
 from memory.upkeep.consolidation.trigger import note_write, writes_since_pass

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from graph.models.loading import load_chat_model
-from graph.run_memory import writer_consumer
-from graph.settings import use_settings
+from memory.integration.models.loading import load_chat_model
+from memory.integration.run_memory import writer_consumer
+from memory.integration.settings import use_settings
 from memory.long_term import LongTermMemory
 from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.writer.breaker import breaker_for

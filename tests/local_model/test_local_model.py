@@ -17,7 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.settings import Settings, use_settings
+from memory.integration.settings import Settings, use_settings
 from memory.retrieval.evaluation import write_items
 from memory.store.factory import open_memory_manager
 from tests.dated_memories import said

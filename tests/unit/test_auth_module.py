@@ -1,4 +1,5 @@
-"""graph/auth.py's pure rules: the token list and which store namespaces belong to a user."""
+"""memory/integration/auth.py's pure rules: the token list and which store namespaces belong to a
+user."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import re
 
 import pytest
 
-from graph.auth import owns_namespace, parse_tokens, user_for_token
-from graph.settings import Settings, use_settings
+from memory.integration.auth import owns_namespace, parse_tokens, user_for_token
+from memory.integration.settings import Settings, use_settings
 
 
 def test_token_list_maps_tokens_to_users() -> None:

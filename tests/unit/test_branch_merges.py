@@ -14,7 +14,7 @@ from memory.long_term import LongTermMemory
 from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.store.branch import Lineage, Provenance, visible_ids
 from memory.store.document import Change
-from memory.writer import MemoryConsumer
+from memory.writer.consumer import MemoryConsumer
 from memory.writer.tools import MemoryToolkit
 from memory.writer.turn import Turn
 from tests.branch_trees import ancestors, brute_force_visible

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
-from graph.settings import Settings
-from graph.summarizer import RunningSummary, summarize
+from memory.integration.settings import Settings
+from memory.integration.summarizer import RunningSummary, summarize
 from tests.fakes import EchoingModel, ScriptedModel
 
 

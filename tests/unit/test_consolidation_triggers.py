@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-import graph.writing.consolidator_graph as memory_consolidator
+import memory.integration.writing.consolidator_graph as memory_consolidator
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.run_memory import open_run_memory
-from graph.settings import use_settings
-from graph.writing.consolidator_graph import graph as consolidator
 from memory import LongTermMemory
+from memory.integration.run_memory import open_run_memory
+from memory.integration.settings import use_settings
+from memory.integration.writing.consolidator_graph import graph as consolidator
 from memory.store.factory import open_memory_manager
 from memory.upkeep.consolidation import ConsolidationSchedule, ConsolidationTrigger
 from memory.upkeep.consolidation.trigger import writes_since_pass

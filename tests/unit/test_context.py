@@ -8,7 +8,7 @@ import re
 import pytest
 
 from graph.context import Context
-from graph.settings import Settings, get_settings, use_settings
+from memory.integration.settings import Settings, get_settings, use_settings
 
 
 def test_defaults() -> None:

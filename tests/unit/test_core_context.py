@@ -14,7 +14,7 @@ from memory.long_term import LongTermMemory
 from memory.store.backends.sqlite_db import SqliteMemoryManager
 from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.store.branch import Lineage
-from memory.writer import MemoryConsumer
+from memory.writer.consumer import MemoryConsumer
 from tests.fakes import ScriptedModel
 from tests.unit.test_writer_tools import MONDAY_MORNING, a_turn, call, step
 

@@ -7,9 +7,10 @@ import dataclasses
 import time
 from pathlib import Path
 
-from memory.archive import ArchivedMessage, DigestSealer, SearchResult, SqliteArchive
+from memory.archive import ArchivedMessage, DigestSealer, SearchResult
 from memory.archive.base import hidden_note
 from memory.archive.reconcile import carrying_messages, reconcile
+from memory.archive.sqlite_archive import SqliteArchive
 from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.store.branch import Provenance
 from memory.store.document import Change
@@ -159,7 +160,7 @@ def test_an_archived_memory_is_forgotten_and_an_erased_one_stays_hidden(tmp_path
 
 
 def test_the_running_summary_withholds_and_gives_back(tmp_path: Path) -> None:
-    from graph.summarizer import without_forgotten
+    from memory.integration.summarizer import without_forgotten
 
     manager, _, memory_id = _setup(tmp_path)
     state = {"text": "- user: I live in Hangzhou, at 18 Wenyi Road\n- user: I love green tea",

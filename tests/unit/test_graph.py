@@ -18,9 +18,9 @@ import graph.nodes as nodes
 from graph.agent import compile_graph, graph
 from graph.context import Context
 from graph.prompting import build_system_prompt
-from graph.run_memory import open_run_memory, resolve_user_id
-from graph.settings import Settings, use_settings
-from graph.writing.server_runs import write_mode, writer_thread_id
+from memory.integration.run_memory import open_run_memory, resolve_user_id
+from memory.integration.settings import Settings, use_settings
+from memory.integration.writing.server_runs import write_mode, writer_thread_id
 from memory.store.factory import open_memory_manager
 from tests.fakes import ScriptedModel
 
@@ -264,7 +264,7 @@ async def test_llm_retrieval_on_the_offline_model_goes_straight_to_bm25(
 async def test_memory_writer_rejects_bad_branch_input(
     tmp_path: Path, extra: dict[str, Any], message: str
 ) -> None:
-    from graph.writing.writer_graph import graph as writer_graph
+    from memory.integration.writing.writer_graph import graph as writer_graph
 
     turn = {
         "user_id": "alice",
@@ -277,7 +277,7 @@ async def test_memory_writer_rejects_bad_branch_input(
 
 
 async def test_memory_writer_stores_a_branch_memory_with_its_provenance(tmp_path: Path) -> None:
-    from graph.writing.writer_graph import graph as writer_graph
+    from memory.integration.writing.writer_graph import graph as writer_graph
 
     done = await writer_graph.ainvoke(
         {

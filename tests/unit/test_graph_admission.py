@@ -12,12 +12,17 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-import graph.writing.writer_graph as writer
+import memory.integration.writing.writer_graph as writer
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.settings import use_settings
-from graph.writing.pending import due_batches, keep_pending, pending_namespace, pending_turns
 from memory.admission import Admission
+from memory.integration.settings import use_settings
+from memory.integration.writing.pending import (
+    due_batches,
+    keep_pending,
+    pending_namespace,
+    pending_turns,
+)
 from memory.long_term import JOURNAL_FILE, TRACE_FILE
 from memory.registry import registry
 from memory.store.factory import open_memory_manager
@@ -187,7 +192,7 @@ def test_ltm_writes_admission_reads_the_assistants_question_before_the_turn() ->
     """A short answer is kept because the assistant asked; the same words unasked are skipped."""
     from types import SimpleNamespace
 
-    from graph.writing.admission import admit
+    from memory.integration.writing.admission import admit
 
     run: Any = SimpleNamespace(settings=SimpleNamespace(admission=True))
     said = [{"role": "user", "content": "在三楼。"}, {"role": "assistant", "content": "好的。"}]

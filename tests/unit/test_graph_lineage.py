@@ -1,4 +1,5 @@
-"""graph.lineage on a real SqliteSaver: ancestor chains across turns and forks, the cache."""
+"""memory.integration.lineage on a real SqliteSaver: ancestor chains across turns and forks, the
+cache."""
 
 from __future__ import annotations
 
@@ -18,18 +19,18 @@ from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-import graph.lineage as lineage_module
-import graph.run_memory as run_memory
+import memory.integration.lineage as lineage_module
+import memory.integration.run_memory as run_memory
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.lineage import (
+from memory.integration.lineage import (
     acurrent_lineage,
     checkpoint_is_saved,
     current_checkpoint_id,
     current_lineage,
     parent_cache,
 )
-from graph.settings import use_settings
+from memory.integration.settings import use_settings
 from memory.store.branch import Lineage
 from memory.store.factory import open_memory_manager
 
@@ -196,7 +197,7 @@ def test_a_durability_exit_turn_writes_user_scope_memories_the_next_turn_sees(
     ):
         app = compile_graph(checkpointer=saver)
         thread = {"configurable": {"thread_id": "t1"}}
-        with caplog.at_level(logging.WARNING, logger="graph.run_memory"):
+        with caplog.at_level(logging.WARNING, logger="memory.integration.run_memory"):
             for text in ("Let's plan a trip to Kyoto.", "We are working on a budget."):
                 say = {"messages": [{"role": "user", "content": text}]}
                 done = app.invoke(say, thread, context=context, durability="exit")

@@ -12,8 +12,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.models.embeddings import deployment_embeddings
-from graph.settings import Settings, get_settings, use_settings
+from memory.integration.models.embeddings import deployment_embeddings
+from memory.integration.settings import Settings, get_settings, use_settings
 from memory.long_term import LongTermMemory
 from memory.registry import registry
 from memory.retrieval.recall_log import RECALL_FILE, query_hash

@@ -19,19 +19,21 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.types import RetryPolicy
 
 import graph.nodes as nodes
-import graph.run_memory as run_memory
-import graph.writing.ltm_write as handoff
-import graph.writing.writer_graph as writer
+import memory.integration.run_memory as run_memory
+import memory.integration.writing.ltm_write as handoff
+import memory.integration.writing.writer_graph as writer
 import memory.writer.queue as queue_module
 from graph.agent import compile_graph
-from graph.auth import owns_namespace
 from graph.context import Context
-from graph.models.loading import is_offline
 from graph.prompting import build_system_prompt
-from graph.run_memory import DEAD_WRITES_NAMESPACE, open_run_memory
-from graph.settings import Settings, get_settings, use_settings
-from graph.writing.consolidator_graph import consolidation_trigger  # feature: consolidation
-from graph.writing.server_runs import writer_thread_id
+from memory.integration.auth import owns_namespace
+from memory.integration.models.loading import is_offline
+from memory.integration.run_memory import DEAD_WRITES_NAMESPACE, open_run_memory
+from memory.integration.settings import Settings, get_settings, use_settings
+from memory.integration.writing.consolidator_graph import (
+    consolidation_trigger,  # feature: consolidation
+)
+from memory.integration.writing.server_runs import writer_thread_id
 from memory.long_term import JOURNAL_FILE, TRACE_FILE, LongTermMemory
 from memory.registry import registry
 from memory.store.factory import open_memory_manager

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from graph.importing.formats import UnreadableExport, read_export
-from graph.importing.records import ParsedExport, thread_id_for
-from graph.importing.turns import turns_of
+from memory.integration.importing.formats import UnreadableExport, read_export
+from memory.integration.importing.records import ParsedExport, thread_id_for
+from memory.integration.importing.turns import turns_of
 
 DATA = Path(__file__).parents[1] / "data"
 FIXTURES = {"chatgpt": "import_chatgpt.json", "claude": "import_claude.json",

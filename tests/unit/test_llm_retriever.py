@@ -10,7 +10,8 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from memory.prompts.retrieval import FIND_RELATED_MEMORY, FIND_RELATED_MEMORY_ZH
-from memory.retrieval import LLMRetriever, MechanicalRetriever, parse_indices
+from memory.retrieval import MechanicalRetriever, parse_indices
+from memory.retrieval.llm import LLMRetriever
 from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.store.item import local_date
 from tests.fakes import ScriptedAnswers

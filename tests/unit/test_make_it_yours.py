@@ -12,16 +12,17 @@ from langchain_core.messages import AIMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 
-from graph import nodes, run_memory
+from graph import nodes
 from graph.agent import compile_graph
 from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.prompting import build_system_prompt
-from graph.settings import Settings, get_settings, use_settings
+from memory.integration import AppText, run_memory
+from memory.integration.settings import Settings, get_settings, use_settings
 from memory.long_term import LongTermMemory
 from memory.registry import registry
 from memory.store.factory import open_memory_manager
-from memory.writer import MemoryConsumer
+from memory.writer.consumer import MemoryConsumer
 from memory.writer.local import local_writer
 from prompts import persona
 from prompts.persona import MemorySection
@@ -142,7 +143,7 @@ def test_the_old_archive_variable_still_works_with_a_deprecation_warning() -> No
 async def test_the_writer_is_given_the_configured_sections(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(persona, "SECTIONS", MINE)
+    monkeypatch.setattr("memory.integration.app_text._app_text", AppText(sections=MINE))
     with use_settings(memory_capacity=1234):  # a fresh writer for these settings
         assert run_memory.writer_consumer().sections is MINE
     manager = open_memory_manager(f"yaml:{tmp_path}/m", "ada")

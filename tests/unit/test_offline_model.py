@@ -10,19 +10,24 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 
-from graph.models.loading import load_chat_model
-from graph.models.offline import LABEL, OfflineChatModel
-from graph.models.offline_rules import best_matches, extract_facts, extract_memories
+from memory.integration.app_text import AppText, current_app_text
+from memory.integration.models.loading import load_chat_model
+from memory.integration.models.offline import LABEL, OfflineChatModel
+from memory.integration.models.offline_rules import best_matches, extract_facts, extract_memories
 from memory.long_term import LongTermMemory
 from memory.store.backends.yaml_files import YamlMemoryManager
-from memory.writer import MemoryConsumer
+from memory.writer.consumer import MemoryConsumer
 from memory.writer.turn import Turn
 from prompts import persona
-from prompts.persona import section_name
 
 # The sections a fact of each kind goes to: prompts/persona.py's, whatever they are called.
-PROFILE, PREFERENCE, TASK = (section_name(k, "en") for k in ("profile", "preference", "task"))
-PROFILE_ZH, PREFERENCE_ZH = section_name("profile", "zh"), section_name("preference", "zh")
+PROFILE, PREFERENCE, TASK = (
+    current_app_text().section_name(k, "en") for k in ("profile", "preference", "task")
+)
+PROFILE_ZH, PREFERENCE_ZH = (
+    current_app_text().section_name("profile", "zh"),
+    current_app_text().section_name("preference", "zh"),
+)
 
 
 def create_memory(content: str, section: str) -> str:
@@ -172,7 +177,9 @@ def test_importing_the_graph_needs_no_key() -> None:
     env = {
         k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "OPENAI_BASE_URL"
     }
-    code = "import graph.agent, graph.writing.writer_graph; print(graph.agent.graph.name)"
+    code = (
+        "import graph.agent, memory.integration.writing.writer_graph; print(graph.agent.graph.name)"
+    )
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
     )
@@ -250,7 +257,7 @@ def test_the_offline_rules_file_facts_under_the_configured_sections(monkeypatch)
         "zh": (persona.MemorySection("我", "", "profile"),
                persona.MemorySection("爱好", "", "preference")),
     }  # fmt: skip
-    monkeypatch.setattr(persona, "SECTIONS", mine)
+    monkeypatch.setattr("memory.integration.app_text._app_text", AppText(sections=mine))
     assert extract_memories("I live in Lisbon. I like tea. Let's write a poem.") == [
         ("User lives in Lisbon", "about me", "user"),
         ("User likes tea", "likes", "user"),

@@ -8,9 +8,14 @@ import time
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-import graph.writing.pending
-import graph.writing.pending_mirror
-from graph.writing.pending import drop_pending, keep_pending_sync, pending_namespace, waiting_turns
+import memory.integration.writing.pending
+import memory.integration.writing.pending_mirror
+from memory.integration.writing.pending import (
+    drop_pending,
+    keep_pending_sync,
+    pending_namespace,
+    waiting_turns,
+)
 from memory.writer.turn import Turn
 
 
@@ -29,7 +34,7 @@ async def test_the_copy_follows_this_process_and_catches_up_with_others(
     keep_pending_sync(store, said(1))
     assert ids(waiting_turns(store, "ada")) == ["w1"]  # listed on first use
     monkeypatch.setattr(
-        graph.writing.pending, "pending_turns_sync", lambda *a: pytest.fail("listed")
+        memory.integration.writing.pending, "pending_turns_sync", lambda *a: pytest.fail("listed")
     )
     keep_pending_sync(store, said(2))
     await drop_pending(store, "ada", ["w1"])
@@ -40,7 +45,7 @@ async def test_the_copy_follows_this_process_and_catches_up_with_others(
     # Another process puts a turn straight into the store: seen once the copy is listed again.
     store.put(pending_namespace("ada"), "w3", said(3).to_dict(), index=False)
     assert ids(waiting_turns(store, "ada")) == ["w2"]
-    monkeypatch.setattr(graph.writing.pending_mirror, "REFRESH_SECONDS", 0.0)
+    monkeypatch.setattr(memory.integration.writing.pending_mirror, "REFRESH_SECONDS", 0.0)
     waiting_turns(store, "ada")  # starts the listing in the background
     deadline = time.monotonic() + 10
     while ids(waiting_turns(store, "ada")) != ["w2", "w3"]:
@@ -51,7 +56,7 @@ async def test_the_copy_follows_this_process_and_catches_up_with_others(
 def test_a_put_or_delete_during_a_listing_is_not_undone_by_it() -> None:
     store = InMemoryStore()
     keep_pending_sync(store, said(1))
-    mirror = graph.writing.pending_mirror.mirror_of(store, "ada")
+    mirror = memory.integration.writing.pending_mirror.mirror_of(store, "ada")
     assert mirror is not None
     mirror.turns(lambda: [said(1)])
 

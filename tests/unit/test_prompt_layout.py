@@ -16,7 +16,7 @@ import graph.prompting as prompting
 from graph.agent import compile_graph
 from graph.context import Context
 from graph.prompting import ChatPrompt, request_messages, splits_prompt
-from graph.settings import Settings, use_settings
+from memory.integration.settings import Settings, use_settings
 from tests.fakes import ScriptedModel
 
 TURNS = ("My dog is called Rex.", "I moved to Lisbon last year.", "What is my dog called?")

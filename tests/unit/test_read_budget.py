@@ -10,8 +10,8 @@ import pytest
 
 from memory.store.backends.sqlite_db import SqliteMemoryManager
 from memory.store.manager import Change
-from memory.writer import MemoryToolkit
 from memory.writer.listing import MAX_SHOWN_CHARS, MAX_SHOWN_ITEMS
+from memory.writer.tools import MemoryToolkit
 from memory.writer.turn import Turn
 
 TOPICS = ["hiking", "chess", "violin", "baking", "cycling", "poetry", "gardening", "sailing"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graph.archive.archiving import archive_spec  # feature: archive
-from graph.settings import Settings
+from memory.integration.conversations.archiving import archive_spec  # feature: archive
+from memory.integration.settings import Settings
 from memory.store.state_db import pg_schema, pg_sql, upsert
 
 PG = "postgresql://postgres@db.internal:5432/app"

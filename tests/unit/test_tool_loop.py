@@ -15,8 +15,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 import graph.nodes as nodes
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.settings import Settings, use_settings
 from graph.tool_loop import ChatModelError
+from memory.integration.settings import Settings, use_settings
 from prompts.agent import NO_WORDS
 from tests.fakes import ScriptedModel
 

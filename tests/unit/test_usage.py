@@ -11,7 +11,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-import graph.run_memory as run_memory
+import memory.integration.run_memory as run_memory
 from graph.agent import compile_graph
 from graph.context import Context
 from memory.long_term import TRACE_FILE
@@ -71,7 +71,7 @@ async def test_a_run_reports_its_cost_and_the_user_ledger_adds_the_writer(
     ranking = ScriptedModel(messages=iter([AIMessage("[]")]))
 
     def load(name: str, **options: Any) -> Any:
-        from graph.models.offline import OfflineChatModel
+        from memory.integration.models.offline import OfflineChatModel
 
         return OfflineChatModel()
 

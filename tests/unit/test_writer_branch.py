@@ -13,7 +13,7 @@ from memory.long_term import LongTermMemory
 from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.store.branch import Lineage, Provenance, visible_ids
 from memory.store.document import Change
-from memory.writer import MemoryConsumer
+from memory.writer.consumer import MemoryConsumer
 from memory.writer.journal import TurnJournal
 from memory.writer.turn import Turn
 from tests.fakes import ScriptedModel

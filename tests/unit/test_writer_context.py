@@ -10,10 +10,10 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 import graph.nodes as nodes
-import graph.run_memory as run_memory
+import memory.integration.run_memory as run_memory
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.settings import use_settings
+from memory.integration.settings import use_settings
 from memory.text.messages import CONTEXT_CHARS, preceding_exchange
 from memory.writer.turn import Turn
 from tests.fakes import ScriptedModel

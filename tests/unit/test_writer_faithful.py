@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage
 
 from memory.long_term import LongTermMemory
 from memory.store.backends.yaml_files import YamlMemoryManager
-from memory.writer import MemoryConsumer
+from memory.writer.consumer import MemoryConsumer
 from memory.writer.faithful import (
     expected_languages,
     invented_details,

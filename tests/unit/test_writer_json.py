@@ -17,7 +17,8 @@ from pydantic import Field
 
 from memory.long_term import LongTermMemory
 from memory.store.backends.yaml_files import YamlMemoryManager
-from memory.writer import MemoryConsumer, MemoryWriteFailed, protocols
+from memory.writer import protocols
+from memory.writer.consumer import MemoryConsumer, MemoryWriteFailed
 from memory.writer.json_protocol import operations_schema
 from memory.writer.protocols import protocol_for
 from memory.writer.text_calls import parse_text_tool_calls

@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.context import Context
-from graph.writing.writer_graph import builder
+from memory.integration.writing.writer_graph import builder
 from memory.store.factory import open_memory_manager
 
 

@@ -15,15 +15,10 @@ from langchain_core.outputs import ChatResult
 from memory.long_term import TRACE_FILE, LongTermMemory
 from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.text.messages import extract_last_turn
-from memory.writer import (
-    MemoryConsumer,
-    MemoryWriteFailed,
-    ToolEvent,
-    WriteTrace,
-    detect_forget_request,
-    find_secret,
-)
-from memory.writer.trace import FAILED_STEP
+from memory.writer.consumer import MemoryConsumer, MemoryWriteFailed
+from memory.writer.guards import detect_forget_request, find_secret
+from memory.writer.staging import ToolEvent
+from memory.writer.trace import FAILED_STEP, WriteTrace
 from memory.writer.turn import Turn
 from tests.fakes import ScriptedModel
 

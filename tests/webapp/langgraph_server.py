@@ -82,7 +82,12 @@ def run_langgraph_dev_process(
     if not LANGGRAPH.exists():
         pytest.skip("langgraph-cli is not installed in this environment")
     ignore = shutil.ignore_patterns("__pycache__")
-    for package in ("graph", "memory", "prompts", "webapp"):  # the editor reads graph.settings
+    for package in (
+        "graph",
+        "memory",
+        "prompts",
+        "webapp",
+    ):  # the editor reads memory.integration.settings
         shutil.copytree(ROOT / package, app_dir / package, ignore=ignore)
     for name, source in {**graph_files, "editor_auth.py": EDITOR_AUTH}.items():
         (app_dir / name).write_text(source)

@@ -9,7 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memory.archive import ArchivedMessage, SqliteArchive
+from memory.archive import ArchivedMessage
+from memory.archive.sqlite_archive import SqliteArchive
 
 pytestmark = pytest.mark.slow
 

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from graph.settings import use_settings
+from memory.integration.settings import use_settings
 from memory.registry import registry
 from memory.store.document import Change
 from memory.store.factory import open_memory_manager

@@ -12,7 +12,8 @@ import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.errors import NotFoundError
 
-from memory.archive import ArchivedMessage, SqliteArchive
+from memory.archive import ArchivedMessage
+from memory.archive.sqlite_archive import SqliteArchive
 from memory.store.backends.yaml_files import YamlMemoryManager
 from tests.webapp.langgraph_server import run_langgraph_dev
 from tests.webapp.test_server_mount import TINY_GRAPH, as_user

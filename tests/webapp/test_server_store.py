@@ -16,11 +16,12 @@ pytestmark = pytest.mark.slow
 
 # The agent's write path, minus the LLM: the memory agent (MemoryConsumer) with a scripted model,
 # on the memory the graphs open — registry.open(settings.memory_backend, user, runtime.store, ...),
-# the call graph/run_memory.py makes — for the authenticated user. It answers with what it then
+# the call memory/integration/run_memory.py makes — for the authenticated user. It answers with
+# what it then
 # reads.
 WRITER_GRAPH = '''
 """A stand-in agent whose memory writer goes through the server's store, as
-graph/writing/writer_graph.py does."""
+memory/integration/writing/writer_graph.py does."""
 import asyncio
 from typing import Any, TypedDict
 
@@ -30,7 +31,7 @@ from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from graph.settings import get_settings
+from memory.integration.settings import get_settings
 from memory.registry import registry
 from memory.writer.turn import Turn
 from memory.writer.consumer import MemoryConsumer

@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from graph.settings import load_dotenv
+from memory.integration.settings import load_dotenv
 from webapp.guard import allowed_hosts
 from webapp.mcp.doors import StdioDoor
 from webapp.mcp.http import MCP_PATH, mcp_routes

@@ -10,10 +10,10 @@ from anyio import to_thread
 from mcp.server.mcpserver import Context as McpContext
 from mcp.server.mcpserver.exceptions import ToolError
 
-from graph.lineage import lineage_of
-from graph.models.embeddings import deployment_embeddings
-from graph.run_memory import with_deployment_settings
-from graph.settings import custom_auth_configured, get_settings
+from memory.integration.lineage import lineage_of
+from memory.integration.models.embeddings import deployment_embeddings
+from memory.integration.run_memory import with_deployment_settings
+from memory.integration.settings import custom_auth_configured, get_settings
 from memory.long_term import LongTermMemory
 from memory.registry import registry
 from memory.store.branch import Lineage
@@ -22,7 +22,8 @@ from webapp.access import open_memory, read_memory
 from webapp.guard import ApiError, check_local_host, resolve_caller
 
 HISTORY_LIMIT = 1000  # checkpoints of a server thread read for its lineage
-# graph/auth.py stamps this metadata key on every thread (importing it would set up its auth).
+# memory/integration/auth.py stamps this metadata key on every thread (importing it would set up
+# its auth).
 OWNER_KEY = "owner"
 
 

@@ -12,10 +12,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from graph.context import Context
-from graph.run_memory import RunMemory
-from graph.settings import get_settings
-from graph.writing.write_now import write_now
 from memory.errors import MemoryBusy
+from memory.integration.run_memory import RunMemory
+from memory.integration.settings import get_settings
+from memory.integration.writing.write_now import write_now
 from memory.long_term import LongTermMemory
 from memory.store.branch import Lineage
 from memory.writer.turn import Turn

@@ -1,0 +1,42 @@
+"""AppText: what an app hands the memory library once at start (its memory sections), never
+imported by the library: `use_app_text(AppText(...))` in the app, `current_app_text()` where it
+is read."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from memory.prompts.writer import DEFAULT_SECTIONS, MemorySection, SectionKind
+
+
+@dataclass(frozen=True)
+class AppText:
+    """The app's text the memory reads: `sections` per language ("en", "zh"), each a tuple of
+    `MemorySection(name, hint, kind)`; the writer files memories under them, the offline model
+    and the core context find them by kind, the LLM retriever's examples name them."""
+
+    sections: Mapping[str, tuple[MemorySection, ...]] = field(
+        default_factory=lambda: DEFAULT_SECTIONS
+    )
+
+    def section_name(self, kind: SectionKind, language: str) -> str:
+        """The first section of `kind` in `language` ("en" or "zh"): where a fact of that kind
+        goes when nothing more specific is known (the offline model files its memories so)."""
+        sections = self.sections["zh" if language == "zh" else "en"]
+        return next((s.name for s in sections if s.kind == kind), sections[0].name)
+
+
+_app_text = AppText()
+
+
+def use_app_text(text: AppText) -> AppText:
+    """Hand the library the app's text (once, when the app is imported); returns it."""
+    global _app_text
+    _app_text = text
+    return text
+
+
+def current_app_text() -> AppText:
+    """The app's text, or the library's defaults when no app handed any (a bare library user)."""
+    return _app_text
