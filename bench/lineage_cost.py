@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-import graph.nodes as nodes
 import memory.integration.lineage as lineage
+import memory.integration.reading as nodes
 import memory.integration.writing.ltm_write as handoff
 from graph.agent import compile_graph
 from graph.context import Context

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from retrieval import percentile, synthetic_items, synthetic_queries
 
-import graph.nodes
+import memory.integration.reading as reading
 from graph.context import Context
 from memory.integration.run_memory import RunMemory
 from memory.integration.settings import get_settings, use_settings
@@ -175,7 +175,7 @@ async def local_told_to_seen(folder: Path, read_waiting: bool) -> str:
 
     data = folder / ("with" if read_waiting else "without")
     with use_settings(memory_backend=f"sqlite:{data}/memory.sqlite"), mock.patch.object(
-        graph.nodes, "said_recently", graph.nodes.said_recently if read_waiting else _nothing
+        reading, "said_recently", reading.said_recently if read_waiting else _nothing
     ):  # fmt: skip
         async with LocalSession(Context(user_id="ada", model="offline/rules"), data) as session:
             told = await session.say("t1", FACT)

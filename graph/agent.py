@@ -15,7 +15,7 @@ from graph.state import InputState, State
 from graph.tools import chat_tools, tool_names
 from memory.integration import (
     Settings,
-    compaction_node,
+    compaction_node,  # feature: compaction
     get_settings,
     load_deployment_embeddings_in_background,
     ltm_write,

@@ -2,9 +2,7 @@
 memory writer and the consolidator, run with this app's sections (graph/__init__.py)."""
 
 import graph  # noqa: F401  (its __init__ hands the library this app's sections)
-from memory.integration import memory_consolidator_graph, memory_writer_graph
+from memory import integration
 
-__all__ = ["memory_consolidator", "memory_writer"]
-
-memory_writer = memory_writer_graph
-memory_consolidator = memory_consolidator_graph  # feature: consolidation
+memory_writer = integration.memory_writer_graph
+memory_consolidator = integration.memory_consolidator_graph  # feature: consolidation

@@ -3,12 +3,12 @@ context and state the memory nodes read, the nodes themselves, the writer and co
 a run's memory, the models, the deployment's settings, and the text an app hands in (AppText).
 May import LangGraph and LangChain; the core below it (memory/) does not."""
 
-from memory.integration.admin.archive import search_command
-from memory.integration.admin.consolidate import tidy_up
+from memory.integration.admin.archive import search_command  # feature: archive
+from memory.integration.admin.consolidate import tidy_up  # feature: consolidation
 from memory.integration.app_text import AppText, current_app_text, use_app_text
-from memory.integration.compaction import compaction_node
+from memory.integration.compaction import compaction_node  # feature: compaction
 from memory.integration.context import MemoryContext
-from memory.integration.conversations.search_tool import search_conversations
+from memory.integration.conversations.search_tool import search_conversations  # feature: archive
 from memory.integration.lineage import alineage_of, current_lineage
 from memory.integration.models.embeddings import (
     deployment_embeddings,
@@ -26,7 +26,7 @@ from memory.integration.reading import retrieve_memory
 from memory.integration.run_memory import RunMemory, open_run_memory, writer_consumer
 from memory.integration.settings import Settings, get_settings, load_dotenv, use_settings
 from memory.integration.state import InputState, MemoryState
-from memory.integration.writing.consolidator_graph import graph as memory_consolidator_graph
+from memory.integration.writing import consolidator_graph  # feature: consolidation
 from memory.integration.writing.ltm_write import ltm_write
 from memory.integration.writing.writer_graph import graph as memory_writer_graph
 from memory.prompts.writer import DEFAULT_SECTIONS, MemorySection
@@ -39,6 +39,8 @@ from memory.writer.local import local_writer
 from memory.writer.protocols import is_small_model
 from memory.writer.staging import ToolEvent
 from memory.writer.text_calls import parse_text_tool_calls
+
+memory_consolidator_graph = consolidator_graph.graph  # feature: consolidation
 
 __all__ = [
     "DEFAULT_SECTIONS",
@@ -55,7 +57,7 @@ __all__ = [
     "added_cost",
     "alineage_of",
     "budget_for",
-    "compaction_node",
+    "compaction_node",  # feature: compaction
     "current_app_text",
     "current_lineage",
     "cut_on_sentence",
@@ -73,18 +75,18 @@ __all__ = [
     "local_date",
     "local_writer",
     "ltm_write",
-    "memory_consolidator_graph",
+    "memory_consolidator_graph",  # feature: consolidation
     "memory_writer_graph",
     "metered",
     "open_run_memory",
     "parse_text_tool_calls",
     "resolve_language",
     "retrieve_memory",
-    "search_command",
-    "search_conversations",
+    "search_command",  # feature: archive
+    "search_conversations",  # feature: archive
     "split_model_name",
     "summary_limit",
-    "tidy_up",
+    "tidy_up",  # feature: consolidation
     "use_app_text",
     "use_settings",
     "writer_consumer",

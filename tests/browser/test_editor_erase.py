@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.archive import ArchivedMessage
-from memory.archive.sqlite_archive import SqliteArchive
+from memory.archive import ArchivedMessage  # feature: archive
+from memory.archive.sqlite_archive import SqliteArchive  # feature: archive
 from memory.errors import MemoryNotFound
 from memory.store.backends.yaml_files import YamlMemoryManager
 

@@ -13,7 +13,7 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import NotFoundError
 
-from graph.context import DEPLOYMENT_SETTINGS
+from memory.integration.context import DEPLOYMENT_SETTINGS
 from memory.integration.writing.server_runs import writer_thread_id
 from tests.e2e.server import DevServer, copy_app, running_server, stub_model_env
 from tests.e2e.stub_openai import NO_MEMORIES_REPLY, StubOpenAI

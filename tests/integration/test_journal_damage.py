@@ -16,7 +16,7 @@ import pytest
 
 from graph.agent import compile_graph
 from graph.context import Context
-from memory.archive.sqlite_archive import SqliteArchive
+from memory.archive.sqlite_archive import SqliteArchive  # feature: archive
 from memory.integration.settings import get_settings, use_settings
 from memory.long_term import LongTermMemory
 from memory.registry import registry

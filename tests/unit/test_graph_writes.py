@@ -30,9 +30,7 @@ from memory.integration.auth import owns_namespace
 from memory.integration.models.loading import is_offline
 from memory.integration.run_memory import DEAD_WRITES_NAMESPACE, open_run_memory
 from memory.integration.settings import Settings, get_settings, use_settings
-from memory.integration.writing.consolidator_graph import (
-    consolidation_trigger,  # feature: consolidation
-)
+from memory.integration.writing import consolidator_graph  # feature: consolidation
 from memory.integration.writing.server_runs import writer_thread_id
 from memory.long_term import JOURNAL_FILE, TRACE_FILE, LongTermMemory
 from memory.registry import registry
@@ -178,7 +176,7 @@ async def test_concurrent_first_turns_of_a_user_share_one_queue_and_are_each_wri
         assert memory is not None and id(memory) == opened[0]
         assert memory.consumer is consumer
         # After each write, a consolidation pass when one is due (a hook, not a wrapper).
-        trigger = consolidation_trigger()  # feature: consolidation
+        trigger = consolidator_graph.consolidation_trigger()  # feature: consolidation
         hooks = [hook.func for hook in memory.after_write]  # feature: consolidation
         assert hooks == [trigger.after_write]  # feature: consolidation
         await drained()

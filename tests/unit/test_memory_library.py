@@ -72,8 +72,8 @@ WITHOUT_LANGCHAIN = textwrap.dedent(
     assert ledger.totals("alice")["chat"].calls == 1
     # The conversation archive, its search and its digests too.  # feature: archive
     import time  # feature: archive
-    from memory.archive import ArchivedMessage, DigestSealer
-    from memory.archive.sqlite_archive import SqliteArchive
+    from memory.archive import ArchivedMessage, DigestSealer  # feature: archive
+    from memory.archive.sqlite_archive import SqliteArchive  # feature: archive
     from memory.archive import render  # feature: archive
     archive = SqliteArchive(folder / "conversations", "alice")  # feature: archive
     text, now = "我下周要去上海出差", time.time()  # feature: archive

@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memory.archive import ArchivedMessage
-from memory.archive.sqlite_archive import SqliteArchive
+from memory.archive import ArchivedMessage  # feature: archive
+from memory.archive.sqlite_archive import SqliteArchive  # feature: archive
 from tests.webapp.langgraph_server import run_langgraph_dev
 
 pytestmark = pytest.mark.slow
