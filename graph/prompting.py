@@ -256,11 +256,12 @@ def chat_prompt(
 ) -> ChatPrompt:
     """The system prompt the agent sends this turn with `tools` (names) bound, the running
     summary (`summary`, else the state's) included, cut to its limit under `budget`: a summary
-    kept before the limit existed, or by another version, never takes more."""
+    kept before the limit existed, or by another version, never takes more. Without a budget
+    (compaction off) no summary is shown: only the compaction node keeps it clear of what the
+    user forgot."""
     language = resolve_language(context.language, latest_user_text(state.messages))
     text = str((state.summary or {}).get("text") or "") if summary is None else summary
-    if budget is not None:
-        text = cut_on_sentence(text, summary_limit(budget))
+    text = cut_on_sentence(text, summary_limit(budget)) if budget is not None else ""
     return build_chat_prompt(
         context, state.related_memories, state.core_context, language, text, tools,
         said_recently=state.said_recently,

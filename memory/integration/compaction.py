@@ -3,6 +3,7 @@ a running summary, after the memory writer has been handed them."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -25,7 +26,7 @@ from memory.integration.prompt_budget import (
 from memory.integration.run_memory import RunMemory, open_run_memory
 from memory.integration.settings import get_settings
 from memory.integration.state import MemoryState
-from memory.integration.summarizer import RunningSummary, summarize
+from memory.integration.summarizer import RunningSummary, summarize, without_forgotten
 from memory.integration.writing.pending import waiting_in_thread
 from memory.store.forgotten import forgotten_prints
 from memory.text.fingerprint import Fingerprint
@@ -69,13 +70,34 @@ SystemPromptFor = Callable[[Any, Any, int, str | None], str]
 
 
 def compaction_node(system_prompt: SystemPromptFor) -> Callable[..., dict[str, Any]]:
-    """The `compact` node of a chat graph whose agent sends `system_prompt` (see `compact`)."""
+    """The `compact` node of a chat graph whose agent sends `system_prompt`: the running summary
+    without what the user forgot since (`summary_without_forgotten`), then `compact`."""
 
     def compact_node(state: MemoryState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
-        return compact(state, runtime, system_prompt)
+        # The summary leaves out what the user forgot before anything reads or extends it.
+        redacted = summary_without_forgotten(state, runtime)
+        if redacted:
+            state = dataclasses.replace(state, summary=redacted["summary"])
+        return {**redacted, **compact(state, runtime, system_prompt)}
 
     compact_node.__name__ = "compact"
     return compact_node
+
+
+def summary_without_forgotten(
+    state: MemoryState, runtime: Runtime[MemoryContext]
+) -> dict[str, Any]:
+    """The state's update that rewrites the running summary without what carries a forgotten
+    memory (or puts back what a restore brought back); `{}` when it needs no change."""
+    if not state.summary:
+        return {}
+    run = open_run_memory(runtime, get_config())
+    try:
+        summary = without_forgotten(state.summary, forgotten_prints(run.memory.manager))
+    except Exception:  # a store that cannot be read: retrieval will say so too
+        logger.exception("checking the running summary for forgotten memories failed")
+        return {}
+    return {"summary": summary} if summary is not None else {}
 
 
 def compact(
