@@ -106,7 +106,7 @@ class PathRecorder:
             if function == "retrieve_memory" and not self.read_done.is_set():
                 self.reading = True
                 self.prompting = True
-            if self.prompting and name.startswith("graph/nodes.py:") and function in NODES:
+            if self.prompting and function in NODES and name.endswith(f":{function}"):
                 self.readers.add(threading.get_ident())
             on_reader = threading.get_ident() in self.readers
             if self.prompting and on_reader:
