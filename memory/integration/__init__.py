@@ -3,11 +3,10 @@ context and state the memory nodes read, the nodes themselves, the writer and co
 a run's memory, the models, the deployment's settings, and the text an app hands in (AppText).
 May import LangGraph and LangChain; the core below it (memory/) does not."""
 
-from memory.integration.admin.archive import search_command  # feature: archive
-from memory.integration.admin.consolidate import tidy_up  # feature: consolidation
 from memory.integration.app_text import AppText, current_app_text, use_app_text
 from memory.integration.compaction import compaction_node  # feature: compaction
 from memory.integration.context import MemoryContext
+from memory.integration.conversations.chat_search import search_command  # feature: archive
 from memory.integration.conversations.search_tool import search_conversations  # feature: archive
 from memory.integration.lineage import alineage_of, current_lineage
 from memory.integration.models.embeddings import (
@@ -27,6 +26,7 @@ from memory.integration.run_memory import RunMemory, open_run_memory, writer_con
 from memory.integration.settings import Settings, get_settings, load_dotenv, use_settings
 from memory.integration.state import InputState, MemoryState
 from memory.integration.writing import consolidator_graph  # feature: consolidation
+from memory.integration.writing.consolidator_graph import tidy_up  # feature: consolidation
 from memory.integration.writing.ltm_write import ltm_write
 from memory.integration.writing.writer_graph import graph as memory_writer_graph
 from memory.prompts.writer import DEFAULT_SECTIONS, MemorySection

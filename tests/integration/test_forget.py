@@ -17,8 +17,8 @@ from graph.cli.session import LocalSession
 from graph.context import Context
 from memory.archive import DigestSealer, archives
 from memory.archive.base import hidden_note
-from memory.integration.admin.archive import search_conversations
 from memory.integration.conversations.archiving import archive_spec
+from memory.integration.conversations.chat_search import search_conversations
 from memory.integration.settings import use_settings
 from memory.long_term import LongTermMemory
 from memory.registry import registry

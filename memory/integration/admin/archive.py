@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
 from collections.abc import Callable, Iterable
@@ -15,31 +14,10 @@ from memory.integration.conversations.archiving import archive_messages, archive
 from memory.integration.settings import get_settings, load_dotenv
 from memory.store.branch import Lineage
 from memory.store.factory import open_memory_manager
-from memory.store.manager import BaseMemoryManager
 
 logger = logging.getLogger(__name__)
 
-SEARCH_BUDGET_CHARS = 4_000  # what `/search` in `make chat` prints at most
 TURN_END = ("ltm_write",)  # the step whose checkpoint holds a finished turn
-
-
-async def search_command(manager: BaseMemoryManager, line: str, lineage: Lineage | None) -> str:
-    """`/search <text>` in `make chat`: what `search_conversations` finds for the text."""
-    text = line.removeprefix("/search")
-    return await asyncio.to_thread(search_conversations, manager, text, lineage)
-
-
-def search_conversations(manager: BaseMemoryManager, text: str, lineage: Lineage | None) -> str:
-    """What `search_conversations` finds for `text`: the user's other threads and this
-    branch of this one, each hit with the messages around it (what carries a forgotten
-    memory left out)."""
-    if not text.strip():
-        return "  usage: /search <text>"
-    archive = archives.open(archive_spec(), manager.user_id)
-    if archive is None:
-        return "  the conversation archive is off (GULFSTREAM_CONVERSATION_ARCHIVE)"
-    reconcile(manager, archive)
-    return render(archive.search(text, Window(lineage=lineage)), SEARCH_BUDGET_CHARS)
 
 
 def thread_ids(checkpointer: Any) -> list[str]:
@@ -123,15 +101,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def checkpoint_reader(checkpointer: Any) -> Any:
-    """A graph over `checkpointer` that reads the chat graph's saved states (its messages and
-    user): any chat graph whose state extends MemoryState saved them so."""
+    """A graph over `checkpointer` that reads the chat graph's saved states (messages, user) and
+    knows a finished turn as the chat graph does: a checkpoint whose next step is `ltm_write`
+    (each node is triggered by its own channel, so that one node is enough)."""
     from langgraph.graph import START, StateGraph
 
     from memory.integration.state import MemoryState
 
     builder = StateGraph(MemoryState)
-    builder.add_node("read", lambda state: {})
-    builder.add_edge(START, "read")
+    builder.add_node(TURN_END[0], lambda state: {})
+    builder.add_edge(START, TURN_END[0])
     return builder.compile(checkpointer=checkpointer)
 
 

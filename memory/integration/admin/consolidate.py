@@ -9,29 +9,9 @@ import sys
 from memory.errors import CorruptStoreError, WritesDisabled
 from memory.integration.context import MemoryContext
 from memory.integration.settings import get_settings, load_dotenv
-from memory.integration.writing.consolidator_graph import consolidation_policy
+from memory.integration.writing.consolidator_graph import consolidation_policy, describe
 from memory.long_term import LongTermMemory
 from memory.store.factory import open_memory_manager
-from memory.upkeep.consolidation import ConsolidationReport
-
-
-def describe(report: ConsolidationReport) -> str:
-    """The report as a person reads it: the summary, then what merged into what."""
-    lines = [report.summary()]
-    for survivor, absorbed in report.merged.items():
-        lines.append(f"  merged {', '.join(absorbed)} into {survivor}")
-    if report.staled:
-        lines.append(f"  stale (date passed): {', '.join(report.staled)}")
-    if report.archived:
-        lines.append(f"  archived (cold): {', '.join(report.archived)} (restore brings them back)")
-    if report.snapshot:
-        lines.append(f"  snapshot before the pass: {report.snapshot}")
-    return "\n".join(lines)
-
-
-def tidy_up(memory: LongTermMemory) -> str:
-    """`/consolidate` in `make chat`: one pass with the deployment's thresholds, described."""
-    return describe(memory.consolidate(policy=consolidation_policy(get_settings())))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,8 +19,10 @@ from memory.integration.models.loading import check_model_allowed, load_chat_mod
 from memory.integration.run_memory import RunMemory, open_run_memory
 from memory.integration.settings import Settings, custom_auth_configured, get_settings
 from memory.integration.writing.server_runs import writer_thread_id
+from memory.long_term import LongTermMemory
 from memory.upkeep.consolidation import (
     ConsolidationPolicy,
+    ConsolidationReport,
     ConsolidationSchedule,
     ConsolidationTrigger,
 )
@@ -58,6 +60,25 @@ def consolidation_trigger() -> ConsolidationTrigger:
         _triggers.clear()  # settings change only in tests and the demo
         trigger = _triggers[settings] = ConsolidationTrigger(consolidation_schedule(settings))
     return trigger
+
+
+def describe(report: ConsolidationReport) -> str:
+    """The report as a person reads it: the summary, then what merged into what."""
+    lines = [report.summary()]
+    for survivor, absorbed in report.merged.items():
+        lines.append(f"  merged {', '.join(absorbed)} into {survivor}")
+    if report.staled:
+        lines.append(f"  stale (date passed): {', '.join(report.staled)}")
+    if report.archived:
+        lines.append(f"  archived (cold): {', '.join(report.archived)} (restore brings them back)")
+    if report.snapshot:
+        lines.append(f"  snapshot before the pass: {report.snapshot}")
+    return "\n".join(lines)
+
+
+def tidy_up(memory: LongTermMemory) -> str:
+    """`/consolidate` in `make chat`: one pass with the deployment's thresholds, described."""
+    return describe(memory.consolidate(policy=consolidation_policy(get_settings())))
 
 
 async def schedule_pass(run: RunMemory) -> str:
