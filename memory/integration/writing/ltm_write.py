@@ -25,7 +25,7 @@ from memory.integration.run_memory import (
 from memory.integration.state import MemoryState
 from memory.integration.writing.admission import admit  # feature: admission
 from memory.integration.writing.pending import PENDING_NAMESPACE, keep_pending
-from memory.integration.writing.said_recently import flush_on_thread_switch
+from memory.integration.writing.said_recently import flush_local_batches, flush_on_thread_switch
 from memory.integration.writing.server_runs import (
     schedule_server_write,
     write_mode,
@@ -97,8 +97,11 @@ async def hand_off(
         turn = admit(run, turn, state.related_memories)  # feature: admission
         mode = write_mode(run)
         await asyncio.to_thread(record_turn, run, turn, state.cost)
-        if mode == "server":  # skipped or not, the user moved on: other threads' batches go now
+        # Skipped or not, the user moved on: the batches of their other threads go now.
+        if mode == "server":
             await flush_on_thread_switch(run, runtime.store, turn)
+        elif mode == "local":
+            await asyncio.to_thread(flush_local_batches, run, run.memory.waiting_turns())
         if turn.decision == "skip":
             return _outcome(turn, mode, "skipped")
         if mode == "server":

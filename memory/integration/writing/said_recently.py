@@ -31,8 +31,9 @@ def said_recently(
 ) -> list[dict[str, str]]:
     """What the user said, in this thread's other branches excepted, that no writer has applied
     yet and that this turn should know: the best few for `query`, as `{turn_id, thread_id, text,
-    said_at}` (see `memory.writer.waiting`). Local mode then sends another thread's waiting
-    batch to the queue. Sync (store and journal reads block); never fails the turn.
+    said_at}` (see `memory.writer.waiting`). It only reads: the other threads' batches go to the
+    writer at the turn's hand-off (`flush_local_batches`, `flush_on_thread_switch`). Sync (store
+    and journal reads block); never fails the turn.
 
     `since` is the store's change token when this turn's memories were read: a turn applied by
     then is read as a memory and left out here. When a write landed after it, the turns it
@@ -52,20 +53,18 @@ def said_recently(
         manager = run.memory.manager
         unchanged = since is None or manager.change_token() == since
         applied = manager.has_applied if unchanged else None
-        said = [
+        return [
             line.as_dict() for line in index.read(query, run.thread_id, lineage, applied=applied)
         ]
-        if mode == "local":
-            flush_local_batches(run, turns)  # after the read: the writer cannot race it
-        return said
     except Exception:
         logger.exception("reading the waiting turns of %r failed", run.user_id)
         return []
 
 
 def flush_local_batches(run: RunMemory, waiting: Sequence[Turn]) -> list[str]:
-    """The user speaks in this run's thread: the batches of their other threads go to the queue
-    now instead of after the quiet time (once per newest turn). Returns those threads."""
+    """Local mode, in the hand-off of a turn: the user spoke in this run's thread, so the batches
+    of their other threads go to the queue now instead of after the quiet time (once per newest
+    turn). Returns those threads."""
     if not run.memory.writing:
         return []
     threads = _threads_to_flush(run.memory, waiting, run.thread_id)
