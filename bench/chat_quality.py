@@ -48,9 +48,9 @@ from writer_quality import Server
 
 import graph.prompting as prompting
 from graph.context import Context
-from graph.tool_loop import allowed_tool_rounds
 from graph.tools import chat_tools, tool_names
 from memory.integration.settings import get_settings
+from memory.integration.tool_loop import allowed_tool_rounds
 from memory.writer.text_calls import parse_text_tool_calls
 
 # The tools the agent binds on a first round: their schemas are part of every request's prefix.

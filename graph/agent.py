@@ -10,9 +10,9 @@ from langgraph.prebuilt import ToolNode
 
 from graph.context import Context
 from graph.nodes import agent, route_after_agent
-from graph.prompting import system_prompt
+from graph.prompting import chat_prompt
 from graph.state import InputState, State
-from graph.tools import chat_tools, tool_names
+from graph.tools import chat_tools
 from memory.integration import (
     Settings,
     compaction_node,  # feature: compaction
@@ -21,11 +21,6 @@ from memory.integration import (
     ltm_write,
     retrieve_memory,
 )
-
-
-def measured_prompt(state: State, context: Context, budget: int, summary: str | None) -> str:
-    """The system prompt the agent sends with this deployment's tools: what compaction measures."""
-    return system_prompt(state, context, tool_names(chat_tools()), budget, summary)
 
 
 def build(settings: Settings) -> StateGraph[State, Context, InputState, State]:
@@ -39,7 +34,7 @@ def build(settings: Settings) -> StateGraph[State, Context, InputState, State]:
     builder.add_edge(START, "retrieve_memory")
     before_agent = "retrieve_memory"
     if settings.compaction_on:  # feature: compaction
-        builder.add_node("compact", compaction_node(measured_prompt))  # feature: compaction
+        builder.add_node("compact", compaction_node(chat_prompt, chat_tools))  # feature: compaction
         builder.add_edge("retrieve_memory", "compact")  # feature: compaction
         before_agent = "compact"  # feature: compaction
     builder.add_edge(before_agent, "agent")

@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-
 from graph.context import Context
 from graph.state import State
-from memory.integration import (
-    cut_on_sentence,
-    escape_data,
-    latest_user_text,
-    local_date,
-    resolve_language,
-    split_model_name,
-    summary_limit,
-)
+from memory.integration import ChatPrompt, escape_data, local_date, resolve_language
 from prompts import persona
 from prompts.agent import (
     CORE_CONTEXT_BLOCKS,
@@ -32,10 +21,6 @@ from prompts.agent import (
     WEEKDAYS_ZH,
 )
 from prompts.compaction import SUMMARY_BLOCKS, SUMMARY_FIND_WORDS
-
-# Providers whose API takes a second system message later in the conversation (OpenAI and any
-# OpenAI-compatible server: llama-server, vLLM, Ollama).
-SPLIT_PROVIDERS = frozenset({"openai"})
 
 
 def memory_lines(memories: Sequence[dict[str, Any]], language: str = "en") -> str:
@@ -128,22 +113,6 @@ def human_without(human: str, memories: Sequence[dict[str, Any]]) -> str:
     return "; ".join(part for part in human.split("; ") if part.strip() not in shown)
 
 
-@dataclass(frozen=True)
-class ChatPrompt:
-    """The chat's system prompt in two parts: `instructions`, the same from turn to turn (the
-    persona, the rules, the tool sentences, the running summary), and `context`, this turn's
-    (the time, the core context, the memories, what was said lately); "" when a prompt of the
-    run's own (`Context.system_prompt`) holds everything in `instructions`."""
-
-    instructions: str
-    context: str = ""
-
-    @property
-    def whole(self) -> str:
-        """Both parts as one system message."""
-        return f"{self.instructions}\n\n{self.context}" if self.context else self.instructions
-
-
 def build_chat_prompt(
     context: Context,
     memories: list[dict[str, Any]],
@@ -217,63 +186,12 @@ def _with_block(text: str, block: str) -> str:
     return f"{text}\n\n{block}" if block else text
 
 
-def splits_prompt(model: str, layout: str) -> bool:
-    """Whether the chat model `model` ("provider/model") gets this turn's context as a second
-    system message (GULFSTREAM_PROMPT_LAYOUT `split`), else one system message (`single`).
-    `auto` splits for OpenAI and OpenAI-compatible servers, which take a system message anywhere
-    and reuse a cached prefix; Anthropic's API and some others refuse a system message after the
-    first user message."""
-    if layout == "auto":
-        return split_model_name(model)[0] in SPLIT_PROVIDERS
-    return layout == "split"
-
-
-def request_messages(
-    prompt: ChatPrompt, messages: Sequence[BaseMessage], split: bool, note: str = ""
-) -> list[BaseMessage]:
-    """The system prompt and the conversation as sent, `note` (this turn's tool results, a
-    nudge) ending the prompt. Split, the instructions come first and this turn's context just
-    before the user's latest message: from one turn to the next only the latest exchange and
-    the context are new to the model's cache, not the whole conversation."""
-    if not split or not prompt.context:
-        return [SystemMessage(content=prompt.whole + note), *messages]
-    starts = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
-    at = starts[-1] if starts else 0
-    return [
-        SystemMessage(content=prompt.instructions),
-        *messages[:at],
-        SystemMessage(content=prompt.context + note),
-        *messages[at:],
-    ]
-
-
 def chat_prompt(
-    state: State,
-    context: Context,
-    tools: Sequence[str] = (),
-    budget: int | None = None,
-    summary: str | None = None,
+    state: State, context: Context, language: str, tools: Sequence[str], summary: str
 ) -> ChatPrompt:
-    """The system prompt the agent sends this turn with `tools` (names) bound, the running
-    summary (`summary`, else the state's) included, cut to its limit under `budget`: a summary
-    kept before the limit existed, or by another version, never takes more. Without a budget
-    (compaction off) no summary is shown: only the compaction node keeps it clear of what the
-    user forgot."""
-    language = resolve_language(context.language, latest_user_text(state.messages))
-    text = str((state.summary or {}).get("text") or "") if summary is None else summary
-    text = cut_on_sentence(text, summary_limit(budget)) if budget is not None else ""
+    """The system prompt the agent sends this turn in `language`, with `tools` (names) bound and
+    the running summary as the library shows it (`memory.integration.answer` calls this)."""
     return build_chat_prompt(
-        context, state.related_memories, state.core_context, language, text, tools,
+        context, state.related_memories, state.core_context, language, summary, tools,
         said_recently=state.said_recently,
     )  # fmt: skip
-
-
-def system_prompt(
-    state: State,
-    context: Context,
-    tools: Sequence[str] = (),
-    budget: int | None = None,
-    summary: str | None = None,
-) -> str:
-    """chat_prompt's parts as one text: what the prompt costs, whatever the layout."""
-    return chat_prompt(state, context, tools, budget, summary).whole

@@ -15,7 +15,6 @@ from graph.prompting import format_memories
 from graph.topic_tools import memories_about  # feature: topics
 from memory.integration import (
     Settings,
-    current_lineage,
     get_settings,
     open_run_memory,
     resolve_language,
@@ -40,7 +39,7 @@ def search_memory(query: str) -> str:
     # BM25: a deeper recall mid-conversation must not cost another model call. Like
     # retrieve_memory, only what this branch of the conversation may read.
     found = run.memory.get_related_memory_from(
-        query, "mechanical", limit=SEARCH_LIMIT, lineage=current_lineage(run.config)
+        query, "mechanical", limit=SEARCH_LIMIT, lineage=run.lineage()
     )
     if not found:
         return "No memory matches."
@@ -86,7 +85,3 @@ def chat_tools(settings: Settings | None = None) -> list[Callable[..., Any]]:
     return [
         tool for tool in CHAT_TOOLS if FEATURE_OF_TOOL.get(tool.__name__, lambda _: True)(settings)
     ]
-
-
-def tool_names(tools: list[Callable[..., Any]]) -> list[str]:
-    return [tool.__name__ for tool in tools]

@@ -6,7 +6,7 @@ from langgraph.runtime import get_runtime
 
 from graph.context import Context
 from graph.prompting import format_memories
-from memory.integration import current_lineage, open_run_memory, resolve_language
+from memory.integration import open_run_memory, resolve_language
 
 TOPIC_LIMIT = 20  # memories listed, as many as search_memories lists
 
@@ -18,7 +18,7 @@ def memories_about(topic: str) -> str:
     Use it when the user asks how someone or something is doing, or what is new with them.
     """
     run = open_run_memory(get_runtime(Context))
-    lineage = current_lineage(run.config)
+    lineage = run.lineage()
     found = run.memory.get_related_memory_from(
         "", "mechanical", limit=TOPIC_LIMIT, lineage=lineage, topic=topic
     )

@@ -14,6 +14,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
+from memory.integration.answering import PromptFor, prompt_inputs, tool_names
 from memory.integration.context import MemoryContext
 from memory.integration.models.loading import load_chat_model
 from memory.integration.prompt_budget import (
@@ -64,21 +65,19 @@ def choose_cutoff(messages: Sequence[AnyMessage], room: int, keep: int) -> int:
     return min(cutoff, starts[-1])
 
 
-# The system prompt the agent would send for (state, context, budget, summary): `summary` None
-# is the state's own running summary, "" none; the app's tools and text included.
-SystemPromptFor = Callable[[Any, Any, int, str | None], str]
-
-
-def compaction_node(system_prompt: SystemPromptFor) -> Callable[..., dict[str, Any]]:
-    """The `compact` node of a chat graph whose agent sends `system_prompt`: the running summary
-    without what the user forgot since (`summary_without_forgotten`), then `compact`."""
+def compaction_node(
+    prompt_for: PromptFor, tools_for: Callable[[], Sequence[Any]]
+) -> Callable[..., dict[str, Any]]:
+    """The `compact` node of a chat graph whose agent sends `prompt_for`'s prompt with the tools
+    `tools_for()` binds: the running summary without what the user forgot since
+    (`summary_without_forgotten`), then `compact`."""
 
     def compact_node(state: MemoryState, runtime: Runtime[MemoryContext]) -> dict[str, Any]:
         # The summary leaves out what the user forgot before anything reads or extends it.
         redacted = summary_without_forgotten(state, runtime)
         if redacted:
             state = dataclasses.replace(state, summary=redacted["summary"])
-        return {**redacted, **compact(state, runtime, system_prompt)}
+        return {**redacted, **compact(state, runtime, prompt_for, tools_for())}
 
     compact_node.__name__ = "compact"
     return compact_node
@@ -101,7 +100,10 @@ def summary_without_forgotten(
 
 
 def compact(
-    state: MemoryState, runtime: Runtime[MemoryContext], system_prompt: SystemPromptFor
+    state: MemoryState,
+    runtime: Runtime[MemoryContext],
+    prompt_for: PromptFor,
+    tools: Sequence[Any] = (),
 ) -> dict[str, Any]:
     """Before the agent answers: when the prompt would exceed the budget, hand the thread's
     waiting turns to the memory writer, then fold the oldest turns into the running summary
@@ -109,13 +111,19 @@ def compact(
     state (they stay in the archive and the earlier checkpoints). A failed summary never
     fails the turn: the agent trims instead, and the next attempt waits a cooldown.
     `compaction` then says what was done and the size of the prompt the agent will send,
-    measured with the app's `system_prompt`."""
+    measured with the app's prompt (`prompt_for`, `tools` bound)."""
     context = runtime.context if runtime.context is not None else MemoryContext()
     settings = get_settings()
     budget = budget_for(settings, load_chat_model(context.model))
     if budget is None:
         return {}
-    system = system_prompt(state, context, budget, None)
+    names = tool_names(tools)
+
+    def system_prompt(summary: str | None) -> str:
+        language, shown = prompt_inputs(state, context, budget, summary)
+        return prompt_for(state, context, language, names, shown).whole
+
+    system = system_prompt(None)
     messages = list(state.messages)
     used = prompt_tokens(system, messages)
     if used <= budget:
@@ -125,7 +133,7 @@ def compact(
     if float(status.get("retry_after") or 0) > now:
         return {"compaction": outcome(status, "cooldown", system, messages, budget, used)}
     limit = summary_limit(budget)
-    base = system_prompt(state, context, budget, "")
+    base = system_prompt("")
     room = int(budget * TARGET_SHARE) - prompt_tokens(base, []) - limit // CHARS_PER_TOKEN
     cutoff = choose_cutoff(messages, max(0, room), settings.compaction_keep_messages)
     if cutoff <= 0:
@@ -153,7 +161,7 @@ def compact(
     summary = previous.extended(made.text, span)
     logger.info("compacted %d messages of thread %s (%d tokens over a budget of %d; %d turns "
                 "flushed to the writer)", cutoff, run.thread_id, used, budget, flushed)  # fmt: skip
-    after = system_prompt(state, context, budget, summary.text)
+    after = system_prompt(summary.text)
     done = {"failures": 0, "retry_after": 0, "error": "", "compacted": cutoff,
             "summary_chars": len(summary.text), "summary_limit": limit,
             "summary_bounded": made.how}  # fmt: skip

@@ -17,7 +17,11 @@ from langgraph.runtime import Runtime
 
 from memory.integration.app_text import current_app_text
 from memory.integration.context import MemoryContext
-from memory.integration.lineage import checkpoint_is_saved, current_checkpoint_id
+from memory.integration.lineage import (
+    checkpoint_is_saved,
+    current_checkpoint_id,
+    current_lineage,
+)
 from memory.integration.models.embeddings import deployment_embeddings
 from memory.integration.models.loading import check_model_allowed, is_offline, load_chat_model
 from memory.integration.settings import (
@@ -67,6 +71,11 @@ class RunMemory:
             return None
         model = load_chat_model(self.context.model)
         return None if is_offline(model) else model
+
+    def lineage(self) -> Lineage | None:
+        """The run's place in the conversation tree: the checkpoints this branch descends from
+        (None without a checkpointer); what it may read is filtered by it."""
+        return current_lineage(self.config)
 
     def core_context(self) -> dict[str, str]:
         """The user's core context with this thread's goal (`{}` until seeded)."""

@@ -15,8 +15,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.tool_loop import ChatModelError
 from memory.integration.settings import Settings, use_settings
+from memory.integration.tool_loop import ChatModelError
 from prompts.persona import PERSONA
 from tests.e2e.stub_openai import PARSE_FAILURE, STUB_MODEL, StubOpenAI
 

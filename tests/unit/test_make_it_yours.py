@@ -223,7 +223,7 @@ def test_the_minimal_preset_of_env_example_names_real_settings_and_turns_feature
     import re
 
     from graph.agent import build
-    from graph.tools import chat_tools, tool_names
+    from graph.tools import chat_tools
 
     text = (Path(__file__).parents[2] / ".env.example").read_text()
     preset = dict(re.findall(r"^# (GULFSTREAM_[A-Z_]+)=(\S+)", text.split("minimal bot")[1], re.M))
@@ -233,7 +233,9 @@ def test_the_minimal_preset_of_env_example_names_real_settings_and_turns_feature
     assert not (minimal.archive_on or minimal.compaction_on or minimal.digests)
     assert not (minimal.topics or minimal.admission or minimal.consolidate_every_writes)
     assert "compact" not in build(minimal).nodes
-    assert not {"search_conversations", "memories_about"} & set(tool_names(chat_tools(minimal)))
+    assert not {"search_conversations", "memories_about"} & {
+        tool.__name__ for tool in chat_tools(minimal)
+    }
 
 
 def test_no_unit_test_runs_make() -> None:

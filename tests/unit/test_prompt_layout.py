@@ -15,7 +15,7 @@ import graph.nodes as nodes
 import graph.prompting as prompting
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.prompting import ChatPrompt, request_messages, splits_prompt
+from memory.integration.prompt_layout import ChatPrompt, request_messages, splits_prompt
 from memory.integration.settings import Settings, use_settings
 from tests.fakes import ScriptedModel
 

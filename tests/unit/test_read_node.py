@@ -70,11 +70,11 @@ async def test_after_a_forget_the_read_node_writes_nothing_and_compaction_clears
 async def test_without_compaction_no_running_summary_reaches_the_prompt(
     tmp_path: Path, clean_process: Settings
 ) -> None:
-    from graph.prompting import system_prompt
     from graph.state import State
+    from memory.integration.answering import prompt_inputs
 
     state = State(summary={"text": f"The user lives in {ADDRESS}."})
     context = Context(user_id="ada", model="offline/rules")
-    assert "Wenyi" in system_prompt(state, context, budget=100_000)
+    assert "Wenyi" in prompt_inputs(state, context, budget=100_000)[1]
     # Compaction off: no node keeps a summary clear of what was forgotten, so none is shown.
-    assert "Wenyi" not in system_prompt(state, context, budget=None)
+    assert prompt_inputs(state, context, budget=None)[1] == ""

@@ -15,9 +15,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 import graph.nodes as nodes
 from graph.agent import compile_graph
 from graph.context import Context
-from graph.tool_loop import ChatModelError
 from memory.integration.settings import Settings, use_settings
-from prompts.agent import NO_WORDS
+from memory.integration.tool_loop import ChatModelError
+from memory.prompts.chat_loop import NO_WORDS
 from tests.fakes import ScriptedModel
 
 _ids = itertools.count()

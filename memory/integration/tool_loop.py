@@ -19,13 +19,11 @@ from langchain_core.messages import (
 )
 from langgraph.errors import GraphBubbleUp
 
-from graph.prompting import ChatPrompt, request_messages
-from memory.integration import Settings, is_small_model, parse_text_tool_calls
-from prompts.agent import (
-    NO_ANSWER,
-    REPEATED_CALL_NOTE,
-    TOOL_RESULTS_NOTE,
-)
+from memory.integration.prompt_layout import ChatPrompt, request_messages
+from memory.integration.settings import Settings
+from memory.prompts.chat_loop import NO_ANSWER, REPEATED_CALL_NOTE, TOOL_RESULTS_NOTE
+from memory.writer.protocols import is_small_model
+from memory.writer.text_calls import parse_text_tool_calls
 
 logger = logging.getLogger(__name__)
 
