@@ -12,29 +12,10 @@ from pathlib import Path
 from graph.cli.session import LocalSession
 from graph.cli.streaming import ReplyPrinter
 from graph.context import Context
-from memory import (
-    BaseMemoryManager,
-    Lineage,
-    LongTermMemory,
-    MemoryItem,
-    MemoryNotFound,
-    Provenance,
-    open_memory,
-    visible_ids,
-)
-from memory.integration import (
-    PURPOSES,
-    ToolEvent,
-    describe,
-    from_dicts,
-    get_settings,
-    load_dotenv,
-    search_command,  # feature: archive
-    tidy_up,  # feature: consolidation
-)
+from memory import open_memory
+from memory.integration import MemoryCommands, ToolEvent, get_settings, load_dotenv
 
 WRITE_WAIT_SECONDS = 120.0
-FORGET_REASON = "forgotten from the terminal chat"
 HELP = (
     "Commands: /memories  /forget <id or text>  /restore <id>  "
     "/search <text> (past conversations)  "  # feature: archive
@@ -51,87 +32,6 @@ def show_event(event: ToolEvent) -> None:
         print(f"\n  (memory) {event.tool}: {event.result}", flush=True)
 
 
-def list_memories(manager: BaseMemoryManager, lineage: Lineage | None = None) -> str:
-    """The memories the next turn may read: with a lineage, neither a sibling branch's memories
-    nor the versions this branch superseded."""
-    items = _visible(manager, lineage)
-    if not items:
-        return "  (no memories yet)"
-    return "\n".join(
-        f"  {mid}  [{item.theme}]{' (branch)' if item.scope == 'branch' else ''} {item.description}"
-        for mid, item in items.items()
-    )
-
-
-def forget(
-    manager: BaseMemoryManager,
-    target: str,
-    lineage: Lineage | None = None,
-    provenance: Provenance | None = None,
-) -> str:
-    """Delete (tombstone, `/restore` undoes it) one memory this branch sees: by id, by its whole
-    text, or by a piece of text that only one memory contains. Several candidates are listed,
-    none deleted. With a provenance the delete is copy-on-write, as the memory writer's: a
-    branch memory an ancestor wrote gets this branch's tombstone and stays as it was."""
-    target = " ".join(target.split())
-    if not target:
-        return "  usage: /forget <id or text>"
-    items = _visible(manager, lineage)
-    if target in items:
-        ids = [target]
-    else:
-        wanted = target.casefold()
-        ids = [mid for mid, item in items.items() if item.description.casefold() == wanted]
-        ids = ids or [mid for mid, item in items.items() if wanted in item.description.casefold()]
-    if not ids:
-        return f"  no memory matches {target!r}"
-    if len(ids) > 1:
-        listed = "\n".join(f"  {mid}  {items[mid].description}" for mid in ids)
-        return f"  {len(ids)} memories match {target!r}; nothing forgotten. Say which id:\n{listed}"
-    try:
-        tombstone = manager.forget(ids[0], FORGET_REASON, lineage=lineage, provenance=provenance)
-    except (MemoryNotFound, ValueError) as exc:  # a concurrent edit, or a stale write
-        return f"  cannot forget {ids[0]}: {exc}"
-    return f"  forgot {ids[0]}: {items[ids[0]].description}  (undo: /restore {tombstone})"
-
-
-def _visible(manager: BaseMemoryManager, lineage: Lineage | None) -> dict[str, MemoryItem]:
-    items = manager.list_items()
-    if lineage is None:
-        return items
-    visible = visible_ids(manager.all_items(), lineage)
-    return {mid: item for mid, item in items.items() if mid in visible}
-
-
-def restore(manager: BaseMemoryManager, memory_id: str) -> str:
-    """Bring back a forgotten (tombstoned) memory by its id."""
-    memory_id = memory_id.strip()
-    deleted = manager.deleted_items()
-    if memory_id not in deleted:
-        if not deleted:
-            return "  nothing to restore"
-        listed = "\n".join(f"  {mid}  {item.description}" for mid, item in deleted.items())
-        return f"  no forgotten memory has the id {memory_id!r}; forgotten ones:\n{listed}"
-    manager.restore(memory_id, reason="restored from the terminal chat")
-    return f"  restored {memory_id}: {deleted[memory_id].description}"
-
-
-def cost_report(memory: LongTermMemory, last_turn: dict[str, dict[str, int]]) -> str:
-    """The last turn's model calls and the user's so far, by purpose (the background writer's
-    appear once it has written; a skipped turn costs it nothing)."""
-    totals = memory.usage.totals(memory.user_id)
-    lines = [f"  last turn: {describe(from_dicts(last_turn))}" if last_turn else ""]
-    lines.append(f"  you so far: {describe(totals)}")
-    for purpose in PURPOSES:
-        usage = totals.get(purpose)
-        if usage is not None and usage.calls:
-            lines.append(
-                f"    {purpose:<9} {usage.calls:>4} calls {usage.input_tokens:>8} in "
-                f"{usage.output_tokens:>7} out tokens"
-            )
-    return "\n".join(line for line in lines if line)
-
-
 async def read_line(prompt: str) -> str | None:
     try:
         return await asyncio.to_thread(input, prompt)
@@ -141,7 +41,8 @@ async def read_line(prompt: str) -> str | None:
 
 async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
     async with LocalSession(context, data_dir, on_memory_event=show_event) as session:
-        assert session.manager is not None
+        assert session.memory is not None
+        commands = MemoryCommands(session.memory)
         print(f"Gulfstream chat — user {context.user_id!r}, thread {thread_id}. {HELP}")
         # The checkpoints this session's turns ended at, for /back; the next turn forks from
         # `fork_from` when it is set.
@@ -168,21 +69,20 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
                 at = fork_from or await session.latest_checkpoint_id(thread_id)
                 lineage = await session.lineage_at(thread_id, at)
             if line == "/memories":
-                print(await asyncio.to_thread(list_memories, session.manager, lineage))
+                print(await asyncio.to_thread(commands.list, lineage))
             elif line.startswith("/forget"):
                 target = line.removeprefix("/forget")
-                here = Provenance(thread_id=thread_id, checkpoint_id=at)
-                print(await asyncio.to_thread(forget, session.manager, target, lineage, here))
+                print(await asyncio.to_thread(commands.forget, target, lineage, thread_id, at))
             elif line.startswith("/search"):  # feature: archive
-                print(await search_command(session.manager, line, lineage))  # feature: archive
+                text = line.removeprefix("/search")  # feature: archive
+                print(await asyncio.to_thread(commands.search, text, lineage))  # feature: archive
             elif line.startswith("/restore"):
                 target = line.removeprefix("/restore")
-                print(await asyncio.to_thread(restore, session.manager, target))
-            elif line == "/consolidate" and session.memory is not None:  # feature: consolidation
-                print(await asyncio.to_thread(tidy_up, session.memory))  # feature: consolidation
+                print(await asyncio.to_thread(commands.restore, target))
+            elif line == "/consolidate":  # feature: consolidation
+                print(await asyncio.to_thread(commands.consolidate))  # feature: consolidation
             elif line == "/cost":
-                assert session.memory is not None
-                print(await asyncio.to_thread(cost_report, session.memory, last_cost))
+                print(await asyncio.to_thread(commands.cost, last_cost))
             elif line == "/new":
                 thread_id = uuid.uuid4().hex[:8]
                 turn_ends, fork_from = [], None

@@ -5,71 +5,59 @@ May import LangGraph and LangChain; the core below it (memory/) does not."""
 
 from memory.integration.answering import answer
 from memory.integration.app_text import AppText, current_app_text, use_app_text
+from memory.integration.chat_commands import MemoryCommands
 from memory.integration.compaction import compaction_node  # feature: compaction
 from memory.integration.context import MemoryContext
-from memory.integration.conversations.chat_search import search_command  # feature: archive
 from memory.integration.conversations.search_tool import search_conversations  # feature: archive
-from memory.integration.lineage import alineage_of
-from memory.integration.models.embeddings import (
-    deployment_embeddings,
-    load_deployment_embeddings_in_background,
-)
+from memory.integration.local_session import LocalSession, TurnReply
+from memory.integration.models.embeddings import load_deployment_embeddings_in_background
 from memory.integration.models.loading import load_chat_model
 from memory.integration.prompt_layout import ChatPrompt
 from memory.integration.reading import retrieve_memory
-from memory.integration.run_memory import RunMemory, open_run_memory, writer_consumer
+from memory.integration.run_memory import RunMemory, open_run_memory
 from memory.integration.settings import Settings, get_settings, load_dotenv, use_settings
 from memory.integration.state import InputState, MemoryState
 from memory.integration.writing import consolidator_graph  # feature: consolidation
-from memory.integration.writing.consolidator_graph import tidy_up  # feature: consolidation
 from memory.integration.writing.ltm_write import ltm_write
 from memory.integration.writing.writer_graph import graph as memory_writer_graph
 from memory.prompts.writer import DEFAULT_SECTIONS, MemorySection
 from memory.store.item import local_date
 from memory.text.fencing import escape_data
 from memory.text.language import resolve_language
-from memory.usage.counts import PURPOSES, describe, from_dicts
-from memory.writer.local import local_writer
 from memory.writer.staging import ToolEvent
 
 memory_consolidator_graph = consolidator_graph.graph  # feature: consolidation
 
 __all__ = [
     "DEFAULT_SECTIONS",
-    "PURPOSES",
     "AppText",
     "ChatPrompt",
     "InputState",
+    "LocalSession",
+    "MemoryCommands",
     "MemoryContext",
     "MemorySection",
     "MemoryState",
     "RunMemory",
     "Settings",
     "ToolEvent",
-    "alineage_of",
+    "TurnReply",
     "answer",
     "compaction_node",  # feature: compaction
     "current_app_text",
-    "deployment_embeddings",
-    "describe",
     "escape_data",
-    "from_dicts",
     "get_settings",
     "load_chat_model",
     "load_deployment_embeddings_in_background",
     "load_dotenv",
     "local_date",
-    "local_writer",
     "ltm_write",
     "memory_consolidator_graph",  # feature: consolidation
     "memory_writer_graph",
     "open_run_memory",
     "resolve_language",
     "retrieve_memory",
-    "search_command",  # feature: archive
     "search_conversations",  # feature: archive
-    "tidy_up",  # feature: consolidation
     "use_app_text",
     "use_settings",
-    "writer_consumer",
 ]

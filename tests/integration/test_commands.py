@@ -145,7 +145,7 @@ def test_chat_back_starts_a_sibling_branch_that_does_not_see_the_task(tmp_path: 
 
 
 def test_forget_needs_an_id_or_a_unique_match_and_restore_undoes_it(tmp_path: Path) -> None:
-    from graph.cli.chat import forget, restore
+    from memory.integration.chat_commands import forget, restore
     from memory.store.backends.yaml_files import YamlMemoryManager
 
     manager = YamlMemoryManager(str(tmp_path), "ada")
@@ -180,9 +180,9 @@ def test_demo_refuses_a_folder_it_did_not_make_and_reuses_its_own(tmp_path: Path
 async def test_chat_memories_and_forget_follow_the_branch_and_never_edit_an_ancestor(
     tmp_path: Path,
 ) -> None:
-    from graph.cli.chat import forget, list_memories, restore
     from graph.cli.session import LocalSession
     from graph.context import Context
+    from memory.integration.chat_commands import forget, list_memories, restore
     from memory.integration.settings import use_settings
     from memory.store.branch import Provenance
 

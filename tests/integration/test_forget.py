@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from graph.cli.chat import forget, restore
 from graph.cli.session import LocalSession
 from graph.context import Context
 from memory.archive import DigestSealer, archives
 from memory.archive.base import hidden_note
+from memory.integration.chat_commands import forget, restore
 from memory.integration.conversations.archiving import archive_spec
 from memory.integration.conversations.chat_search import search_conversations
 from memory.integration.settings import use_settings

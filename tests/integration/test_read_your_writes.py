@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 import memory.integration.run_memory
-from graph.cli.session import LocalSession, TurnReply
+from graph.cli.session import LocalSession
 from graph.context import Context
+from memory.integration import TurnReply
 from memory.integration.models.offline import OfflineChatModel
 from memory.integration.settings import use_settings
 from memory.writer.local import local_writer

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-import memory.archive.reconcile as reconciling
+import memory.archive.reconcile as reconciling  # feature: archive
 from graph.agent import compile_graph
 from graph.context import Context
 from memory.integration.settings import Settings, use_settings
@@ -18,6 +18,7 @@ from memory.store.factory import open_memory_manager
 
 READ_KEYS = {"related_memories", "core_context", "cost", "user_id", "said_recently"}
 ADDRESS = "Hangzhou, 18 Wenyi Road"
+CONFIG = {"configurable": {"thread_id": "t1"}}
 
 
 @pytest.fixture
@@ -42,28 +43,40 @@ async def _turn(app: Any, text: str) -> list[dict[str, Any]]:
     return updates
 
 
-async def test_after_a_forget_the_read_node_writes_nothing_and_compaction_clears_the_summary(
-    inline: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    app = compile_graph(checkpointer=InMemorySaver())
+async def _forgotten_address_in_the_summary(app: Any, settings: Settings) -> None:
+    """Thread t1 after a turn that filed the address, with a running summary that carries it and
+    the address then forgotten."""
     await _turn(app, f"I live in {ADDRESS}.")
-    manager = open_memory_manager(inline.memory_backend, "ada")
+    manager = open_memory_manager(settings.memory_backend, "ada")
     [memory_id] = [k for k, i in manager.list_items().items() if "Hangzhou" in i.description]
-    config = {"configurable": {"thread_id": "t1"}}
     summary = {"text": f"The user said they live in {ADDRESS}. They like tea.", "messages": 2}
-    await app.aupdate_state(config, {"summary": summary}, as_node="ltm_write")
+    await app.aupdate_state(CONFIG, {"summary": summary}, as_node="ltm_write")
     manager.forget(memory_id, "the user asked")
 
-    calls: list[Any] = []
-    monkeypatch.setattr(reconciling, "reconcile", lambda *a, **k: calls.append(a))
-    updates = await _turn(app, "What should I cook tonight?")
 
+async def test_after_a_forget_the_read_node_writes_nothing(
+    inline: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = compile_graph(checkpointer=InMemorySaver())
+    await _forgotten_address_in_the_summary(app, inline)
+    calls: list[Any] = []  # feature: archive
+    monkeypatch.setattr(reconciling, "reconcile", lambda *a: calls.append(a))  # feature: archive
+    updates = await _turn(app, "What should I cook tonight?")
     [read] = [u["retrieve_memory"] for u in updates if "retrieve_memory" in u]
     assert set(read) <= READ_KEYS  # no summary, no archive: it only reads
-    assert calls == []  # no search this turn: nothing reconciled the archive before the reply
+    assert calls == []  # no search this turn: nothing reconciled the archive  # feature: archive
+
+
+@pytest.mark.uses("compaction")
+async def test_after_a_forget_the_compaction_node_clears_the_running_summary(
+    inline: Settings,
+) -> None:
+    app = compile_graph(checkpointer=InMemorySaver())
+    await _forgotten_address_in_the_summary(app, inline)
+    updates = await _turn(app, "What should I cook tonight?")
     [compacted] = [u["compact"] for u in updates if "compact" in u]
     assert "Hangzhou" not in compacted["summary"]["text"] and "tea" in compacted["summary"]["text"]
-    state = await app.aget_state(config)
+    state = await app.aget_state(CONFIG)
     assert "Hangzhou" not in state.values["summary"]["text"]
 
 
