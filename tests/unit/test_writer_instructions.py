@@ -1,4 +1,4 @@
-"""Both writer protocols send one rules text per language, the caller's if it hands one in."""
+"""Both writer protocols send one rules text per language, the app's if it hands one in."""
 
 from __future__ import annotations
 
@@ -9,11 +9,15 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, SystemMessage
 
+import graph  # noqa: F401  (importing the app hands the library its text)
+from memory.integration import AppText, current_app_text, run_memory
+from memory.integration.settings import use_settings
 from memory.long_term import LongTermMemory
 from memory.prompts.writer import MemorySection, profile_section
 from memory.prompts.writer_instructions import DEFAULT_WRITER_INSTRUCTIONS
 from memory.store.backends.yaml_files import YamlMemoryManager
 from memory.writer.consumer import MemoryConsumer
+from prompts import persona
 from tests.fakes import ScriptedModel
 from tests.unit.test_writer_tools import MONDAY_MORNING, a_turn
 
@@ -116,3 +120,29 @@ def test_without_a_profile_section_the_example_uses_the_first_section() -> None:
     assert profile_section([MemorySection("work"), MemorySection("home")], "en") == "work"
     assert profile_section(["notes"], "en") == "notes"
     assert profile_section([], "zh") == "身份"  # the library's, as the example always said
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_the_apps_instructions_reach_the_deployments_writer(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, protocol: str
+) -> None:
+    app_text = AppText(sections=MINE, writer_instructions=CUSTOM)
+    monkeypatch.setattr("memory.integration.app_text._app_text", app_text)
+    monkeypatch.setattr(run_memory, "_consumers", {})  # built again with this app's text
+    model = ScriptedModel(messages=iter([no_changes(protocol), no_changes(protocol)]))
+    monkeypatch.setattr(run_memory, "load_chat_model", lambda name, **options: model)
+    with use_settings(writer_protocol=protocol):
+        consumer = run_memory.writer_consumer()
+    assert consumer.instructions is CUSTOM
+    manager = YamlMemoryManager(tmp_path / "memory-dir", "ada")
+    for number, language in enumerate(("en", "zh")):
+        turn = a_turn("ada", f"turn-{language}", SAID[language])
+        await consumer.consume(turn, LongTermMemory(manager))
+        [system] = [m for m in model.seen[number] if isinstance(m, SystemMessage)]
+        assert CUSTOM[language] in str(system.content)
+        assert not [line for line in default_lines(language) if line in str(system.content)]
+
+
+def test_the_app_hands_in_the_instructions_of_prompts_persona() -> None:
+    # Imported above, graph/__init__.py registered prompts/persona.py's text.
+    assert current_app_text().writer_instructions is persona.WRITER_INSTRUCTIONS
