@@ -1,8 +1,8 @@
 """Gulfstream's app: the chat graph (agent.py), its agent node, tools, context, state and prompt,
 and the command line, over the memory library (`memory.integration`). Importing it hands the
-library this app's memory sections (prompts/persona.py)."""
+library this app's memory sections and the writer's instructions (prompts/persona.py)."""
 
 from memory.integration import AppText, use_app_text
-from prompts.persona import SECTIONS
+from prompts.persona import SECTIONS, WRITER_INSTRUCTIONS
 
-use_app_text(AppText(sections=SECTIONS))
+use_app_text(AppText(sections=SECTIONS, writer_instructions=WRITER_INSTRUCTIONS))

@@ -1,8 +1,10 @@
-"""Make it yours: the assistant's persona, its system prompt and the memory sections (en, zh)."""
+"""Make it yours: the persona, the system prompt, the memory sections and what the writer keeps."""
 
 from __future__ import annotations
 
-from memory.integration import DEFAULT_SECTIONS, MemorySection
+from collections.abc import Mapping
+
+from memory.integration import DEFAULT_SECTIONS, DEFAULT_WRITER_INSTRUCTIONS, MemorySection
 
 # Who the assistant is. A user who edits their persona in the memory editor gets theirs instead;
 # nobody's store holds a copy of this one, so a change here reaches every user.
@@ -74,3 +76,14 @@ TOOL_GUIDANCE = {
 # replace them here with a dict of the same shape: the writer, the offline rules, the core
 # context and the retriever's examples find them by `kind`, whatever you name them.
 SECTIONS: dict[str, tuple[MemorySection, ...]] = DEFAULT_SECTIONS
+
+# What the memory writer keeps and how it writes a memory, per language: the library's rules
+# (memory/prompts/writer_instructions.py). Both of the writer's protocols (tool calls, JSON) send
+# this text under "Principles" and add their own part (how to call the tools or answer in JSON,
+# and SECTIONS). To change what is kept, give your own text per language here ("en", "zh"; a
+# language left out gets the "en" text), for example one rule more:
+#   WRITER_INSTRUCTIONS = {
+#       "en": DEFAULT_WRITER_INSTRUCTIONS["en"] + "\n7. Keep nothing about the user's health.",
+#       "zh": DEFAULT_WRITER_INSTRUCTIONS["zh"] + "\n7. 不要记用户的健康状况。",
+#   }
+WRITER_INSTRUCTIONS: Mapping[str, str] = DEFAULT_WRITER_INSTRUCTIONS

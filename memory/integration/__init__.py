@@ -21,6 +21,7 @@ from memory.integration.writing import consolidator_graph  # feature: consolidat
 from memory.integration.writing.ltm_write import ltm_write
 from memory.integration.writing.writer_graph import graph as memory_writer_graph
 from memory.prompts.writer import DEFAULT_SECTIONS, MemorySection
+from memory.prompts.writer_instructions import DEFAULT_WRITER_INSTRUCTIONS
 from memory.store.item import local_date
 from memory.text.fencing import escape_data
 from memory.text.language import resolve_language
@@ -30,6 +31,7 @@ memory_consolidator_graph = consolidator_graph.graph  # feature: consolidation
 
 __all__ = [
     "DEFAULT_SECTIONS",
+    "DEFAULT_WRITER_INSTRUCTIONS",
     "AppText",
     "ChatPrompt",
     "InputState",

@@ -1,6 +1,6 @@
-"""AppText: what an app hands the memory library once at start (its memory sections), never
-imported by the library: `use_app_text(AppText(...))` in the app, `current_app_text()` where it
-is read."""
+"""AppText: what an app hands the memory library once at start (its memory sections and the
+writer's instructions), never imported by the library: `use_app_text(AppText(...))` in the app,
+`current_app_text()` where it is read."""
 
 from __future__ import annotations
 
@@ -14,11 +14,14 @@ from memory.prompts.writer import DEFAULT_SECTIONS, MemorySection, SectionKind
 class AppText:
     """The app's text the memory reads: `sections` per language ("en", "zh"), each a tuple of
     `MemorySection(name, hint, kind)`; the writer files memories under them, the offline model
-    and the core context find them by kind, the LLM retriever's examples name them."""
+    and the core context find them by kind, the LLM retriever's examples name them.
+    `writer_instructions` per language: what the writer keeps and how it writes a memory, the
+    rules both of its protocols send (None: the library's, `DEFAULT_WRITER_INSTRUCTIONS`)."""
 
     sections: Mapping[str, tuple[MemorySection, ...]] = field(
         default_factory=lambda: DEFAULT_SECTIONS
     )
+    writer_instructions: Mapping[str, str] | None = None
 
     def section_name(self, kind: SectionKind, language: str) -> str:
         """The first section of `kind` in `language` ("en" or "zh"): where a fact of that kind

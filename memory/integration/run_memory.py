@@ -206,6 +206,7 @@ def writer_consumer() -> MemoryConsumer:
             step_limit=max(2, 2 * settings.max_tool_rounds),
             prefill_tokens_per_second=rate,
             sections=current_app_text().sections,  # the fork's sections, with their kinds
+            instructions=current_app_text().writer_instructions,  # what the fork's writer keeps
         )
         _consumers.clear()  # settings change only in tests and the demo
         _consumers[settings] = consumer

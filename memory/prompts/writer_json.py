@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+# The system prompt: the operations, the writer's instructions under "Principles" (`{rules}`: the
+# same text the tool-calling prompts send, memory/prompts/writer_instructions.py or the app's
+# own), an example that files a name under the first profile section (`{profile}`), and the
+# sections by name only: a small model reads a short prompt better.
 JSON_SYSTEM = """You keep the long-term memory of a personal assistant. Read the memories and the
 new turn, then answer with JSON only: {{"operations": [...]}}, each operation one of
 - {{"op": "create", "content": "<one fact about the user, third person>", "section": "<section>"}}
@@ -10,12 +14,13 @@ new turn, then answer with JSON only: {{"operations": [...]}}, each operation on
 - {{"op": "delete", "id": <id>}}: only when the user asks to forget it
 - {{"op": "merge", "id": <id kept>, "other_id": <id removed>, "content": "<text covering both>"}}
 - {{"op": "hit", "id": <id>}}: the turn used this memory and it did not change
-Use only ids from the list. One short fact per memory, in the user's language, starting with
-"The user": only what the user said, add nothing and guess nothing. Store only what the user says
-about themselves (name, home, job, family, likes, plans with dates); never secrets. Small talk,
-questions and what the assistant says: no operations, {{"operations": []}}.
+Use only ids from the list. Nothing to keep: no operations, {{"operations": []}}.
+
+## Principles
+{rules}
+
 Example: memories "[1] The user lives in Rome.", the user says "I'm Tom and I moved to Paris." ->
-{{"operations": [{{"op": "create", "content": "The user's name is Tom.", "section": "identity"}},
+{{"operations": [{{"op": "create", "content": "The user's name is Tom.", "section": "{profile}"}},
 {{"op": "update", "id": 1, "content": "The user lives in Paris."}}]}}
 Sections: {sections}"""
 
@@ -27,11 +32,13 @@ JSON_SYSTEM_ZH = """你负责维护私人助理的长期记忆。阅读已有记
 - {{"op": "delete", "id": <编号>}}：仅当用户要求忘掉它
 - {{"op": "merge", "id": <保留的编号>, "other_id": <并入的编号>, "content": "<合并后的内容>"}}
 - {{"op": "hit", "id": <编号>}}：这轮对话用到了它且它没有变化
-只用列表里的编号。每条记忆一个简短事实，用用户的语言，以“用户”开头：只写用户说的，不添加、不猜测。
-只记用户关于自己的话（姓名、住处、工作、家人、喜好、有日期的计划）；绝不记密码等秘密。
-寒暄、提问、助手说的话：不做操作，{{"operations": []}}。
+只用列表里的编号。没有要记的内容：不做操作，{{"operations": []}}。
+
+## 原则
+{rules}
+
 例：已有记忆“[1] 用户住在杭州。”，用户说“我叫小明，搬到上海了。” ->
-{{"operations": [{{"op": "create", "content": "用户叫小明。", "section": "身份"}},
+{{"operations": [{{"op": "create", "content": "用户叫小明。", "section": "{profile}"}},
 {{"op": "update", "id": 1, "content": "用户住在上海。"}}]}}
 分区：{sections}"""
 

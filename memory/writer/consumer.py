@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -24,6 +24,7 @@ from memory.prompts.writer import (
     sections_for,
     writer_prompts,
 )
+from memory.prompts.writer_instructions import check_instructions, instructions_for
 from memory.store.core_context import (
     GOAL_SEED_CHARS,
     HUMAN_SEED_CHARS,
@@ -114,12 +115,14 @@ class MemoryConsumer:
     cannot be built fails that turn, never the chat that queued it). `language` applies when the
     turn's own is "auto" ("auto" here too: the user's language). `sections` replaces the default
     sections (names, name → hint, or per language a sequence of `MemorySection`, whose profile
-    sections lead the core context's `human`). `persona`, when given, is stored in each user's core
-    context once; without it none is (the app keeps its persona in its prompt). A model that keeps
-    failing is paused by a circuit breaker per model (see `memory.writer.breaker`). With a
-    `capacity` (live memories, 0: no cap), a full store is said so in the system prompt and
-    create_memory refuses; each refused fact is kept in the write trace (op "refused"), never
-    dropped silently.
+    sections lead the core context's `human`). `instructions` (language -> text) replaces the
+    writer's rules, what to keep and how to write a memory, in both protocols (default: the
+    library's, `memory.prompts.writer_instructions`). `persona`, when given, is stored in each
+    user's core context once; without it none is (the app keeps its persona in its prompt). A
+    model that keeps failing is paused by a circuit breaker per model (see
+    `memory.writer.breaker`). With a `capacity` (live memories, 0: no cap), a full store is said
+    so in the system prompt and create_memory refuses; each refused fact is kept in the write
+    trace (op "refused"), never dropped silently.
 
     `protocol` is how the model is asked (`memory.writer.protocols`): "tools" (the ReAct agent),
     "json" (one request answered with a JSON list of operations, for models that cannot call
@@ -137,6 +140,7 @@ class MemoryConsumer:
         step_limit: int = DEFAULT_STEP_LIMIT,
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
         sections: Sections | None = None,
+        instructions: Mapping[str, str] | None = None,
         max_deletes: int = 3,
         persona: str | None = None,
         clock: Callable[[], datetime] = _local_now,
@@ -157,6 +161,7 @@ class MemoryConsumer:
         self.step_limit = step_limit
         self.timeout_seconds = timeout_seconds
         self.sections = sections
+        self.instructions = check_instructions(instructions)  # fail early on a bare string
         self.max_deletes = max_deletes
         self.persona = persona
         self.clock = clock
@@ -174,6 +179,10 @@ class MemoryConsumer:
         if policy == "auto":
             return writer_prompts(main_language(turn.user_text))
         return writer_prompts(resolve_language(policy, turn.user_text))
+
+    def rules(self, language: str) -> str:
+        """The writer's instructions in `language` ("en" or "zh"), which both protocols send."""
+        return instructions_for(self.instructions, language)
 
     def now_of(self, turn: Turn | None = None) -> datetime:
         """The writer's "now" for `turn`: when it was said for a turn from the past (an imported
@@ -344,7 +353,9 @@ class MemoryConsumer:
             if self.sections is not None
             else prompts.default_sections
         )
-        system_prompt = template.format(sections=format_sections(sections))
+        system_prompt = template.format(
+            rules=self.rules(prompts.language), sections=format_sections(sections)
+        )
         over = ""
         if toolkit.over_capacity():
             count = toolkit.live_count()
@@ -417,7 +428,9 @@ class MemoryConsumer:
         """The turn written with the json protocol: one constrained request (and one repair)."""
         prompts = self.prompts_for(turn)
         language = "zh" if prompts is writer_prompts("zh") else "en"
-        system, turn_template, repair_note = json_prompts(language, sections, toolkit)
+        system, turn_template, repair_note = json_prompts(
+            language, sections, toolkit, self.rules(language)
+        )
         # The user's side only (Turn.users_side): a small model shown the assistant's reply
         # ("I have no information about Li Wei") stored nothing, or stored the reply's inventions.
         conversation = format_messages(turn.users_side, prompts.role_labels)

@@ -4,10 +4,12 @@ to the staged toolkit."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from memory.prompts import writer_json as text
+from memory.prompts.writer import profile_section
+from memory.prompts.writer_instructions import DEFAULT_WRITER_INSTRUCTIONS, instructions_for
 from memory.writer.coverage import in_their_words, unfiled_facts
 from memory.writer.faithful import INVENTED, WRONG_LANGUAGE
 from memory.writer.json_protocol import (
@@ -30,14 +32,21 @@ class JsonWriteFailed(Exception):
     """The model gave no usable answer twice; nothing of the turn was staged by it."""
 
 
-def json_prompts(language: str, sections: Any, kit: MemoryToolkit
+def json_prompts(language: str, sections: Any, kit: MemoryToolkit, rules: str | None = None
                  ) -> tuple[str, str, str]:  # fmt: skip
-    """(system, turn template, repair note) in `language` ("en" or "zh"); the sections listed
-    by name only: a small model reads a short prompt better."""
+    """(system, turn template, repair note) in `language` ("en" or "zh"), the system prompt built
+    on `rules` (the writer's instructions; None: the library's); the sections listed by name only:
+    a small model reads a short prompt better."""
     names = ", ".join(section_names(sections, kit))
+    profile = profile_section(
+        list(sections.keys()) if isinstance(sections, Mapping) else list(sections), language
+    )
+    rules = rules or instructions_for(DEFAULT_WRITER_INSTRUCTIONS, language)
     if language == "zh":
-        return text.JSON_SYSTEM_ZH.format(sections=names), text.JSON_TURN_ZH, text.JSON_REPAIR_ZH
-    return text.JSON_SYSTEM.format(sections=names), text.JSON_TURN, text.JSON_REPAIR
+        system = text.JSON_SYSTEM_ZH.format(rules=rules, profile=profile, sections=names)
+        return system, text.JSON_TURN_ZH, text.JSON_REPAIR_ZH
+    system = text.JSON_SYSTEM.format(rules=rules, profile=profile, sections=names)
+    return system, text.JSON_TURN, text.JSON_REPAIR
 
 
 def bind_for_json(model: Any, kit: MemoryToolkit, sections: Any
