@@ -25,6 +25,7 @@ from memory import (
 from memory.integration import (
     PURPOSES,
     ToolEvent,
+    check_deployment_models,
     describe,
     from_dicts,
     get_settings,
@@ -215,8 +216,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     load_dotenv()
-    try:  # a bad GULFSTREAM_* variable, or 'store' without a LangGraph server's store
+    # A bad GULFSTREAM_* variable, a named model's missing package or key, or 'store' without a
+    # LangGraph server's store: one line and exit code 2, before anything is opened.
+    try:
         context = Context()
+        check_deployment_models()
         settings = get_settings()
         open_memory(
             settings.memory_backend, context.user_id, default_data_dir=settings.data_dir,

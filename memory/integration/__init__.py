@@ -14,7 +14,11 @@ from memory.integration.models.embeddings import (
     deployment_embeddings,
     load_deployment_embeddings_in_background,
 )
-from memory.integration.models.loading import load_chat_model, split_model_name
+from memory.integration.models.loading import (
+    check_deployment_models,
+    load_chat_model,
+    split_model_name,
+)
 from memory.integration.prompt_budget import (
     budget_for,
     cut_on_sentence,
@@ -57,6 +61,7 @@ __all__ = [
     "added_cost",
     "alineage_of",
     "budget_for",
+    "check_deployment_models",
     "compaction_node",  # feature: compaction
     "current_app_text",
     "current_lineage",
