@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
@@ -15,6 +16,7 @@ from graph.state import InputState, State
 from graph.tools import chat_tools
 from memory.integration import (
     Settings,
+    check_deployment_models,
     compaction_node,  # feature: compaction
     get_settings,
     load_deployment_embeddings_in_background,
@@ -56,6 +58,11 @@ def compile_graph(
     return build(get_settings()).compile(checkpointer=checkpointer, store=store, name="Gulfstream")
 
 
+# A model the deployment names whose package or key is missing stops the server as it starts,
+# instead of failing every user's first message. Only the server: the CLI imports this module
+# too, and checks in its main, where the failure is one line and exit code 2.
+if "langgraph_api" in sys.modules:
+    check_deployment_models()
 # The settings as the server starts, read without caching them (tests swap them later).
 graph = build(Settings.from_env()).compile(name="Gulfstream")
 # Importing the graph is a process (or server) starting: the offline embedding model loads now,

@@ -10,12 +10,16 @@ import pytest
 
 import memory.integration.run_memory as run_memory
 import memory.integration.settings as settings_module
+from memory.integration.models.providers import PROVIDERS
 from memory.integration.settings import Settings, use_settings
 from memory.registry import registry
 from memory.writer import breaker, protocols, timeouts
 from memory.writer.local import local_writer
 
-SHELL_VARIABLES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LANGSMITH_LANGGRAPH_API_VARIANT")
+# Every model key a provider package reads: one in the developer's shell would make a test pass
+# (or fail) on that machine only.
+MODEL_KEYS = tuple(sorted({name for _, names in PROVIDERS.values() for name in names}))
+SHELL_VARIABLES = ("OPENAI_BASE_URL", "LANGSMITH_LANGGRAPH_API_VARIANT", *MODEL_KEYS)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -13,7 +13,13 @@ from graph.cli.session import LocalSession
 from graph.cli.streaming import ReplyPrinter
 from graph.context import Context
 from memory import open_memory
-from memory.integration import MemoryCommands, ToolEvent, get_settings, load_dotenv
+from memory.integration import (
+    MemoryCommands,
+    ToolEvent,
+    check_deployment_models,
+    get_settings,
+    load_dotenv,
+)
 
 WRITE_WAIT_SECONDS = 120.0
 HELP = (
@@ -115,8 +121,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     load_dotenv()
-    try:  # a bad GULFSTREAM_* variable, or 'store' without a LangGraph server's store
+    # A bad GULFSTREAM_* variable, a named model's missing package or key, or 'store' without a
+    # LangGraph server's store: one line and exit code 2, before anything is opened.
+    try:
         context = Context()
+        check_deployment_models()
         settings = get_settings()
         open_memory(
             settings.memory_backend, context.user_id, default_data_dir=settings.data_dir,

@@ -11,7 +11,7 @@ from memory.integration.context import MemoryContext
 from memory.integration.conversations.search_tool import search_conversations  # feature: archive
 from memory.integration.local_session import LocalSession, TurnReply
 from memory.integration.models.embeddings import load_deployment_embeddings_in_background
-from memory.integration.models.loading import load_chat_model
+from memory.integration.models.loading import check_deployment_models, load_chat_model
 from memory.integration.prompt_layout import ChatPrompt
 from memory.integration.reading import retrieve_memory
 from memory.integration.run_memory import RunMemory, open_run_memory
@@ -45,6 +45,7 @@ __all__ = [
     "ToolEvent",
     "TurnReply",
     "answer",
+    "check_deployment_models",
     "compaction_node",  # feature: compaction
     "current_app_text",
     "escape_data",

@@ -39,8 +39,9 @@ class MemoryContext:
     model: Annotated[str, {"__template_metadata__": {"kind": "llm"}}] = field(
         default=DEFAULT_MODEL,
         metadata={
-            "description": "The chat model, as provider/model. Without OPENAI_API_KEY or "
-            "OPENAI_BASE_URL an offline rule-based model is used instead."
+            "description": "The chat model, as provider/model; a model named here needs its "
+            "LangChain package and key. Only the default, with neither OPENAI_API_KEY nor "
+            "OPENAI_BASE_URL, is answered by an offline rule-based model."
         },
     )
     writer_model: Annotated[str, {"__template_metadata__": {"kind": "llm"}}] = field(

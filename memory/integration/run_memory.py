@@ -23,7 +23,12 @@ from memory.integration.lineage import (
     current_lineage,
 )
 from memory.integration.models.embeddings import deployment_embeddings
-from memory.integration.models.loading import check_model_allowed, is_offline, load_chat_model
+from memory.integration.models.loading import (
+    check_model_allowed,
+    check_run_models,
+    is_offline,
+    load_chat_model,
+)
 from memory.integration.settings import (
     Settings,
     custom_auth_configured,
@@ -142,6 +147,7 @@ def open_run_memory(
     custom_auth = custom_auth_configured()
     for name in ("model", "writer_model"):
         check_model_allowed(name, getattr(context, name), settings, custom_auth)
+    check_run_models(context)  # a missing package or key fails the run here, named
     user = resolve_user_id(config, context)
     memory = registry.open(
         settings.memory_backend,

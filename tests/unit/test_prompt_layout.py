@@ -13,8 +13,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 import graph.nodes as nodes
 import graph.prompting as prompting
+import memory.integration.compaction as compaction
+import memory.integration.run_memory as run_memory
 from graph.agent import compile_graph
 from graph.context import Context
+from memory.integration.models.offline import OfflineChatModel
 from memory.integration.prompt_layout import ChatPrompt, request_messages, splits_prompt
 from memory.integration.settings import Settings, use_settings
 from tests.fakes import ScriptedModel
@@ -53,11 +56,15 @@ async def chat(model_name: str) -> ScriptedModel:
     app = compile_graph(checkpointer=InMemorySaver())
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(nodes, "load_chat_model", lambda name, **_: model)
+        # The scripted model stands in for one this machine cannot build (no package, no key);
+        # compaction measures its budget on the offline model, as without a key it always did.
+        patch.setattr(run_memory, "check_run_models", lambda context: None)
+        patch.setattr(compaction, "load_chat_model", lambda name, **_: OfflineChatModel())
         for text in TURNS:
             await app.ainvoke(
                 {"messages": [{"role": "user", "content": text}]},
                 {"configurable": {"thread_id": "t1"}},
-                context=Context(user_id="dana", model=model_name),
+                context=Context(user_id="dana", model=model_name, writer_model="offline/rules"),
             )
     return model
 

@@ -44,7 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.rewrite:
         from memory.integration.models.loading import load_chat_model
 
-        llm = load_chat_model(MemoryContext().writer_model)
+        try:  # a named writer model's missing package or key: one line, before any pass
+            llm = load_chat_model(MemoryContext().writer_model)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     # The data folder the chat and the server use, so an interrupted pass resumes either way.
     memory = LongTermMemory(
         manager, data_dir=manager.data_dir or settings.data_dir, embeddings="off",
