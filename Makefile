@@ -75,9 +75,12 @@ lint: $(STAMP)  ## ruff (lint and format check), mypy, and the import contracts 
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 
-format: $(STAMP)  ## ruff: fix what it can and format
-	$(BIN)/ruff check --fix .
+# ruff check --fix fails on the first error it cannot fix: fix without failing, format (the
+# fixes too), then list the lint errors left, whose check gives the exit status.
+format: $(STAMP)  ## ruff: fix what it can, format, then list the lint errors left (fails if any)
+	$(BIN)/ruff check --fix --exit-zero --silent .
 	$(BIN)/ruff format .
+	$(BIN)/ruff check .
 
 bench: $(STAMP)  ## benchmarks print their figures; they are not part of the tests
 	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
