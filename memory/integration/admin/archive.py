@@ -124,14 +124,17 @@ def main(argv: list[str] | None = None) -> int:
 
 def checkpoint_reader(checkpointer: Any) -> Any:
     """A graph over `checkpointer` that reads the chat graph's saved states (its messages and
-    user): any chat graph whose state extends MemoryState saved them so."""
+    user): any chat graph whose state extends MemoryState saved them so. A state's `next` names
+    only nodes of the graph reading it: with the chat graph's last node (`TURN_END`), a
+    finished turn's checkpoint reads as one (with another node, `rebuild` found no turn)."""
     from langgraph.graph import START, StateGraph
 
     from memory.integration.state import MemoryState
 
     builder = StateGraph(MemoryState)
-    builder.add_node("read", lambda state: {})
-    builder.add_edge(START, "read")
+    for node in TURN_END:
+        builder.add_node(node, lambda state: {})
+        builder.add_edge(START, node)
     return builder.compile(checkpointer=checkpointer)
 
 
