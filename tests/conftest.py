@@ -20,16 +20,31 @@ from memory.writer.local import local_writer
 # (or fail) on that machine only.
 MODEL_KEYS = tuple(sorted({name for _, names in PROVIDERS.values() for name in names}))
 SHELL_VARIABLES = ("OPENAI_BASE_URL", "LANGSMITH_LANGGRAPH_API_VARIANT", *MODEL_KEYS)
+# GULFSTREAM_* variables that choose which tests run rather than how the app behaves: kept.
+TEST_SWITCHES = ("GULFSTREAM_TEST_POSTGRES", "GULFSTREAM_LOCAL_MODEL_TESTS")
+
+
+def without_the_developers_settings() -> None:
+    """The process as on a clean machine before any test module is imported. Importing
+    `graph.agent` builds the graph `langgraph dev` serves from the environment and the `.env` of
+    the working directory, at collection, before any fixture runs: a forker's `.env` (the minimal
+    bot's `GULFSTREAM_CONTEXT_BUDGET_TOKENS=off`) or an exported variable would otherwise change
+    the graph the tests check."""
+    for name in list(os.environ):
+        if name.startswith("GULFSTREAM_") and name not in TEST_SWITCHES:
+            del os.environ[name]
+    settings_module.DOTENV = os.devnull  # an empty `.env`, wherever pytest runs
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Load the offline embedding model before collection. Importing `graph.agent` starts that
-    load in a thread, where numpy reads the weights' headers with `ast.literal_eval`; on
-    CPython 3.11.7 that racing pytest's assertion rewriting in the main thread can raise
-    "SystemError: AST constructor recursion depth mismatch" (cpython gh-106905, fixed in
-    later releases). Loaded first, the thread has nothing left to do."""
+    """Before collection, clear the developer's settings and load the offline embedding model.
+    Importing `graph.agent` starts that load in a thread, where numpy reads the weights' headers
+    with `ast.literal_eval`; on CPython 3.11.7 that racing pytest's assertion rewriting in the
+    main thread can raise "SystemError: AST constructor recursion depth mismatch" (cpython
+    gh-106905, fixed in later releases). Loaded first, the thread has nothing left to do."""
     from memory.retrieval.embedder import OfflineEncoder
 
+    without_the_developers_settings()
     if OfflineEncoder.available():
         OfflineEncoder().encode(["warm up"])
 

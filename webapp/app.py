@@ -96,7 +96,9 @@ async def to_index(request: Request) -> Response:
 
 
 def editor_routes() -> list[BaseRoute]:
-    """Every route with its full path, so the server can merge them beside its own."""
+    """Every route with its full path, so the server can merge them beside its own. The server
+    reads each handler's docstring as OpenAPI YAML at start: a colon followed by a space in one
+    prints a traceback (tests/webapp/test_route_docstrings.py)."""
     api = f"{PREFIX}/api"
     return [
         Route(f"{PREFIX}/", index, methods=["GET"]),

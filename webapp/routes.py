@@ -382,7 +382,7 @@ async def erase_memory(request: Request, memory: LongTermMemory) -> Response:
 async def erase_user(request: Request, memory: LongTermMemory) -> Response:
     """Delete everything of the signed-in (or local) user (`LongTermMemory.erase_user`), never
     another's; under the LangGraph server their threads too (those their archive and journal
-    name). The editor alone has no checkpointer: the report then says the threads stay."""
+    name). The editor alone has no checkpointer, so its report says the threads stay."""
     _confirmed(await read_json_object(request, {"confirm"}), memory.user_id)
     archive = await _run(_archive_of, memory.user_id)
     threads = None

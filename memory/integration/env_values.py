@@ -3,6 +3,7 @@ them)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,18 @@ def parse_value(name: str, raw: str, default: Any) -> Any:
     return raw
 
 
+def dotenv_value(text: str) -> str:
+    """The value right of a `.env` line's `=`, read as `langgraph dev` (python-dotenv) reads
+    it: a quoted value is what the quotes hold; an unquoted one ends before ` #` (a comment,
+    as on the lines `.env.example` asks to uncomment)."""
+    quoted = text.strip()
+    if quoted[:1] in ("'", '"'):
+        end = quoted.find(quoted[0], 1)
+        if end > 0:
+            return quoted[1:end]
+    return re.split(r"\s#", text, maxsplit=1)[0].strip()
+
+
 def read_dotenv(path: Path) -> dict[str, str]:
     """KEY=VALUE lines of a `.env` file (comments, `export` and quotes allowed); {} without one."""
     try:
@@ -49,8 +62,5 @@ def read_dotenv(path: Path) -> dict[str, str]:
         if not line or line.startswith("#") or "=" not in line:
             continue
         key, _, value = line.partition("=")
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        values[key.strip()] = value
+        values[key.strip()] = dotenv_value(value)
     return values

@@ -76,9 +76,9 @@ def uses_mark(feature: str) -> str:
     return f'@pytest.mark.uses("{feature}")'
 
 
-def copy_tree(into: Path) -> None:
-    """The project's files as they are in the working tree (tracked ones only), and mypy's
-    cache so that the copy is checked incrementally."""
+def copy_tree(into: Path, mypy_cache: bool = True) -> None:
+    """The project's files as they are in the working tree (tracked ones only), and unless
+    told otherwise mypy's cache, so that the copy is checked incrementally."""
     tracked = subprocess.run(
         ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.split("\0")
@@ -87,7 +87,7 @@ def copy_tree(into: Path) -> None:
         if source.is_file():
             (into / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, into / name)
-    if (ROOT / ".mypy_cache").is_dir():
+    if mypy_cache and (ROOT / ".mypy_cache").is_dir():
         shutil.copytree(ROOT / ".mypy_cache", into / ".mypy_cache")
 
 

@@ -54,6 +54,12 @@ def as_user(token: str | None, **extra: str) -> dict[str, str]:
     return headers
 
 
+def test_the_server_starts_without_a_docstring_traceback(server: str, app_dir: Path) -> None:
+    # It reads each route handler's docstring as OpenAPI YAML as it starts.
+    log = (app_dir / "server.log").read_text()
+    assert "Unable to parse docstring" not in log, log[-3000:]
+
+
 def test_page_loads_without_a_token_but_data_needs_one(server: str) -> None:
     page = httpx.get(f"{server}/memories/")
     assert page.status_code == 200 and "static/editor.js" in page.text

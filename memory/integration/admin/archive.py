@@ -101,16 +101,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def checkpoint_reader(checkpointer: Any) -> Any:
-    """A graph over `checkpointer` that reads the chat graph's saved states (messages, user) and
-    knows a finished turn as the chat graph does: a checkpoint whose next step is `ltm_write`
-    (each node is triggered by its own channel, so that one node is enough)."""
+    """A graph over `checkpointer` that reads the chat graph's saved states (its messages and
+    user): any chat graph whose state extends MemoryState saved them so. A state's `next` names
+    only nodes of the graph reading it: with the chat graph's last node (`TURN_END`), a
+    finished turn's checkpoint reads as one (with another node, `rebuild` found no turn)."""
     from langgraph.graph import START, StateGraph
 
     from memory.integration.state import MemoryState
 
     builder = StateGraph(MemoryState)
-    builder.add_node(TURN_END[0], lambda state: {})
-    builder.add_edge(START, TURN_END[0])
+    for node in TURN_END:
+        builder.add_node(node, lambda state: {})
+        builder.add_edge(START, node)
     return builder.compile(checkpointer=checkpointer)
 
 
