@@ -7,8 +7,15 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# `memory/store/manager.py`, `memory/integration/writing/`, `memory/writer/trace.py:UsageLedger`
-PATH = re.compile(r"`((?:graph|memory|prompts|webapp|bench|tests|scripts)/[\w./-]*)(?::[\w.]+)?`")
+# memory/store/manager.py, memory/integration/writing/, memory/writer/trace.py:UsageLedger
+PATH_NAME = r"((?:graph|memory|prompts|webapp|bench|tests|scripts)/[\w./-]*)(?::([\w.]+))?"
+PATH = re.compile(f"`{PATH_NAME}`")
+
+
+def documents() -> list[Path]:
+    """What a newcomer reads: the README, docs/ and the web app's README."""
+    found = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return found + [path for path in [ROOT / "webapp/README.md"] if path.exists()]
 
 
 def named_paths(text: str) -> set[str]:
@@ -16,11 +23,9 @@ def named_paths(text: str) -> set[str]:
 
 
 def test_every_path_the_docs_name_exists() -> None:
-    documents = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-    documents += [path for path in [ROOT / "webapp/README.md"] if path.exists()]
     missing = {
         f"{doc.relative_to(ROOT)}: {path}"
-        for doc in documents
+        for doc in documents()
         for path in named_paths(doc.read_text(encoding="utf-8"))
         if not (ROOT / path).exists() and "*" not in path and "<" not in path
     }
