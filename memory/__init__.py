@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from memory.store.backends.yaml_files import YamlMemoryManager
     from memory.store.branch import Lineage, Provenance, visible_ids
     from memory.store.document import Change, MemoryDocument
-    from memory.store.factory import open_memory_manager
+    from memory.store.factory import open_memory_manager, register_backend
     from memory.store.item import MemoryItem
     from memory.store.manager import BaseMemoryManager, validate_user_id
     from memory.writer.turn import Turn
@@ -47,7 +47,7 @@ _HOME = {
     "StoreMemoryManager": "memory.store.backends.langgraph_store",
     **dict.fromkeys(("Lineage", "Provenance", "visible_ids"), "memory.store.branch"),
     **dict.fromkeys(("Change", "MemoryDocument"), "memory.store.document"),
-    "open_memory_manager": "memory.store.factory",
+    **dict.fromkeys(("open_memory_manager", "register_backend"), "memory.store.factory"),
     "MemoryItem": "memory.store.item",
     **dict.fromkeys(("BaseMemoryManager", "validate_user_id"), "memory.store.manager"),
     "Turn": "memory.writer.turn",
@@ -80,6 +80,7 @@ __all__ = [
     "YamlMemoryManager",
     "open_memory",
     "open_memory_manager",
+    "register_backend",
     "validate_user_id",
     "visible_ids",
 ]

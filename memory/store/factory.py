@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from memory.store.manager import BaseMemoryManager, file_stem, validate_user_id
 
 DEFAULT_SPEC = "yaml:data/memory"
+BUILT_IN_KINDS = frozenset({"yaml", "sqlite", "store", "postgres"})
 SPEC_HELP = (
     "use 'yaml:<directory>', 'sqlite:<file.db>', 'store' (the LangGraph server's store, passed "
     "in), 'postgres:<connection string>', or 'store:memory' (an in-process store that forgets "
@@ -18,6 +20,21 @@ STORE_NEEDS_SERVER = (
     "the store backend needs the LangGraph server's store; for local use choose "
     "sqlite:<file.db> or yaml:<directory> (or 'store:memory' for a throwaway in-process store)"
 )
+
+
+# Backends an app adds (`register_backend`): kind -> opener of (target, user id, store).
+OpenManager = Callable[[str, str, Any], BaseMemoryManager]
+_registered: dict[str, OpenManager] = {}
+
+
+def register_backend(kind: str, open_manager: OpenManager) -> None:
+    """Let `<kind>:<target>` name a backend of your own: `open_manager(target, user_id, store)`
+    returns its manager for one user (a `BaseMemoryManager` subclass). Register it once, when
+    the app is imported; the built-in kinds cannot be replaced."""
+    kind = kind.strip().lower()
+    if kind in BUILT_IN_KINDS or not kind.isidentifier():
+        raise ValueError(f"{kind!r} cannot name a new memory backend")
+    _registered[kind] = open_manager
 
 
 def open_memory_manager(
@@ -30,6 +47,8 @@ def open_memory_manager(
     interleave a write; `postgres:<dsn>` always locks in its own database."""
     kind, _, target = spec.partition(":")
     kind = kind.strip().lower()
+    if kind in _registered:
+        return _registered[kind](target, validate_user_id(user_id), store)
     if kind == "yaml":
         from memory.store.backends.yaml_files import YamlMemoryManager
 
@@ -86,6 +105,8 @@ def has_stored_memory(spec: str, user_id: str, store: Any | None = None) -> bool
     context, or a snapshot that opening would restore), found without creating any file, lock,
     row or manager: what a read-only caller asks before opening a user that may not exist."""
     stem = file_stem(validate_user_id(user_id))
+    if spec.partition(":")[0].strip().lower() in _registered:
+        return True  # an app's own backend: only its manager knows; opening it will tell
     folder = backend_folder(spec)
     if folder is not None and (folder / "memory_backup" / f"{stem}.jsonl.gz").exists():
         return True
