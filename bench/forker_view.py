@@ -52,6 +52,28 @@ def exported(root: Path) -> dict[str, int]:
     return counts
 
 
+def recipes(root: Path) -> dict[str, list[str]]:
+    """The files each numbered recipe of docs/CUSTOMIZING.md has you edit (its "| edit |" table's
+    first column); a recipe without such a table (deleting a feature's code) is left out."""
+    guide = root / "docs" / "CUSTOMIZING.md"
+    found: dict[str, list[str]] = {}
+    if not guide.is_file():
+        return found
+    for section in guide.read_text(encoding="utf-8").split("\n## ")[1:]:
+        title, _, body = section.partition("\n")
+        if "| edit |" not in body:
+            continue
+        files: list[str] = []
+        for row in body.split("| edit |", 1)[1].splitlines()[2:]:
+            if not row.startswith("| `"):
+                break
+            path = row.split("`")[1]
+            if path not in files:
+                files.append(path)
+        found[title.strip()] = files
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=ROOT)
@@ -67,6 +89,8 @@ def main() -> None:
     for face, count in faces.items():
         print(f"{face}: {count} names")
     print(f"public names in all: {sum(faces.values())}")
+    for title, files in recipes(root).items():
+        print(f"recipe {title}: {len(files)} file(s) to edit: {', '.join(files)}")
 
 
 if __name__ == "__main__":
