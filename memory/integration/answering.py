@@ -25,6 +25,7 @@ from memory.integration.tool_loop import (
     calls_written_as_text,
     invoke_once_more_on_error,
     is_empty_answer,
+    tool_names,
     tool_rounds,
     without_echoed_tags,
     without_tool_calls,
@@ -51,11 +52,6 @@ def prompt_inputs(
     language = resolve_language(context.language, latest_user_text(state.messages))
     text = str((state.summary or {}).get("text") or "") if summary is None else summary
     return language, cut_on_sentence(text, summary_limit(budget)) if budget is not None else ""
-
-
-def tool_names(tools: Sequence[Any]) -> list[str]:
-    """The names the model knows the tools by."""
-    return [str(getattr(tool, "name", None) or getattr(tool, "__name__", "")) for tool in tools]
 
 
 def answer(

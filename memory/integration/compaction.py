@@ -14,7 +14,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from memory.integration.answering import PromptFor, prompt_inputs, tool_names
+from memory.integration.answering import PromptFor, prompt_inputs
 from memory.integration.context import MemoryContext
 from memory.integration.models.loading import load_chat_model
 from memory.integration.prompt_budget import (
@@ -28,6 +28,7 @@ from memory.integration.run_memory import RunMemory, open_run_memory
 from memory.integration.settings import get_settings
 from memory.integration.state import MemoryState
 from memory.integration.summarizer import RunningSummary, summarize, without_forgotten
+from memory.integration.tool_loop import tool_names
 from memory.integration.writing.pending import waiting_in_thread
 from memory.store.forgotten import forgotten_prints
 from memory.text.fingerprint import Fingerprint

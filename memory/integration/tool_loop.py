@@ -47,6 +47,11 @@ def this_turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     return list(messages)
 
 
+def tool_names(tools: Sequence[Any]) -> list[str]:
+    """The names the model knows the tools by (a LangChain tool's `name`, a function's own)."""
+    return [str(getattr(tool, "name", None) or getattr(tool, "__name__", "")) for tool in tools]
+
+
 def tool_rounds(messages: Sequence[BaseMessage]) -> int:
     """How many times the model asked for tools in this turn."""
     return sum(1 for m in this_turn(messages) if isinstance(m, AIMessage) and m.tool_calls)
@@ -90,8 +95,8 @@ def calls_written_as_text(response: AIMessage, tools: Sequence[Any]) -> AIMessag
     it has real calls or its text is not unambiguously calls."""
     if response.tool_calls:
         return response
-    names = [str(getattr(tool, "name", None) or getattr(tool, "__name__", "")) for tool in tools]
-    calls = parse_text_tool_calls(response.text if isinstance(response.text, str) else "", names)
+    text = response.text if isinstance(response.text, str) else ""
+    calls = parse_text_tool_calls(text, tool_names(tools))
     if not calls:
         return response
     logger.info("the chat model wrote %d tool call(s) as text: run as calls", len(calls))
