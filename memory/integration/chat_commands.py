@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memory.errors import MemoryNotFound
-from memory.integration.conversations.chat_search import search_conversations  # feature: archive
+from memory.integration.conversations.chat_search import find_in_archive  # feature: archive
 from memory.integration.writing.consolidator_graph import tidy_up  # feature: consolidation
 from memory.long_term import LongTermMemory
 from memory.store.branch import Lineage, Provenance, visible_ids
@@ -19,8 +19,8 @@ FORGET_REASON = "forgotten from the terminal chat"
 
 @dataclass
 class MemoryCommands:
-    """`make chat`'s memory commands on `memory`; `lineage` is the branch the next turn continues
-    (None: the whole thread), what /memories shows and /forget may touch."""
+    """`make chat`'s memory commands on `memory`. A command's `lineage` is the branch the next
+    turn continues (None: the whole thread): what /memories shows and /forget may touch."""
 
     memory: LongTermMemory
 
@@ -41,7 +41,7 @@ class MemoryCommands:
 
     def search(self, text: str, lineage: Lineage | None = None) -> str:  # feature: archive
         """/search <text>: past conversations of this branch and the others."""  # feature: archive
-        return search_conversations(self.memory.manager, text, lineage)  # feature: archive
+        return find_in_archive(self.memory.manager, text, lineage)  # feature: archive
 
     def consolidate(self) -> str:  # feature: consolidation
         """/consolidate: a pass with the deployment's thresholds."""  # feature: consolidation

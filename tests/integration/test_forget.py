@@ -18,7 +18,7 @@ from memory.archive import DigestSealer, archives
 from memory.archive.base import hidden_note
 from memory.integration.chat_commands import forget, restore
 from memory.integration.conversations.archiving import archive_spec
-from memory.integration.conversations.chat_search import search_conversations
+from memory.integration.conversations.chat_search import find_in_archive
 from memory.integration.settings import use_settings
 from memory.long_term import LongTermMemory
 from memory.registry import registry
@@ -73,7 +73,7 @@ def _channels(memory: LongTermMemory, reply: Any) -> dict[str, str]:
         "search_memory": str(memory.get_related_memory_from("Hangzhou", "mechanical")),
         "memories_about": str(about),  # feature: topics
         "topic summary": str(memory.topics.summary("Hangzhou")),  # feature: topics
-        "conversation search": search_conversations(memory.manager, "Hangzhou Wenyi Road", None),
+        "conversation search": find_in_archive(memory.manager, "Hangzhou Wenyi Road", None),
         "digests": "\n".join(d.text for d in archive.digests()),
         "core context": str(memory.get_core_context("t2")),
         "reply": reply.text + str(reply.related_memories),
@@ -113,7 +113,7 @@ async def test_forget_leaves_every_channel_and_restore_brings_it_back(settings: 
         assert [name for name, text in after.items() if _mentions(text)] == []
         # It says so (how many: every message matching any of the words that carried it).
         assert after["conversation search"].rstrip(")").endswith(hidden_note(1).split(" ", 1)[1])
-        assert "green tea" in search_conversations(memory.manager, "green tea", None)
+        assert "green tea" in find_in_archive(memory.manager, "green tea", None)
         assert "green tea" in after["digests"]  # the rest of the day is still sealed
         compacted = await session.say("t1", "Anything else?")
         summary = await _summary(session, "t1")
@@ -167,17 +167,17 @@ async def _forget_one_of_a_batch(settings: Any) -> None:
         items = memory.manager.all_items().values()
         written = {e.get("turn_id") for i in items for e in i.history if e["action"] == "create"}
         assert len(items) == 2 and len(written) == 1  # one writer run wrote both facts
-        assert "Clara" in search_conversations(memory.manager, "sister Clara", None)
+        assert "Clara" in find_in_archive(memory.manager, "sister Clara", None)
 
         await s.say("t1", "Please forget where I live.")
         await s.wait_for_writes()
         forgotten = next(iter(memory.manager.deleted_items()))
         await s.say("t2", "Hello again.")  # a new thread: the archive is reconciled
-        sister = search_conversations(memory.manager, "sister Clara", None)
+        sister = find_in_archive(memory.manager, "sister Clara", None)
         assert "My sister's name is Clara." in sister and "hidden" not in sister
-        assert "Lisbon" not in search_conversations(memory.manager, "Lisbon", None)
+        assert "Lisbon" not in find_in_archive(memory.manager, "Lisbon", None)
 
         assert "restored" in restore(memory.manager, forgotten)
         await s.say("t3", "Hello once more.")
-        assert "I live in Lisbon." in search_conversations(memory.manager, "Lisbon", None)
-        assert "Clara" in search_conversations(memory.manager, "sister Clara", None)
+        assert "I live in Lisbon." in find_in_archive(memory.manager, "Lisbon", None)
+        assert "Clara" in find_in_archive(memory.manager, "sister Clara", None)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from memory.archive import Window, archives, render
 from memory.archive.reconcile import reconcile
 from memory.integration.conversations.archiving import archive_spec
@@ -13,13 +11,7 @@ from memory.store.manager import BaseMemoryManager
 SEARCH_BUDGET_CHARS = 4_000  # what `/search` in `make chat` prints at most
 
 
-async def search_command(manager: BaseMemoryManager, line: str, lineage: Lineage | None) -> str:
-    """`/search <text>` in `make chat`: what `search_conversations` finds for the text."""
-    text = line.removeprefix("/search")
-    return await asyncio.to_thread(search_conversations, manager, text, lineage)
-
-
-def search_conversations(manager: BaseMemoryManager, text: str, lineage: Lineage | None) -> str:
+def find_in_archive(manager: BaseMemoryManager, text: str, lineage: Lineage | None) -> str:
     """What `search_conversations` finds for `text`: the user's other threads and this
     branch of this one, each hit with the messages around it (what carries a forgotten
     memory left out)."""
