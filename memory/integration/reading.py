@@ -8,7 +8,6 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from memory.integration.lineage import current_lineage
 from memory.integration.prompt_budget import latest_user_text
 from memory.integration.run_memory import open_run_memory
 from memory.integration.state import MemoryState
@@ -31,7 +30,7 @@ def retrieve_memory(state: MemoryState, runtime: Runtime[Any]) -> dict[str, Any]
     if not query.strip():
         return {"related_memories": [], "core_context": core_context, "cost": {},
                 "user_id": run.user_id, "said_recently": []}  # fmt: skip
-    lineage = current_lineage(run.config)
+    lineage = run.lineage()
     revision = run.memory.manager.change_token()  # what the memories below are read from
     meter = UsageMeter()  # the first node of a run: the run's cost starts here
     with metered(meter, "retrieval"):  # a model call only in the llm and hybrid modes

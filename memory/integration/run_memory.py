@@ -88,7 +88,7 @@ class RunMemory:
 
     def finished_turn(self, messages: Sequence[Any], lineage: Lineage | None) -> Turn | None:
         """The turn to write: the last user message and the replies after it, with a stable id,
-        where it was said and the `lineage` it descends from (`current_lineage(run.config)`),
+        where it was said and the `lineage` it descends from (`run.lineage()`),
         and the exchange before it as context. None when there is no user message."""
         said, message_id = extract_last_turn(messages)
         if not said or said[0]["role"] != "user":

@@ -8,7 +8,6 @@ from langgraph.runtime import get_runtime
 
 from memory.integration.context import MemoryContext
 from memory.integration.conversations.archiving import forget_in_archive, run_archive
-from memory.integration.lineage import current_lineage
 from memory.integration.run_memory import open_run_memory
 
 logger = logging.getLogger(__name__)
@@ -43,7 +42,7 @@ def search_conversations(query: str, since: str = "", until: str = "", thread: s
         window = Window(
             parse_day(since), parse_day(until, end=True),
             run.thread_id if thread.strip() == "current" else thread.strip() or None,
-            current_lineage(run.config),
+            run.lineage(),
         )  # fmt: skip
     except ValueError as exc:
         return f"Error: {exc}"

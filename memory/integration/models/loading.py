@@ -55,7 +55,7 @@ def load_chat_model(
     `timeout` (seconds per call) and `max_retries` go to the client when given.
     """
     provider, model = split_model_name(fully_specified_name)
-    if provider == OFFLINE_PROVIDER or _offline_default(provider, model):
+    if _answered_offline(provider, model):
         return _offline(provider, model)
     check_model_available(provider, f"model {provider}/{model}")
     base_url = (os.environ.get("OPENAI_BASE_URL") or None) if provider == "openai" else None
@@ -89,7 +89,7 @@ def check_run_models(context: MemoryContext) -> None:
     for field in ("model", "writer_model"):
         name = getattr(context, field)
         provider, model = split_model_name(name)
-        if provider != OFFLINE_PROVIDER and not _offline_default(provider, model):
+        if not _answered_offline(provider, model):
             check_model_available(provider, f"Context.{field}={name}")
 
 
@@ -119,9 +119,11 @@ def check_model_allowed(field: str, name: str, settings: Settings, custom_auth: 
         )
 
 
-def _offline_default(provider: str, model: str) -> bool:
-    """Whether the offline model stands in for `provider/model`: the default model, named by
-    no deployment variable, and no OpenAI key or base URL to reach it with."""
+def _answered_offline(provider: str, model: str) -> bool:
+    """Whether the offline model answers for `provider/model`: `offline/…`, or the default
+    model, named by no deployment variable, with no OpenAI key or base URL to reach it with."""
+    if provider == OFFLINE_PROVIDER:
+        return True
     name = f"{provider}/{model}"
     return (
         name == DEFAULT_MODEL
