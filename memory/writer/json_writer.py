@@ -9,7 +9,6 @@ from typing import Any
 
 from memory.prompts import writer_json as text
 from memory.prompts.writer import profile_section
-from memory.prompts.writer_instructions import DEFAULT_WRITER_INSTRUCTIONS, instructions_for
 from memory.writer.coverage import in_their_words, unfiled_facts
 from memory.writer.faithful import INVENTED, WRONG_LANGUAGE
 from memory.writer.json_protocol import (
@@ -32,16 +31,15 @@ class JsonWriteFailed(Exception):
     """The model gave no usable answer twice; nothing of the turn was staged by it."""
 
 
-def json_prompts(language: str, sections: Any, kit: MemoryToolkit, rules: str | None = None
+def json_prompts(language: str, sections: Any, kit: MemoryToolkit, rules: str
                  ) -> tuple[str, str, str]:  # fmt: skip
     """(system, turn template, repair note) in `language` ("en" or "zh"), the system prompt built
-    on `rules` (the writer's instructions; None: the library's); the sections listed by name only:
+    on `rules` (the writer's instructions in that language); the sections listed by name only:
     a small model reads a short prompt better."""
     names = ", ".join(section_names(sections, kit))
     profile = profile_section(
         list(sections.keys()) if isinstance(sections, Mapping) else list(sections), language
     )
-    rules = rules or instructions_for(DEFAULT_WRITER_INSTRUCTIONS, language)
     if language == "zh":
         system = text.JSON_SYSTEM_ZH.format(rules=rules, profile=profile, sections=names)
         return system, text.JSON_TURN_ZH, text.JSON_REPAIR_ZH
