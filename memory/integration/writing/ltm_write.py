@@ -101,7 +101,7 @@ async def hand_off(
         if mode == "server":
             await flush_on_thread_switch(run, runtime.store, turn)
         elif mode == "local":
-            await asyncio.to_thread(flush_local_batches, run, run.memory.waiting_turns())
+            await asyncio.to_thread(flush_local_batches, run)
         if turn.decision == "skip":
             return _outcome(turn, mode, "skipped")
         if mode == "server":

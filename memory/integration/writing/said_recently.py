@@ -61,13 +61,13 @@ def said_recently(
         return []
 
 
-def flush_local_batches(run: RunMemory, waiting: Sequence[Turn]) -> list[str]:
+def flush_local_batches(run: RunMemory) -> list[str]:
     """Local mode, in the hand-off of a turn: the user spoke in this run's thread, so the batches
     of their other threads go to the queue now instead of after the quiet time (once per newest
-    turn). Returns those threads."""
+    turn). Returns those threads. Sync: it reads the journal."""
     if not run.memory.writing:
         return []
-    threads = _threads_to_flush(run.memory, waiting, run.thread_id)
+    threads = _threads_to_flush(run.memory, run.memory.waiting_turns(), run.thread_id)
     for thread in threads:
         local_writer.flush(run.memory, thread)  # on the queue's loop; not waited for
     return threads
