@@ -13,7 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 import graph.nodes as nodes
 import graph.prompting as prompting
-import memory.integration.compaction as compaction
+import memory.integration.compaction as compaction  # feature: compaction
 import memory.integration.run_memory as run_memory
 from graph.agent import compile_graph
 from graph.context import Context
@@ -57,9 +57,10 @@ async def chat(model_name: str) -> ScriptedModel:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(nodes, "load_chat_model", lambda name, **_: model)
         # The scripted model stands in for one this machine cannot build (no package, no key);
-        # compaction measures its budget on the offline model, as without a key it always did.
+        # anything else that loads the named model gets the offline model, as without a key.
         patch.setattr(run_memory, "check_run_models", lambda context: None)
-        patch.setattr(compaction, "load_chat_model", lambda name, **_: OfflineChatModel())
+        offline = lambda name, **_: OfflineChatModel()  # noqa: E731  # feature: compaction
+        patch.setattr(compaction, "load_chat_model", offline)  # feature: compaction
         for text in TURNS:
             await app.ainvoke(
                 {"messages": [{"role": "user", "content": text}]},
