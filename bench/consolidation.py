@@ -38,11 +38,12 @@ from unittest.mock import patch
 
 import numpy as np
 
-from memory import LongTermMemory, open_memory_manager
+from memory import LongTermMemory
 from memory.prompts.consolidation import SAME_FACT_PROMPTS
 from memory.retrieval import MechanicalRetriever
 from memory.retrieval.embedder import OfflineEncoder
 from memory.retrieval.evaluation import load_labelled_set, write_items
+from memory.store.factory import open_memory_manager
 from memory.store.item import MemoryItem
 from memory.upkeep.consolidation import semantic, similarity
 from tests.consolidation_data import planted_set, score

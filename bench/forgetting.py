@@ -41,7 +41,7 @@ from graph.cli.session import LocalSession
 from graph.context import Context
 from memory.archive import ArchivedMessage, archives
 from memory.archive.reconcile import reconcile
-from memory.integration.conversations.archiving import archive_spec
+from memory.integration.archive_location import archive_spec
 from memory.integration.settings import use_settings
 from memory.long_term import LongTermMemory
 from memory.registry import registry

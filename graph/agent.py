@@ -16,11 +16,10 @@ from graph.state import InputState, State
 from graph.tools import chat_tools
 from memory.integration import (
     Settings,
-    check_deployment_models,
     compaction_node,  # feature: compaction
     get_settings,
-    load_deployment_embeddings_in_background,
     ltm_write,
+    prepare_deployment,
     retrieve_memory,
 )
 
@@ -58,13 +57,10 @@ def compile_graph(
     return build(get_settings()).compile(checkpointer=checkpointer, store=store, name="Gulfstream")
 
 
-# A model the deployment names whose package or key is missing stops the server as it starts,
-# instead of failing every user's first message. Only the server: the CLI imports this module
-# too, and checks in its main, where the failure is one line and exit code 2.
-if "langgraph_api" in sys.modules:
-    check_deployment_models()
 # The settings as the server starts, read without caching them (tests swap them later).
 graph = build(Settings.from_env()).compile(name="Gulfstream")
 # Importing the graph is a process (or server) starting: the offline embedding model loads now,
-# in a background thread, instead of inside the first user's first reply.
-load_deployment_embeddings_in_background()
+# in the background, not inside the first user's first reply; and under the server a model the
+# deployment names whose package or key is missing stops it now, not every user's first message
+# (the CLI imports this module too, and checks in its main: one line and exit code 2).
+prepare_deployment(check_models="langgraph_api" in sys.modules)

@@ -8,7 +8,8 @@ from typing import Any
 
 from graph.context import Context
 from graph.state import State
-from memory.integration import ChatPrompt, escape_data, local_date, resolve_language
+from memory import MemoryItem
+from memory.integration import ChatPrompt, escape_data
 from prompts import persona
 from prompts.agent import (
     CORE_CONTEXT_BLOCKS,
@@ -32,8 +33,8 @@ def memory_lines(memories: Sequence[dict[str, Any]], language: str = "en") -> st
         text = escape_data(memory.get("description", ""))
         theme = escape_data(memory.get("theme", ""))
         line = f"- [{theme}] {text}" if theme else f"- {text}"
-        said = local_date(memory.get("created_time"))
-        updated = local_date(memory.get("latest_update_time"))
+        said = MemoryItem.local_date(memory.get("created_time"))
+        updated = MemoryItem.local_date(memory.get("latest_update_time"))
         if said:
             dates = MEMORY_DATES[language] if updated and updated != said else MEMORY_SAID[language]
             line += dates.format(said=said, updated=updated)
@@ -132,7 +133,7 @@ def build_chat_prompt(
     said lately and the writer has not filed yet (`said_recently`) follows the memories block.
     The running summary of a compacted conversation ends the instructions.
     """
-    language = language or resolve_language(context.language)
+    language = language or context.language_for()
     core = dict(core_context or {})
     own_persona = core.pop("persona", "").strip() or persona.PERSONA[language]
     core["human"] = human_without(core.get("human", ""), memories)

@@ -14,10 +14,9 @@ from graph.context import Context
 from graph.prompting import format_memories
 from graph.topic_tools import memories_about  # feature: topics
 from memory.integration import (
+    RunMemory,
     Settings,
     get_settings,
-    open_run_memory,
-    resolve_language,
     search_conversations,  # feature: archive
 )
 
@@ -35,7 +34,7 @@ def search_memory(query: str) -> str:
 
     Use it when the memories already in your instructions do not cover what you need.
     """
-    run = open_run_memory(get_runtime(Context))
+    run = RunMemory.open(get_runtime(Context))
     # BM25: a deeper recall mid-conversation must not cost another model call. Like
     # retrieve_memory, only what this branch of the conversation may read.
     found = run.memory.get_related_memory_from(
@@ -44,7 +43,7 @@ def search_memory(query: str) -> str:
     if not found:
         return "No memory matches."
     # Like the system prompt: fenced and escaped, memory text is data, never instructions.
-    return format_memories(found, resolve_language(run.context.language, query))
+    return format_memories(found, run.context.language_for(query))
 
 
 def convert_units(value: float, unit_from: str, unit_to: str) -> str:

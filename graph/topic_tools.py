@@ -6,7 +6,7 @@ from langgraph.runtime import get_runtime
 
 from graph.context import Context
 from graph.prompting import format_memories
-from memory.integration import open_run_memory, resolve_language
+from memory.integration import RunMemory
 
 TOPIC_LIMIT = 20  # memories listed, as many as search_memories lists
 
@@ -17,7 +17,7 @@ def memories_about(topic: str) -> str:
 
     Use it when the user asks how someone or something is doing, or what is new with them.
     """
-    run = open_run_memory(get_runtime(Context))
+    run = RunMemory.open(get_runtime(Context))
     lineage = run.lineage()
     found = run.memory.get_related_memory_from(
         "", "mechanical", limit=TOPIC_LIMIT, lineage=lineage, topic=topic
@@ -28,4 +28,4 @@ def memories_about(topic: str) -> str:
         )
     if not found:
         return "No memory is about that topic."
-    return format_memories(found, resolve_language(run.context.language, topic))
+    return format_memories(found, run.context.language_for(topic))

@@ -23,14 +23,11 @@ if TYPE_CHECKING:
     )
     from memory.long_term import LongTermMemory
     from memory.registry import open_memory
-    from memory.store.backends.langgraph_store import StoreMemoryManager
-    from memory.store.backends.sqlite_db import SqliteMemoryManager
-    from memory.store.backends.yaml_files import YamlMemoryManager
-    from memory.store.branch import Lineage, Provenance, visible_ids
+    from memory.store.branch import Lineage
     from memory.store.document import Change, MemoryDocument
     from memory.store.factory import open_memory_manager, register_backend
     from memory.store.item import MemoryItem
-    from memory.store.manager import BaseMemoryManager, validate_user_id
+    from memory.store.manager import BaseMemoryManager
     from memory.writer.turn import Turn
 
 # Each name is imported on first use, so that `import memory.store.item` loads the item, not the
@@ -42,14 +39,11 @@ _HOME = {
     ),
     "LongTermMemory": "memory.long_term",
     "open_memory": "memory.registry",
-    "YamlMemoryManager": "memory.store.backends.yaml_files",
-    "SqliteMemoryManager": "memory.store.backends.sqlite_db",
-    "StoreMemoryManager": "memory.store.backends.langgraph_store",
-    **dict.fromkeys(("Lineage", "Provenance", "visible_ids"), "memory.store.branch"),
+    "Lineage": "memory.store.branch",
     **dict.fromkeys(("Change", "MemoryDocument"), "memory.store.document"),
     **dict.fromkeys(("open_memory_manager", "register_backend"), "memory.store.factory"),
     "MemoryItem": "memory.store.item",
-    **dict.fromkeys(("BaseMemoryManager", "validate_user_id"), "memory.store.manager"),
+    "BaseMemoryManager": "memory.store.manager",
     "Turn": "memory.writer.turn",
 }
 
@@ -71,16 +65,10 @@ __all__ = [
     "MemoryDocument",
     "MemoryItem",
     "MemoryNotFound",
-    "Provenance",
-    "SqliteMemoryManager",
     "StaleWrite",
-    "StoreMemoryManager",
     "Turn",
     "WritesDisabled",
-    "YamlMemoryManager",
     "open_memory",
     "open_memory_manager",
     "register_backend",
-    "validate_user_id",
-    "visible_ids",
 ]

@@ -27,6 +27,7 @@ from memory.store.item import MemoryItem
 from memory.store.manager import BaseMemoryManager
 from memory.store.repair import SelfCheckReport
 from memory.store.state_db import SUMMARIES_FILE, StateDatabase, open_state
+from memory.store.transfer import ImportOutcome, export_document, import_document
 from memory.text.messages import extract_last_turn
 from memory.topics.routing import TopicRouting  # feature: topics
 from memory.topics.summaries import SCHEMA as SUMMARY_SCHEMA  # feature: topics
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from memory.store.snapshots import SnapshotScheduler
     from memory.writer.queue import DurableWriteQueue, RetryPolicy, TurnConsumer, WriteStatus
     from memory.writer.staging import ToolEvent
-    from memory.writer.trace import UsageLedger, WriteTrace
+    from memory.writer.trace import AdmissionEntry, TraceEntry, UsageLedger, WriteTrace
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +132,9 @@ class LongTermMemory:
         self._usage: UsageLedger | None = None
         self._open_lock = threading.Lock()
         self.snapshots: SnapshotScheduler | None = None  # set when the registry keeps snapshots
+        # The user's conversation archive when the deployment keeps one (None otherwise; the
+        # deployment's settings set it): what an erase reaches beside the memories.
+        self.find_archive: Callable[[], ErasableArchive | None] = lambda: None
         # What the memory writer is handed of this memory: the queue's, and a consumer's own
         # `consume(turn, memory.write_target)`. The trace and ledger open on first use, and
         # `batching` is read when a turn waits (the deployment may set it after this).
@@ -296,6 +300,52 @@ class LongTermMemory:
                 self._usage = UsageLedger(open_state(self.state_dsn, path, USAGE_SCHEMA, "NORMAL"))
             return self._usage
 
+    def recent_changes(self, limit: int = 50) -> tuple[list[TraceEntry], list[AdmissionEntry]]:
+        """The user's latest applied changes and admission decisions, newest first ([] before
+        the first write; reading creates no trace file)."""
+        if not self.has_trace:
+            return [], []
+        if self.state_dsn:  # the deployment's rows, whichever replica wrote them
+            trace = self.trace
+            return trace.for_user(self.user_id, limit=limit), trace.admissions(
+                self.user_id, limit=limit
+            )
+        from memory.writer.trace import WriteTrace
+
+        own = WriteTrace(self.trace_path)  # not `self.trace`: a reader keeps no file open
+        try:
+            return own.for_user(self.user_id, limit=limit), own.admissions(
+                self.user_id, limit=limit
+            )
+        finally:
+            own.close()
+
+    def usage_totals(self) -> dict[str, dict[str, int]]:
+        """The user's model calls and tokens so far by purpose (`memory.usage`); {} before any."""
+        if not self.has_trace:
+            return {}
+        from memory.usage.counts import as_dicts
+
+        if self.state_dsn:
+            return as_dicts(self.usage.totals(self.user_id))
+        from memory.writer.trace import UsageLedger
+
+        ledger = UsageLedger(self.trace_path)
+        try:
+            return as_dicts(ledger.totals(self.user_id))
+        finally:
+            ledger.close()
+
+    def export_memories(self) -> dict[str, Any]:
+        """Every item of the user, tombstones included, with full history, as JSON."""
+        return export_document(self.manager)
+
+    def import_memories(self, export: dict[str, Any]) -> ImportOutcome:
+        """An `export_memories` document added in one transaction, overwriting nothing (a
+        different version of a known id is kept deleted under a new id); a bad document is
+        refused whole with a ValueError whose `field` names the problem."""
+        return import_document(self.manager, export)
+
     # ── write interface ─────────────────────────────────────────────────
 
     def _writer(self) -> DurableWriteQueue:
@@ -413,12 +463,15 @@ class LongTermMemory:
 
     def erase(self, memory_id: str, *, archive: ErasableArchive | None = None) -> ErasureReport:
         """Remove one memory for good with everything derived from it (versions, history,
-        vector, journal and trace rows, snapshots; with `archive`, the archived messages that
-        carried it and the digests of their days). Unlike `delete`, nothing can restore it.
-        The thread's checkpoints keep what was said (`memory.erasure.CHECKPOINTS_NOTE`)."""
+        vector, journal and trace rows, snapshots; in `archive` (by default `find_archive()`),
+        the archived messages that carried it and the digests of their days). Unlike `delete`,
+        nothing can restore it. The thread's checkpoints keep what was said
+        (`memory.erasure.CHECKPOINTS_NOTE`)."""
         from memory.erasure import erase_memory
 
-        return erase_memory(self, memory_id, archive)
+        return erase_memory(
+            self, memory_id, archive if archive is not None else self.find_archive()
+        )
 
     def erase_user(
         self, *, archive: ErasableArchive | None = None, threads: Any = None
@@ -427,7 +480,7 @@ class LongTermMemory:
         with `threads` (a checkpointer), the user's threads too. Other users are untouched."""
         from memory.erasure import erase_user
 
-        return erase_user(self, archive, threads)
+        return erase_user(self, archive if archive is not None else self.find_archive(), threads)
 
     def self_check(self, recheck: bool = False) -> SelfCheckReport:
         """The store's report merged with the write pipeline's: what the chat and editor show.

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from memory.integration import DEFAULT_SECTIONS, DEFAULT_WRITER_INSTRUCTIONS, MemorySection
+from memory.integration import AppText, MemorySection
+
+LIBRARY = AppText()  # the library's own sections and writer's rules, to start from
 
 # Who the assistant is. A user who edits their persona in the memory editor gets theirs instead;
 # nobody's store holds a copy of this one, so a change here reaches every user.
@@ -75,7 +77,7 @@ TOOL_GUIDANCE = {
 # (memory/prompts/writer.py, each a `MemorySection(name, hint, kind)`). To file under your own,
 # replace them here with a dict of the same shape: the writer, the offline rules, the core
 # context and the retriever's examples find them by `kind`, whatever you name them.
-SECTIONS: dict[str, tuple[MemorySection, ...]] = DEFAULT_SECTIONS
+SECTIONS: Mapping[str, tuple[MemorySection, ...]] = LIBRARY.sections
 
 # What the memory writer keeps and how it writes a memory, per language: the library's rules
 # (memory/prompts/writer_instructions.py). Both of the writer's protocols (tool calls, JSON) send
@@ -83,7 +85,7 @@ SECTIONS: dict[str, tuple[MemorySection, ...]] = DEFAULT_SECTIONS
 # and SECTIONS). To change what is kept, give your own text per language here ("en", "zh"; a
 # language left out gets the "en" text), for example one rule more:
 #   WRITER_INSTRUCTIONS = {
-#       "en": DEFAULT_WRITER_INSTRUCTIONS["en"] + "\n7. Keep nothing about the user's health.",
-#       "zh": DEFAULT_WRITER_INSTRUCTIONS["zh"] + "\n7. 不要记用户的健康状况。",
+#       "en": LIBRARY.writer_instructions["en"] + "\n7. Keep nothing about the user's health.",
+#       "zh": LIBRARY.writer_instructions["zh"] + "\n7. 不要记用户的健康状况。",
 #   }
-WRITER_INSTRUCTIONS: Mapping[str, str] = DEFAULT_WRITER_INSTRUCTIONS
+WRITER_INSTRUCTIONS: Mapping[str, str] = LIBRARY.writer_instructions

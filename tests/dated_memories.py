@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memory import LongTermMemory, open_memory_manager
+from memory import LongTermMemory
 from memory.retrieval.evaluation import write_items
+from memory.store.factory import open_memory_manager
 from memory.store.item import MemoryItem
 from memory.store.manager import BaseMemoryManager
 

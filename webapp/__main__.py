@@ -11,7 +11,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
-from memory.integration.settings import get_settings, load_dotenv
+from memory.integration import Settings, get_settings
 from webapp.app import PREFIX, editor_routes
 from webapp.guard import allowed_hosts
 
@@ -30,7 +30,7 @@ def standalone_app() -> Starlette:
 
 
 def main() -> None:
-    load_dotenv()
+    Settings.load_dotenv()
     port = int(os.environ.get("GULFSTREAM_EDITOR_PORT", DEFAULT_PORT))
     spec = get_settings().memory_backend
     print(f"Gulfstream memory editor: http://127.0.0.1:{port}{PREFIX}/  (backend {spec})")

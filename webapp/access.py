@@ -8,14 +8,8 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from memory.errors import WritesDisabled
-from memory.integration.models.embeddings import deployment_embeddings
-from memory.integration.settings import get_settings
-from memory.long_term import LongTermMemory
-from memory.registry import registry
-from memory.store.document import MemoryDocument
-from memory.store.factory import backend_folder, has_stored_memory
-from memory.store.manager import BaseMemoryManager
+from memory import BaseMemoryManager, LongTermMemory, MemoryDocument, WritesDisabled
+from memory.integration import get_settings, open_user_memory
 from webapp.guard import ApiError, Caller
 from webapp.server_store import ServerStore, server_store
 
@@ -62,28 +56,13 @@ def open_memory(caller: Caller, loop: asyncio.AbstractEventLoop) -> LongTermMemo
     `store` backend is the LangGraph server's live store, reached from this server's event loop
     `loop`; the namespace is always the caller's own. Open memories live in the process's
     bounded registry (least recently used closed first)."""
-    settings = get_settings()
-    return registry.open(
-        settings.memory_backend,
-        caller.user_id,
-        _store(loop),
-        default_data_dir=settings.data_dir,
-        snapshot_delay=settings.snapshot_seconds,
-        embeddings=deployment_embeddings(),
-        shared_database=settings.shared_database,
-    )
+    return open_user_memory(caller.user_id, _store(loop))
 
 
 def stored_memory(caller: Caller, loop: asyncio.AbstractEventLoop) -> LongTermMemory | None:
     """The caller's memory if the backend holds anything of theirs (or it is open already);
     None otherwise, having opened nothing."""
-    spec = get_settings().memory_backend
-    store = _store(loop)
-    if registry.peek(spec, caller.user_id, store) is not None:
-        return open_memory(caller, loop)
-    if not has_stored_memory(spec, caller.user_id, store):
-        return None
-    return open_memory(caller, loop)
+    return open_user_memory(caller.user_id, _store(loop), create=False)
 
 
 def read_memory(caller: Caller, loop: asyncio.AbstractEventLoop) -> LongTermMemory:
@@ -91,10 +70,10 @@ def read_memory(caller: Caller, loop: asyncio.AbstractEventLoop) -> LongTermMemo
     memory = stored_memory(caller, loop)
     if memory is not None:
         return memory
-    spec = get_settings().memory_backend
-    kind = spec.split(":", 1)[0].strip().lower()
+    settings = get_settings()
+    kind = settings.memory_backend.split(":", 1)[0].strip().lower()
     backend = "store" if kind == "postgres" else kind  # StoreMemoryManager's name for both
-    folder = backend_folder(spec) or get_settings().data_dir
+    folder = settings.memory_folder
     # The real folder, so the status still reports this user's dead-lettered turns, if any.
     return LongTermMemory(NothingStored(caller.user_id, backend), data_dir=folder)
 

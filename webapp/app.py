@@ -19,7 +19,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from memory.integration.settings import get_settings
+from memory.integration import get_settings
 from webapp import routes
 from webapp.consolidate import consolidate  # feature: consolidation
 from webapp.conversations import search_conversations  # feature: archive

@@ -7,9 +7,8 @@ import functools
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from memory.integration.settings import get_settings
-from memory.integration.writing.consolidator_graph import consolidation_policy
-from memory.long_term import LongTermMemory
+from memory import LongTermMemory
+from memory.integration import get_settings
 from webapp.guard import read_json_object
 from webapp.routes import _run, api
 
@@ -19,6 +18,6 @@ async def consolidate(request: Request, memory: LongTermMemory) -> Response:
     """One consolidation pass (no model: the most complete text of each group is kept) and its
     report; a refused pass changed nothing and says why in `refused`."""
     await read_json_object(request, set())
-    policy = consolidation_policy(get_settings())
+    policy = get_settings().consolidation_policy()
     report = await _run(functools.partial(memory.consolidate, policy=policy))
     return JSONResponse(report.to_dict())

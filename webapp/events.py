@@ -10,9 +10,8 @@ from typing import Any
 
 from anyio import sleep, to_thread
 
-from memory.integration.settings import get_settings
-from memory.long_term import LongTermMemory
-from memory.store.manager import BaseMemoryManager
+from memory import BaseMemoryManager, LongTermMemory
+from memory.integration import get_settings
 from webapp.views import changed_cards
 
 logger = logging.getLogger(__name__)

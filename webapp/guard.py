@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from memory.integration.settings import custom_auth_configured, get_settings, is_studio_user
-from memory.store.manager import validate_user_id
+from memory import BaseMemoryManager
+from memory.integration import Settings, get_settings
 
 CSRF_HEADER = "x-gulfstream-csrf"
 USER_HEADER = "x-gulfstream-user"
@@ -71,8 +71,8 @@ def resolve_caller(request: Request) -> Caller:
     """
     user = request.scope.get("user")
     identity = getattr(user, "identity", "") if user is not None else ""
-    custom_auth = custom_auth_configured()
-    if custom_auth and is_studio_user(user):
+    custom_auth = Settings.custom_auth()
+    if custom_auth and Settings.is_studio_user(user):
         # `x-auth-scheme: langsmith` skips custom auth unless disable_studio_auth is set; that
         # shared Studio identity is no end user, so it gets no memories here.
         raise ApiError(403, "the LangGraph Studio user cannot use the memory editor", "user")
@@ -92,7 +92,7 @@ def resolve_caller(request: Request) -> Caller:
 
 def _checked_user(user_id: str) -> str:
     try:
-        return validate_user_id(user_id)
+        return BaseMemoryManager.validate_user_id(user_id)
     except ValueError as exc:
         raise ApiError(400, str(exc), "user") from exc
 
@@ -209,9 +209,10 @@ def json_depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
-async def read_json_object(request: Request, allowed: set[str]) -> dict[str, Any]:
-    """The JSON body as a dict with only known fields; anything else is a 4xx naming the field
-    (a body too large, malformed or nested too deeply included: never a 500)."""
+async def read_json_object(request: Request, allowed: set[str] | None = None) -> dict[str, Any]:
+    """The JSON body as a dict with only the `allowed` fields (None: what reads it checks);
+    anything else is a 4xx naming the field (a body too large, malformed or nested too deeply
+    included: never a 500)."""
     body = getattr(request.state, "body", None)  # read already, before the user was opened
     if body is None:
         body = await read_body(request)
@@ -225,7 +226,7 @@ async def read_json_object(request: Request, allowed: set[str]) -> dict[str, Any
         raise ApiError(400, f"body nests deeper than {MAX_JSON_DEPTH} levels", "body")
     if not isinstance(data, dict):
         raise ApiError(400, "body must be a JSON object", "body")
-    unknown = sorted(set(data) - allowed)
-    if unknown:
+    unknown = sorted(set(data) - allowed) if allowed is not None else []
+    if unknown and allowed is not None:
         raise ApiError(400, f"unknown field {unknown[0]!r}; expected {sorted(allowed)}", unknown[0])
     return data

@@ -19,18 +19,18 @@ from anyio import to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from memory.errors import (
+from memory import (
+    BaseMemoryManager,
+    Change,
     CorruptStoreError,
+    LongTermMemory,
     MemoryBusy,
+    MemoryItem,
     MemoryNotFound,
     StaleWrite,
     WritesDisabled,
 )
-from memory.long_term import LongTermMemory
-from memory.store.document import Change
-from memory.store.item import check_description, check_reason, check_theme
-from memory.store.manager import BaseMemoryManager
-from webapp import events, transfer, views
+from webapp import events, views
 from webapp.access import is_stand_in, open_memory, read_memory, stored_memory
 from webapp.guard import (
     ApiError,
@@ -125,10 +125,9 @@ def api(handler: Callable[[Request, LongTermMemory], Awaitable[Response]]) -> Ha
             return error_response(409, str(exc), None)
         except (CorruptStoreError, MemoryBusy) as exc:  # MemoryBusy: nothing written, try again
             return error_response(503, str(exc), None)
-        except transfer.ImportRejected as exc:
-            return error_response(400, str(exc), exc.field)
-        except ValueError as exc:
-            return error_response(400, str(exc), _field_of(str(exc)))
+        except ValueError as exc:  # an import's names its field (ImportRejected.field)
+            field = getattr(exc, "field", None) or _field_of(str(exc))
+            return error_response(400, str(exc), field)
         except RecursionError:
             return error_response(400, "the request nests too deeply", "body")
 
@@ -157,7 +156,7 @@ def _text(data: dict[str, Any], name: str, required: bool = True) -> str | None:
 
 
 def _reason(data: dict[str, Any], required: bool) -> str:
-    reason = check_reason(data.get("reason"))
+    reason = MemoryItem.check_reason(data.get("reason"))
     if required and not reason:
         raise ApiError(400, "reason must say why (it goes into the history)", "reason")
     return reason
@@ -202,8 +201,8 @@ async def list_memories(request: Request, memory: LongTermMemory) -> Response:
 async def add_memory(request: Request, memory: LongTermMemory) -> Response:
     manager = memory.manager
     data = await read_json_object(request, {"description", "theme", "reason"})
-    description = check_description(_text(data, "description"))
-    theme = check_theme(_text(data, "theme"))
+    description = MemoryItem.check_description(_text(data, "description"))
+    theme = MemoryItem.check_theme(_text(data, "theme"))
     memory_id = await _run(manager.add, description, theme, _reason(data, False))
     return JSONResponse({"id": memory_id, "revision": await _revision(manager)}, status_code=201)
 
@@ -223,8 +222,8 @@ async def edit_memory(request: Request, memory: LongTermMemory) -> Response:
     description, theme = _text(data, "description", False), _text(data, "theme", False)
     if description is None and theme is None:
         raise ApiError(400, "send description and/or theme to change", "description")
-    description = check_description(description) if description is not None else None
-    theme = check_theme(theme) if theme is not None else None
+    description = MemoryItem.check_description(description) if description is not None else None
+    theme = MemoryItem.check_theme(theme) if theme is not None else None
     change = Change(
         op="update",
         id=_memory_id(request),
@@ -274,8 +273,8 @@ async def merge_memories(request: Request, memory: LongTermMemory) -> Response:
     assert keep is not None and other is not None  # _text raised otherwise
     if keep == other:
         raise ApiError(400, "other_id must name a different memory than id", "other_id")
-    description = check_description(_text(data, "description"))
-    theme = check_theme(_text(data, "theme"))
+    description = MemoryItem.check_description(_text(data, "description"))
+    theme = MemoryItem.check_theme(_text(data, "theme"))
     change = Change(
         op="merge",
         id=keep,
@@ -312,19 +311,15 @@ async def run_self_check(request: Request, memory: LongTermMemory) -> Response:
 
 @api
 async def export_memories(request: Request, memory: LongTermMemory) -> Response:
-    manager = memory.manager
-    document = await _run(transfer.export_document, manager)
-    name = f"memories-{manager.user_id}.json"
+    document = await _run(memory.export_memories)
+    name = f"memories-{memory.user_id}.json"
     return JSONResponse(document, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 
 @api
 async def import_memories(request: Request, memory: LongTermMemory) -> Response:
-    manager = memory.manager
-    data = await read_json_object(request, transfer.IMPORT_FIELDS)
-    items = transfer.parse_import(data)
-    source = transfer.import_source(data)
-    outcome = await _run(transfer.import_items, manager, items, source)
+    data = await read_json_object(request)  # the export's own fields: import_memories checks
+    outcome = await _run(memory.import_memories, data)
     # A small import is searchable by meaning when this answers; a large one is embedded in the
     # background (the status says so) and found by BM25 meanwhile.
     vectors_ready = await _run(memory.retrievers.catch_up)
@@ -334,7 +329,7 @@ async def import_memories(request: Request, memory: LongTermMemory) -> Response:
             "added": outcome.added,
             "superseded": outcome.superseded,
             "skipped": outcome.skipped,
-            "revision": await _revision(manager),
+            "revision": await _revision(memory.manager),
         }
     )
 
@@ -353,15 +348,6 @@ async def stream_events(request: Request, memory: LongTermMemory) -> Response:
     )
 
 
-def _archive_of(user_id: str) -> Any:
-    """The user's conversation archive, when the deployment keeps one and it holds anything."""
-    archive = None  # what stays when the archive feature is deleted (docs/CUSTOMIZING.md)
-    from memory.integration.conversations.archiving import existing_archive  # feature: archive
-
-    archive = existing_archive(user_id)  # feature: archive
-    return archive
-
-
 def _confirmed(data: dict[str, Any], word: str) -> None:
     if data.get("confirm") != word:
         raise ApiError(400, f"erasing cannot be undone: send confirm={word!r} to do it", "confirm")
@@ -373,8 +359,7 @@ async def erase_memory(request: Request, memory: LongTermMemory) -> Response:
     what went where."""
     memory_id = _memory_id(request)
     _confirmed(await read_json_object(request, {"confirm"}), memory_id)
-    archive = await _run(_archive_of, memory.user_id)
-    report = await _run(functools.partial(memory.erase, memory_id, archive=archive))
+    report = await _run(memory.erase, memory_id)  # and from the archive (`find_archive`)
     return JSONResponse({**report.to_dict(), "revision": await _revision(memory.manager)})
 
 
@@ -384,13 +369,12 @@ async def erase_user(request: Request, memory: LongTermMemory) -> Response:
     another's; under the LangGraph server their threads too (those their archive and journal
     name). The editor alone has no checkpointer, so its report says the threads stay."""
     _confirmed(await read_json_object(request, {"confirm"}), memory.user_id)
-    archive = await _run(_archive_of, memory.user_id)
     threads = None
     if "langgraph_api" in sys.modules:  # mounted on the server: its threads are its own
         from webapp.server_store import ServerThreads
 
         threads = ServerThreads(asyncio.get_running_loop())
-    erase = functools.partial(memory.erase_user, archive=archive, threads=threads)
+    erase = functools.partial(memory.erase_user, threads=threads)
     report = await _run(erase)
     return JSONResponse({**report.to_dict(), "revision": await _revision(memory.manager)})
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memory.long_term import LongTermMemory
-from memory.store.item import MemoryItem
+from memory import LongTermMemory, MemoryItem
 
 
 def by_topic(memory: LongTermMemory) -> Callable[[str, MemoryItem], tuple[str, str, str]]:

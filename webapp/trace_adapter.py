@@ -3,55 +3,16 @@ admission scorer let through or skipped (the live panel), and the model calls (t
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from memory.long_term import LongTermMemory
-from memory.usage.counts import as_dicts
-from memory.writer.trace import AdmissionEntry, TraceEntry, UsageLedger, WriteTrace
+from memory import LongTermMemory
 
 RECENT_ROWS = 50
 ADMISSION_STEP = -2  # an admission decision's key on a stream, beside the changes' steps
 TraceKey = tuple[str, int]
 
 
-def trace_file(memory: LongTermMemory) -> Path:
-    """Where the user's writer keeps its trace: beside the write journal."""
-    return memory.trace_path
-
-
-def recent_entries(memory: LongTermMemory) -> tuple[list[TraceEntry], list[AdmissionEntry]]:
-    """The user's latest applied changes and admission decisions, newest first (nothing before
-    the first turn was recorded)."""
-    if not memory.has_trace:  # opening a WriteTrace would create the file; the editor only reads
-        return [], []
-    if memory.state_dsn:  # the deployment's rows, whichever replica wrote them
-        return _entries(memory.trace, memory.user_id)
-    trace = WriteTrace(trace_file(memory))
-    try:
-        return _entries(trace, memory.user_id)
-    finally:
-        trace.close()
-
-
-def _entries(trace: WriteTrace, user: str) -> tuple[list[TraceEntry], list[AdmissionEntry]]:
-    return trace.for_user(user, limit=RECENT_ROWS), trace.admissions(user, limit=RECENT_ROWS)
-
-
-def usage_totals(memory: LongTermMemory) -> dict[str, dict[str, int]]:
-    """The user's model calls and tokens so far by purpose (`memory.usage`); {} before any."""
-    if not memory.has_trace:
-        return {}
-    if memory.state_dsn:
-        return as_dicts(memory.usage.totals(memory.user_id))
-    ledger = UsageLedger(trace_file(memory))
-    try:
-        return as_dicts(ledger.totals(memory.user_id))
-    finally:
-        ledger.close()
-
-
-def admission_row(entry: AdmissionEntry) -> dict[str, Any]:
+def admission_row(entry: Any) -> dict[str, Any]:
     """What the page shows for one admission decision: what was said, the decision, and why."""
     admission = entry.admission
     return {
@@ -65,7 +26,7 @@ def admission_row(entry: AdmissionEntry) -> dict[str, Any]:
     }
 
 
-def row(entry: TraceEntry) -> dict[str, Any]:
+def row(entry: Any) -> dict[str, Any]:
     """What the page shows for one traced change."""
     arguments = entry.arguments
     text = arguments.get("content") or arguments.get("description") or arguments.get("reason")
@@ -86,7 +47,7 @@ def trace_signature(memory: LongTermMemory) -> tuple[Any, ...]:
     if memory.state_dsn:
         return memory.trace.signature(memory.user_id)
     stamps = []
-    path = trace_file(memory)
+    path = memory.trace_path
     for part in (path, path.with_name(path.name + "-wal")):
         try:
             stat = part.stat()
@@ -98,7 +59,7 @@ def trace_signature(memory: LongTermMemory) -> tuple[Any, ...]:
 
 def unseen_rows(memory: LongTermMemory, seen: set[TraceKey]) -> list[dict[str, Any]]:
     """Rows not reported yet on this stream, oldest first; `seen` is updated in place."""
-    changes, admissions = recent_entries(memory)
+    changes, admissions = memory.recent_changes(RECENT_ROWS)
     fresh = [e for e in changes if (e.turn_id, e.step) not in seen]
     decided = [a for a in admissions if (a.turn_id, ADMISSION_STEP) not in seen]
     seen.update((e.turn_id, e.step) for e in fresh)

@@ -7,13 +7,11 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from memory.errors import CorruptStoreError
-from memory.long_term import LongTermMemory
-from memory.store.item import MemoryItem, time_sort_key
-from memory.store.manager import BaseMemoryManager
+from memory import BaseMemoryManager, CorruptStoreError, LongTermMemory, MemoryItem
 from webapp.topic_groups import by_topic  # feature: topics
 
 logger = logging.getLogger(__name__)
+time_sort_key = MemoryItem.time_sort_key  # the store's order of \"newest first\"
 MAX_SEARCH_RESULTS = 50
 PAGE_SIZE = 200  # cards per page of the waterfall; the page asks for more as the user scrolls
 MAX_PAGE_SIZE = 1000
@@ -286,9 +284,7 @@ def model_usage(memory: LongTermMemory) -> dict[str, dict[str, int]]:
     """The user's model calls and tokens by purpose ({} when the writer package is absent or
     nothing was recorded; a ledger that cannot be read never stops the status)."""
     try:
-        from webapp.trace_adapter import usage_totals
-
-        return usage_totals(memory)
+        return memory.usage_totals()
     except Exception:
         logger.exception("reading the model usage of %r failed", memory.user_id)
         return {}

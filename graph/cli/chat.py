@@ -12,14 +12,7 @@ from pathlib import Path
 from graph.cli.session import LocalSession
 from graph.cli.streaming import ReplyPrinter
 from graph.context import Context
-from memory import open_memory
-from memory.integration import (
-    MemoryCommands,
-    ToolEvent,
-    check_deployment_models,
-    get_settings,
-    load_dotenv,
-)
+from memory.integration import Settings, open_user_memory, prepare_deployment
 
 WRITE_WAIT_SECONDS = 120.0
 HELP = (
@@ -32,7 +25,7 @@ HELP = (
 )
 
 
-def show_event(event: ToolEvent) -> None:
+def show_event(event: LocalSession.Event) -> None:
     """Tell the user when the background writer changed their memory."""
     if event.tool != "read_memories" and event.ok:
         print(f"\n  (memory) {event.tool}: {event.result}", flush=True)
@@ -48,7 +41,7 @@ async def read_line(prompt: str) -> str | None:
 async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
     async with LocalSession(context, data_dir, on_memory_event=show_event) as session:
         assert session.memory is not None
-        commands = MemoryCommands(session.memory)
+        commands = session.commands()
         print(f"Gulfstream chat — user {context.user_id!r}, thread {thread_id}. {HELP}")
         # The checkpoints this session's turns ended at, for /back; the next turn forks from
         # `fork_from` when it is set.
@@ -120,17 +113,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--thread", default="main", help="the thread to continue (default: main)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    load_dotenv()
+    Settings.load_dotenv()
     # A bad GULFSTREAM_* variable, a named model's missing package or key, or 'store' without a
     # LangGraph server's store: one line and exit code 2, before anything is opened.
     try:
         context = Context()
-        check_deployment_models()
-        settings = get_settings()
-        open_memory(
-            settings.memory_backend, context.user_id, default_data_dir=settings.data_dir,
-            shared_database=settings.shared_database,
-        )  # fmt: skip
+        prepare_deployment()
+        open_user_memory(context.user_id)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

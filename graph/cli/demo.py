@@ -12,7 +12,7 @@ from pathlib import Path
 
 from graph.cli.session import LocalSession
 from graph.context import Context
-from memory.integration import ToolEvent, use_settings
+from memory.integration import use_settings
 
 SESSION_1 = ["Hi! My name is Ada and I live in Lisbon.", "I like green tea."]
 SESSION_2 = "Where do I live?"
@@ -21,7 +21,7 @@ EXPECTED = "Lisbon"
 DEMO_MARKER = ".gulfstream-demo"
 
 
-def show_event(event: ToolEvent) -> None:
+def show_event(event: LocalSession.Event) -> None:
     if event.tool != "read_memories":
         print(f"    [memory writer] {event.tool}({event.arguments}) -> {event.result}")
 

@@ -1,5 +1,5 @@
 """AppText: what an app hands the memory library once at start (its memory sections and the
-writer's instructions), never imported by the library: `use_app_text(AppText(...))` in the app,
+writer's instructions), never imported by the library: `AppText(...).use()` in the app,
 `current_app_text()` where it is read."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from memory.prompts.writer import DEFAULT_SECTIONS, MemorySection, SectionKind
+from memory.prompts.writer_instructions import DEFAULT_WRITER_INSTRUCTIONS
 
 
 @dataclass(frozen=True)
@@ -16,12 +17,18 @@ class AppText:
     `MemorySection(name, hint, kind)`; the writer files memories under them, the offline model
     and the core context find them by kind, the LLM retriever's examples name them.
     `writer_instructions` per language: what the writer keeps and how it writes a memory, the
-    rules both of its protocols send (None: the library's, `DEFAULT_WRITER_INSTRUCTIONS`)."""
+    rules both of its protocols send. `AppText()` holds the library's own of both."""
 
     sections: Mapping[str, tuple[MemorySection, ...]] = field(
         default_factory=lambda: DEFAULT_SECTIONS
     )
-    writer_instructions: Mapping[str, str] | None = None
+    writer_instructions: Mapping[str, str] = field(
+        default_factory=lambda: DEFAULT_WRITER_INSTRUCTIONS
+    )
+
+    def use(self) -> AppText:
+        """Hand the library this text (once, when the app is imported); returns it."""
+        return use_app_text(self)
 
     def section_name(self, kind: SectionKind, language: str) -> str:
         """The first section of `kind` in `language` ("en" or "zh"): where a fact of that kind

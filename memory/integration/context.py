@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from memory.integration.settings import ENV_PREFIX, Settings
 from memory.retrieval.modes import RetrievalMode
 from memory.store.branch import SCOPE_POLICIES
-from memory.text.language import LANGUAGE_POLICIES
+from memory.text.language import LANGUAGE_POLICIES, resolve_language
 
 DEFAULT_MODEL = "openai/gpt-4o-mini"
 
@@ -99,6 +99,11 @@ class MemoryContext:
                     value = spec.default
             setattr(self, spec.name, value)
         self._validate()
+
+    def language_for(self, text: str = "") -> str:
+        """The language to answer `text` in, "en" or "zh": the run's `language`, or with "auto"
+        the language `text` is written in."""
+        return resolve_language(self.language, text)
 
     @classmethod
     def _app_text_fields(cls) -> tuple[str, ...]:

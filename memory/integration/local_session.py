@@ -9,13 +9,14 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from memory.integration.chat_commands import MemoryCommands
 from memory.integration.context import MemoryContext
-from memory.integration.lineage import alineage_of
+from memory.integration.lineage import alineage_of, lineage_of
 from memory.integration.models.embeddings import deployment_embeddings
 from memory.integration.run_memory import writer_consumer
 from memory.integration.settings import get_settings
@@ -53,6 +54,7 @@ class LocalSession:
     """
 
     compile_graph: Callable[..., Any]
+    Event: TypeAlias = ToolEvent  # what `on_memory_event` is called with
 
     def __init__(
         self,
@@ -73,6 +75,30 @@ class LocalSession:
     def manager(self) -> Any:
         assert self.memory is not None, "use LocalSession in `async with`"
         return self.memory.manager
+
+    def commands(self) -> MemoryCommands:
+        """The session's memory commands (/memories, /forget, /search, …) on its memory."""
+        assert self.memory is not None, "use LocalSession in `async with`"
+        return MemoryCommands(self.memory)
+
+    @staticmethod
+    def thread_lineage(threads_file: Path, thread_id: str) -> Lineage:
+        """The branch a new turn at the end of `thread_id` continues, in a session's
+        `threads.sqlite` (read by another process: MCP's `remember` beside `make chat`);
+        LookupError naming the file or thread when there is none."""
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        if not threads_file.is_file():
+            raise LookupError(
+                f"no conversation thread {thread_id!r}: {threads_file} does not exist"
+            )
+        with SqliteSaver.from_conn_string(str(threads_file)) as saver:
+            config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+            latest = saver.get_tuple(config)  # type: ignore[arg-type]
+            if latest is None:
+                raise LookupError(f"no conversation thread {thread_id!r} in {threads_file}")
+            checkpoint_id = str(latest.config["configurable"]["checkpoint_id"])
+            return lineage_of(saver, thread_id, checkpoint_id)
 
     async def __aenter__(self) -> LocalSession:
         self.data_dir.mkdir(parents=True, exist_ok=True)

@@ -8,14 +8,16 @@ import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from memory.integration.app_text import current_app_text
+from memory.integration.archive_location import existing_archive  # feature: archive
 from memory.integration.context import MemoryContext
 from memory.integration.lineage import (
     checkpoint_is_saved,
@@ -38,6 +40,7 @@ from memory.integration.settings import (
 from memory.long_term import LongTermMemory
 from memory.registry import registry
 from memory.store.branch import Lineage
+from memory.store.factory import has_stored_memory
 from memory.text.messages import extract_last_turn, preceding_exchange
 from memory.writer import protocols
 from memory.writer.consumer import MemoryConsumer
@@ -59,7 +62,7 @@ _told_unsaved_origin = False
 
 @dataclass
 class RunMemory:
-    """What one node of one run needs of the user's memory. Open it with `open_run_memory`."""
+    """What one node of one run needs of the user's memory: `RunMemory.open(runtime)`."""
 
     settings: Settings
     context: MemoryContext
@@ -68,6 +71,17 @@ class RunMemory:
     checkpoint_id: str  # "" without a checkpointer
     memory: LongTermMemory
     config: RunnableConfig = field(repr=False)
+
+    @staticmethod
+    def open(
+        runtime: Runtime[MemoryContext] | None = None,
+        config: RunnableConfig | None = None,
+        *,
+        user_id: str | None = None,
+    ) -> RunMemory:
+        """The run's memory (`open_run_memory`): the user the run is for, the deployment's
+        settings, the run's context, thread and checkpoint."""
+        return open_run_memory(runtime, config, user_id=user_id)
 
     def ranking_model(self) -> Any | None:
         """The model that picks memories in the LLM retrieval modes (None in `mechanical`, and
@@ -149,21 +163,44 @@ def open_run_memory(
         check_model_allowed(name, getattr(context, name), settings, custom_auth)
     check_run_models(context)  # a missing package or key fails the run here, named
     user = resolve_user_id(config, context)
-    memory = registry.open(
-        settings.memory_backend,
-        user,
-        runtime.store if runtime is not None else None,
-        default_data_dir=settings.data_dir,
-        snapshot_delay=settings.snapshot_seconds,
-        embeddings=deployment_embeddings(),
-        shared_database=settings.shared_database,
-    )
-    with_deployment_settings(memory, settings)
+    memory = open_user_memory(user, runtime.store if runtime is not None else None)
     configurable = config.get("configurable") or {}
     thread_id = str(configurable.get("thread_id") or "")
     return RunMemory(
         settings, context, user, thread_id, current_checkpoint_id(config), memory, config
     )
+
+
+@overload
+def open_user_memory(
+    user_id: str, store: Any | None = None, *, create: Literal[True] = True
+) -> LongTermMemory: ...
+@overload
+def open_user_memory(
+    user_id: str, store: Any | None = None, *, create: bool
+) -> LongTermMemory | None: ...
+def open_user_memory(
+    user_id: str, store: Any | None = None, *, create: bool = True
+) -> LongTermMemory | None:
+    """`user_id`'s memory on the deployment's backend, set up as its settings say (the same
+    object every run, the editor and MCP of this process share). `store` is the LangGraph
+    store the `store` backend lives in. With `create=False`, None when nothing of the user is
+    stored (and nothing was opened or created to find out)."""
+    settings = get_settings()
+    spec = settings.memory_backend
+    opened = registry.peek(spec, user_id, store) is not None
+    if not create and not opened and not has_stored_memory(spec, user_id, store):
+        return None
+    memory = registry.open(
+        spec,
+        user_id,
+        store,
+        default_data_dir=settings.data_dir,
+        snapshot_delay=settings.snapshot_seconds,
+        embeddings=deployment_embeddings(),
+        shared_database=settings.shared_database,
+    )
+    return with_deployment_settings(memory, settings)
 
 
 def with_deployment_settings(memory: LongTermMemory, settings: Settings) -> LongTermMemory:
@@ -176,6 +213,7 @@ def with_deployment_settings(memory: LongTermMemory, settings: Settings) -> Long
         current_app_text().sections
     )  # the LLM retriever's examples name them
     memory.retrievers.topic_routing = settings.topics  # feature: topics
+    memory.find_archive = partial(existing_archive, memory.user_id, settings)  # feature: archive
     return memory
 
 

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from memory.integration.env_values import ENV_PREFIX, parse_value, read_dotenv
+from memory.store.factory import backend_folder
 from memory.store.state_db import is_postgres_dsn
+from memory.upkeep.consolidation.plan import ConsolidationPolicy  # feature: consolidation
 from memory.writer.batching import MAX_BATCH_SIZE, BatchPolicy
 from memory.writer.protocols import PROTOCOLS
 from memory.writer.timeouts import PREFILL_TOKENS_PER_SECOND
@@ -396,6 +398,35 @@ class Settings:
 
     def with_changes(self, **changes: Any) -> Settings:
         return replace(self, **changes)
+
+    def consolidation_policy(self) -> ConsolidationPolicy:  # feature: consolidation
+        """A consolidation pass's thresholds on this deployment."""  # feature: consolidation
+        return ConsolidationPolicy(  # feature: consolidation
+            half_life_days=self.hotness_half_life_days,  # feature: consolidation
+            archive_cold_after_days=self.archive_cold_after_days,  # feature: consolidation
+        )  # feature: consolidation
+
+    @property
+    def memory_folder(self) -> Path:
+        """The folder the backend keeps its files in (the write journal and trace beside them):
+        the backend's own folder, else `data_dir`."""
+        return backend_folder(self.memory_backend) or Path(self.data_dir)
+
+    @staticmethod
+    def custom_auth() -> bool:
+        """Whether this process is a LangGraph server with an `auth` section in langgraph.json
+        (then a user is who the server authenticated, never who a request says it is)."""
+        return custom_auth_configured()
+
+    @staticmethod
+    def is_studio_user(user: Any) -> bool:
+        """LangGraph Studio's shared user: no end user, so it owns no memories."""
+        return is_studio_user(user)
+
+    @staticmethod
+    def load_dotenv() -> None:
+        """`.env` in the working folder into the environment (what is set already wins)."""
+        load_dotenv()
 
     def batch_policy(self) -> BatchPolicy:
         """How the local queue batches a thread's admitted turns."""

@@ -190,6 +190,14 @@ class MemoryItem:
     origin: dict[str, str] = field(default_factory=dict)
     supersedes: str = ""  # the ancestor's branch item this copy-on-write version replaces
 
+    # The checks every door applies to the text it is handed (the editor, MCP, imports): the
+    # clean text back, or a ValueError naming the field. And the order of "newest first".
+    check_description = staticmethod(check_description)
+    check_theme = staticmethod(check_theme)
+    check_reason = staticmethod(check_reason)
+    time_sort_key = staticmethod(time_sort_key)
+    local_date = staticmethod(local_date)  # a stored time as the user's local day
+
     @classmethod
     def create(
         cls,

@@ -64,6 +64,7 @@ class BaseMemoryManager(ABC):
 
     backend: str = "base"
     data_dir: Path | None = None
+    validate_user_id = staticmethod(validate_user_id)  # what every door checks a user id with
 
     def __init__(self, user_id: str) -> None:
         self.user_id = validate_user_id(user_id)

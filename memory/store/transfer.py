@@ -49,6 +49,10 @@ def export_document(manager: BaseMemoryManager) -> dict[str, Any]:
 
 def parse_import(data: dict[str, Any]) -> dict[str, MemoryItem]:
     """Validate a whole export before anything is written; the first problem is raised."""
+    unknown = sorted(set(data) - IMPORT_FIELDS)
+    if unknown:
+        message = f"unknown field {unknown[0]!r}; expected {sorted(IMPORT_FIELDS)}"
+        raise ImportRejected(message, unknown[0])
     if data.get("format", EXPORT_FORMAT) != EXPORT_FORMAT:
         raise ImportRejected(f"format must be {EXPORT_FORMAT!r}", "format")
     if data.get("version", EXPORT_VERSION) != EXPORT_VERSION:
@@ -167,3 +171,9 @@ def import_items(
             tx.put(target, item)
             outcome.superseded[memory_id] = target
     return outcome
+
+
+def import_document(manager: BaseMemoryManager, data: dict[str, Any]) -> ImportOutcome:
+    """An export (`export_document`'s JSON) added to `manager`: validated whole first, then
+    written in one transaction (ImportRejected, naming the field, before anything is written)."""
+    return import_items(manager, parse_import(data), import_source(data))

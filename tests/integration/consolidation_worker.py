@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import sys
 
-from memory import LongTermMemory, open_memory_manager
+from memory import LongTermMemory
+from memory.store.factory import open_memory_manager
 
 if __name__ == "__main__":
     memory = LongTermMemory(open_memory_manager(sys.argv[1], "alice"), embeddings="off")

@@ -16,7 +16,7 @@ import graph.nodes as nodes
 from graph.agent import compile_graph
 from graph.context import Context
 from memory.archive import ArchivedMessage, ConversationArchive, Window, archives
-from memory.integration.conversations.archiving import archive_spec
+from memory.integration.archive_location import archive_spec
 from memory.integration.settings import use_settings
 from memory.store.branch import Lineage
 from tests.fakes import ScriptedModel

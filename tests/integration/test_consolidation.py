@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage
 
-from memory import Change, LongTermMemory, open_memory_manager
+from memory import Change, LongTermMemory
 from memory.retrieval.evaluation import write_items
+from memory.store.factory import open_memory_manager
 from memory.store.item import MemoryItem
 from memory.store.manager import BaseMemoryManager
 from memory.store.snapshots import read_snapshot

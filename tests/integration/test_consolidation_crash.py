@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from memory import LongTermMemory, open_memory_manager
+from memory import LongTermMemory
 from memory.retrieval.evaluation import write_items
+from memory.store.factory import open_memory_manager
 from memory.store.item import MemoryItem
 from tests.consolidation_data import planted_set
 

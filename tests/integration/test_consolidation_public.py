@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from memory import LongTermMemory, open_memory_manager
+from memory import LongTermMemory
 from memory.retrieval.embedder import OfflineEncoder
 from memory.retrieval.evaluation import write_items
+from memory.store.factory import open_memory_manager
 from memory.store.item import MemoryItem
 from memory.upkeep.consolidation import ConsolidationPolicy, duplicate_groups
 from memory.upkeep.consolidation.semantic import embed

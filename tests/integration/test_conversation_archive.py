@@ -21,7 +21,7 @@ from graph.context import Context
 from memory.archive import Window, archives, parse_day, render
 from memory.archive.sqlite_archive import SqliteArchive
 from memory.integration.admin.archive import rebuild
-from memory.integration.conversations.archiving import archive_spec
+from memory.integration.archive_location import archive_spec
 from memory.integration.lineage import lineage_of
 from memory.integration.models.offline import OfflineChatModel
 from memory.integration.settings import use_settings

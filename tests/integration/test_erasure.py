@@ -19,7 +19,7 @@ from graph.cli.session import LocalSession
 from graph.context import Context
 from memory.archive import archives
 from memory.errors import MemoryNotFound
-from memory.integration.conversations.archiving import archive_spec
+from memory.integration.archive_location import archive_spec
 from memory.integration.settings import get_settings, use_settings
 from memory.long_term import LongTermMemory
 from memory.registry import registry

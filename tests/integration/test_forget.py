@@ -16,8 +16,8 @@ from graph.cli.session import LocalSession
 from graph.context import Context
 from memory.archive import DigestSealer, archives
 from memory.archive.base import hidden_note
+from memory.integration.archive_location import archive_spec
 from memory.integration.chat_commands import forget, restore
-from memory.integration.conversations.archiving import archive_spec
 from memory.integration.conversations.chat_search import find_in_archive
 from memory.integration.settings import use_settings
 from memory.long_term import LongTermMemory

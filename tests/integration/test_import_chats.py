@@ -18,7 +18,7 @@ import pytest
 from graph.cli.session import LocalSession
 from graph.context import Context
 from graph.prompting import memory_lines
-from memory.integration.conversations.archiving import existing_archive
+from memory.integration.archive_location import existing_archive
 from memory.integration.importing.formats import read_export
 from memory.integration.settings import Settings, get_settings, use_settings
 from memory.store.factory import open_memory_manager

@@ -74,14 +74,19 @@ def test_memory_importing_graph_is_refused(tree: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "line",
+    ("module", "line"),
     [
-        "from memory.store.item import MemoryItem",  # two levels down into the core
-        "from memory.integration.settings import get_settings",  # past the integration's face
+        ("graph.tools", "from memory.store.item import MemoryItem"),  # two levels down
+        ("graph.tools", "from memory.integration.settings import get_settings"),  # past the face
+        ("webapp.routes", "from memory.archive import archives"),  # the editor, into the core
+        ("webapp.mcp.server", "from memory.integration.writing import write_now"),  # MCP
     ],
 )
-def test_the_app_reaching_past_the_public_face_is_refused(tree: Path, line: str) -> None:
-    add_import(tree, "graph.tools", line)
+def test_an_app_reaching_past_the_public_face_is_refused(
+    tree: Path, module: str, line: str
+) -> None:
+    add_import(tree, module, line)
     done = lint_imports(tree)
     assert done.returncode == 1
-    assert "graph/ and prompts/ import memory/ only through its public face BROKEN" in done.stdout
+    face = "graph/, prompts/ and webapp/ import memory/ only through its public face BROKEN"
+    assert face in done.stdout

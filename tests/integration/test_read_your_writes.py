@@ -14,7 +14,7 @@ import pytest
 import memory.integration.run_memory
 from graph.cli.session import LocalSession
 from graph.context import Context
-from memory.integration import TurnReply
+from memory.integration.local_session import TurnReply
 from memory.integration.models.offline import OfflineChatModel
 from memory.integration.settings import use_settings
 from memory.writer.local import local_writer

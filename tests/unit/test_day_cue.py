@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from memory import LongTermMemory, open_memory_manager
+from memory import LongTermMemory
 from memory.retrieval.bm25_index import Bm25Index
 from memory.retrieval.embedder import OfflineEncoder
 from memory.retrieval.evaluation import write_items
+from memory.store.factory import open_memory_manager
 from memory.store.item import MemoryItem
 from memory.text.tokenize import tokenize
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from graph.context import Context
 from graph.prompting import build_system_prompt
-from memory import LongTermMemory, open_memory_manager
+from memory import LongTermMemory
 from memory.retrieval.evaluation import write_items
+from memory.store.factory import open_memory_manager
 from tests.dated_memories import said
 
 

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from memory import LongTermMemory, open_memory_manager
+from memory import LongTermMemory
 from memory.retrieval.bm25_index import Bm25Index
 from memory.retrieval.embedder import OfflineEncoder
 from memory.retrieval.evaluation import write_items
 from memory.retrieval.fusion import fuse_scores
+from memory.store.factory import open_memory_manager
 from memory.store.item import MemoryItem
 
 QUESTION = "Do you remember the painting of mine that went to the exhibition? What was behind it?"

@@ -9,8 +9,9 @@ from typing import Any, ClassVar
 import pytest
 
 import memory.store.factory as factory
-from memory import LongTermMemory, open_memory, open_memory_manager, register_backend
+from memory import LongTermMemory, open_memory, register_backend
 from memory.store.backends.yaml_files import YamlMemoryManager
+from memory.store.factory import open_memory_manager
 
 
 class NotesManager(YamlMemoryManager):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.integration.conversations.archiving import archive_spec  # feature: archive
+from memory.integration.archive_location import archive_spec  # feature: archive
 from memory.integration.settings import Settings
 from memory.store.state_db import pg_schema, pg_sql, upsert
 

@@ -10,7 +10,8 @@ import pytest
 from langchain_core.messages import AIMessage, SystemMessage
 
 import graph  # noqa: F401  (importing the app hands the library its text)
-from memory.integration import AppText, current_app_text, run_memory
+from memory.integration import AppText, run_memory
+from memory.integration.app_text import current_app_text
 from memory.integration.settings import use_settings
 from memory.long_term import LongTermMemory
 from memory.prompts.writer import MemorySection, profile_section

@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from memory.integration.settings import load_dotenv
+from memory.integration import Settings
 from webapp.guard import allowed_hosts
 from webapp.mcp.doors import StdioDoor
 from webapp.mcp.http import MCP_PATH, mcp_routes
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # stdout is the protocol: every log line, and anything a library prints, goes to stderr.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    load_dotenv()
+    Settings.load_dotenv()
     if args.http:
         routes, lifespan = mcp_routes(args.threads)
         loopback = Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts())

@@ -8,9 +8,8 @@ from typing import Any
 from mcp.server.mcpserver import Context as McpContext
 from mcp.server.mcpserver import MCPServer
 
-from memory.archive import Window, parse_day
-from memory.long_term import LongTermMemory
-from webapp.conversations import search_archive
+from memory import LongTermMemory
+from memory.integration import search_archive
 from webapp.mcp.tools import BadRequest, checked_text
 
 
@@ -20,14 +19,14 @@ def search_conversations(
     """The conversation archive's search (every thread, or one), what carries a forgotten
     memory left out, as for the agent."""
     query = checked_text(query, "query", empty_ok=True)
-    try:
-        window = Window(parse_day(since or None), parse_day(until or None, end=True),
-                        thread.strip() or None)  # fmt: skip
-    except ValueError as exc:
-        raise BadRequest(str(exc)) from exc
-    if not query and window.since is None and window.until is None:
+    if not query and not since.strip() and not until.strip():
         raise BadRequest("send a query, or since/until dates (YYYY-MM-DD) for a period")
-    return search_archive(memory.user_id, query, window, memory)
+    try:
+        return search_archive(
+            memory.user_id, query, since=since, until=until, thread=thread, memory=memory
+        )
+    except ValueError as exc:  # a day in neither accepted form
+        raise BadRequest(str(exc)) from exc
 
 
 def add_conversation_search(

@@ -10,14 +10,8 @@ from anyio import to_thread
 from mcp.server.mcpserver import Context as McpContext
 from mcp.server.mcpserver.exceptions import ToolError
 
-from memory.integration.lineage import lineage_of
-from memory.integration.models.embeddings import deployment_embeddings
-from memory.integration.run_memory import with_deployment_settings
-from memory.integration.settings import custom_auth_configured, get_settings
-from memory.long_term import LongTermMemory
-from memory.registry import registry
-from memory.store.branch import Lineage
-from memory.store.manager import validate_user_id
+from memory import BaseMemoryManager, Lineage, LongTermMemory
+from memory.integration import LocalSession, Settings, get_settings, open_user_memory
 from webapp.access import open_memory, read_memory
 from webapp.guard import ApiError, check_local_host, resolve_caller
 
@@ -27,48 +21,36 @@ HISTORY_LIMIT = 1000  # checkpoints of a server thread read for its lineage
 OWNER_KEY = "owner"
 
 
-def open_user_memory(user_id: str) -> LongTermMemory:
+def stdio_memory(user_id: str) -> LongTermMemory:
     """`user_id`'s memory on the deployment's backend, outside the LangGraph server (whose
     `store` backend only a server reaches: ValueError)."""
-    settings = get_settings()
-    if settings.memory_backend.split(":", 1)[0].strip().lower() == "store":
+    if get_settings().memory_backend.split(":", 1)[0].strip().lower() == "store":
         raise ValueError(
             "the store backend lives in the LangGraph server: use its MCP endpoint "
             "(/memories/mcp with GULFSTREAM_MCP=1), or a yaml, sqlite or postgres: backend"
         )
-    memory = registry.open(
-        settings.memory_backend, user_id, None,
-        default_data_dir=settings.data_dir, snapshot_delay=settings.snapshot_seconds,
-        embeddings=deployment_embeddings(), shared_database=settings.shared_database,
-    )  # fmt: skip
-    return with_deployment_settings(memory, settings)
+    return open_user_memory(user_id)
 
 
 def file_lineage(threads_file: Path, thread: str) -> Lineage:
     """The lineage of a new turn at the end of `thread` in `make chat`'s checkpoint file."""
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    if not threads_file.is_file():
-        raise ToolError(f"no conversation thread {thread!r}: {threads_file} does not exist")
-    with SqliteSaver.from_conn_string(str(threads_file)) as saver:
-        latest = saver.get_tuple({"configurable": {"thread_id": thread, "checkpoint_ns": ""}})
-        if latest is None:
-            raise ToolError(f"no conversation thread {thread!r} in {threads_file}")
-        checkpoint_id = str(latest.config["configurable"]["checkpoint_id"])
-        return lineage_of(saver, thread, checkpoint_id)
+    try:
+        return LocalSession.thread_lineage(threads_file, thread)
+    except LookupError as exc:
+        raise ToolError(str(exc)) from exc
 
 
 class StdioDoor:
     """Every call acts for the one user the server was started for."""
 
     def __init__(self, user_id: str, threads_file: Path) -> None:
-        self.user_id = validate_user_id(user_id)
+        self.user_id = BaseMemoryManager.validate_user_id(user_id)
         self.threads_file = threads_file
         self._memory: LongTermMemory | None = None
 
     def open(self) -> LongTermMemory:
         if self._memory is None:
-            self._memory = open_user_memory(self.user_id)
+            self._memory = stdio_memory(self.user_id)
         return self._memory
 
     async def memory(self, ctx: McpContext, *, write: bool) -> LongTermMemory:
@@ -90,8 +72,7 @@ class HttpDoor:
     async def memory(self, ctx: McpContext, *, write: bool) -> LongTermMemory:
         caller = caller_of(ctx)
         opener = open_memory if write else read_memory  # a read creates nothing
-        memory = await to_thread.run_sync(opener, caller, asyncio.get_running_loop())
-        return with_deployment_settings(memory, get_settings())
+        return await to_thread.run_sync(opener, caller, asyncio.get_running_loop())
 
     async def lineage(self, ctx: McpContext, user_id: str, thread: str) -> Lineage:
         thread = thread.strip()
@@ -125,7 +106,7 @@ async def server_lineage(user_id: str, thread: str) -> Lineage:
     except NotFoundError as exc:
         raise unknown from exc
     owner = (info.get("metadata") or {}).get(OWNER_KEY)
-    if custom_auth_configured() and owner != user_id:
+    if Settings.custom_auth() and owner != user_id:
         raise unknown
     states: list[Any] = list(await client.threads.get_history(thread, limit=HISTORY_LIMIT))
     parents: dict[str, str] = {}

@@ -12,13 +12,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from graph.context import Context
-from memory.errors import MemoryBusy
-from memory.integration.run_memory import RunMemory
-from memory.integration.settings import get_settings
-from memory.integration.writing.write_now import write_now
-from memory.long_term import LongTermMemory
-from memory.store.branch import Lineage
-from memory.writer.turn import Turn
+from memory import Lineage, LongTermMemory, MemoryBusy, Turn
+from memory.integration import RunMemory, get_settings, write_now
 from prompts.mcp import INSTRUCTIONS, REMEMBER_REQUEST
 from webapp.mcp import tools
 from webapp.mcp.conversations import add_conversation_search  # feature: archive

@@ -6,13 +6,10 @@ import logging
 import weakref
 from typing import Any
 
-from memory.errors import MemoryNotFound
-from memory.long_term import LongTermMemory
-from memory.store.branch import Lineage
-from memory.store.item import MemoryItem, check_description, check_theme, local_date, time_sort_key
-from memory.store.manager import BaseMemoryManager
+from memory import BaseMemoryManager, Lineage, LongTermMemory, MemoryItem, MemoryNotFound
 
 logger = logging.getLogger(__name__)
+time_sort_key = MemoryItem.time_sort_key  # the store's order of \"newest first\"
 
 MAX_QUERY_CHARS = 1000
 MAX_LIMIT = 100
@@ -30,7 +27,7 @@ def card(memory_id: str, item: MemoryItem) -> dict[str, Any]:
         "id": memory_id,
         "description": item.description,
         "theme": item.theme,
-        "updated": local_date(item.latest_update_time),
+        "updated": MemoryItem.local_date(item.latest_update_time),
         "hits": item.hit,
         "scope": item.scope,
     }
@@ -112,8 +109,8 @@ def update_memory(
 ) -> dict[str, Any]:
     """Change a memory's text (and theme, when given); the old text stays in its history."""
     _live(memory, memory_id)
-    new_description = check_description(description)
-    new_theme = check_theme(theme) if theme.strip() else None
+    new_description = MemoryItem.check_description(description)
+    new_theme = MemoryItem.check_theme(theme) if theme.strip() else None
     memory.manager.update(memory_id, UPDATE_REASON, new_description, new_theme)
     return show_memory(memory, memory_id)
 

@@ -10,7 +10,8 @@ from typing import Any
 
 from memory.archive import ConversationArchive, Window, archives, render
 from memory.archive.reconcile import reconcile
-from memory.integration.conversations.archiving import archive_messages, archive_spec
+from memory.integration.archive_location import archive_spec
+from memory.integration.conversations.archiving import archive_messages
 from memory.integration.settings import get_settings, load_dotenv
 from memory.store.branch import Lineage
 from memory.store.factory import open_memory_manager

@@ -9,7 +9,7 @@ import sys
 from memory.errors import CorruptStoreError, WritesDisabled
 from memory.integration.context import MemoryContext
 from memory.integration.settings import get_settings, load_dotenv
-from memory.integration.writing.consolidator_graph import consolidation_policy, describe
+from memory.integration.writing.consolidator_graph import describe
 from memory.long_term import LongTermMemory
 from memory.store.factory import open_memory_manager
 
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         state_database=shared,
     )  # fmt: skip
     try:
-        report = memory.consolidate(llm, policy=consolidation_policy(settings))
+        report = memory.consolidate(llm, policy=settings.consolidation_policy())
     except (CorruptStoreError, WritesDisabled, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

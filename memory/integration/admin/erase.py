@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import MemoryNotFound
-from memory.integration.conversations.archiving import existing_archive  # feature: archive
+from memory.integration.archive_location import existing_archive  # feature: archive
 from memory.integration.settings import get_settings, load_dotenv
 from memory.registry import registry
 

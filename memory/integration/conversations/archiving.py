@@ -6,15 +6,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from memory.integration.archive_location import archive_spec
 from memory.integration.run_memory import RunMemory
-from memory.integration.settings import Settings, get_settings
 from memory.store.branch import Lineage
-from memory.store.factory import backend_folder
 from memory.text.messages import text_of
 
 # memory.archive is imported by the functions that run while the archive is on: a deployment
@@ -24,22 +22,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-ARCHIVE_FOLDER = "conversations"
-
-
-def archive_spec(settings: Settings | None = None) -> str:
-    """The deployment's archive (`GULFSTREAM_CONVERSATION_ARCHIVE`), `auto` resolved: beside
-    the memory store (its folder, or its PostgreSQL: `Settings.shared_database`), else a folder in
-    `GULFSTREAM_DATA_DIR`."""
-    settings = settings or get_settings()
-    spec = settings.conversation_archive.strip()
-    if spec.lower() != "auto":
-        return spec
-    if settings.shared_database:
-        return f"postgres:{settings.shared_database}"
-    folder = backend_folder(settings.memory_backend) or Path(settings.data_dir)
-    return f"sqlite:{folder / ARCHIVE_FOLDER}"
-
 
 def run_archive(run: RunMemory) -> ConversationArchive | None:
     """The run's user's archive (None when the deployment turned it off)."""
@@ -48,18 +30,6 @@ def run_archive(run: RunMemory) -> ConversationArchive | None:
     from memory.archive import archives
 
     return archives.open(archive_spec(run.settings), run.user_id)
-
-
-def existing_archive(user_id: str, settings: Settings | None = None) -> ConversationArchive | None:
-    """The user's archive when the deployment keeps one and it holds anything (what erase
-    opens: erasing never creates an archive)."""
-    settings = settings or get_settings()
-    if not settings.archive_on:
-        return None
-    from memory.archive import archive_exists, archives
-
-    spec = archive_spec(settings)
-    return archives.open(spec, user_id) if archive_exists(spec, user_id) else None
 
 
 def forget_in_run_archive(run: RunMemory) -> None:

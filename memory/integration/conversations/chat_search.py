@@ -1,14 +1,20 @@
-"""`/search` in `make chat` and `make archive search`: a user's past conversations found by text."""
+"""A user's past conversations found by text: `/search` in `make chat`, `make archive search`,
+the editor's conversation page and MCP's search_conversations."""
 
 from __future__ import annotations
 
-from memory.archive import Window, archives, render
+from typing import Any
+
+from memory.archive import SearchResult, Window, archive_exists, archives, parse_day, render
 from memory.archive.reconcile import reconcile
-from memory.integration.conversations.archiving import archive_spec
+from memory.archive.render import local_time
+from memory.integration.archive_location import archive_spec
+from memory.long_term import LongTermMemory
 from memory.store.branch import Lineage
 from memory.store.manager import BaseMemoryManager
 
 SEARCH_BUDGET_CHARS = 4_000  # what `/search` in `make chat` prints at most
+HITS = 10  # what a page of the editor shows
 
 
 def find_in_archive(manager: BaseMemoryManager, text: str, lineage: Lineage | None) -> str:
@@ -22,3 +28,47 @@ def find_in_archive(manager: BaseMemoryManager, text: str, lineage: Lineage | No
         return "  the conversation archive is off (GULFSTREAM_CONVERSATION_ARCHIVE)"
     reconcile(manager, archive)
     return render(archive.search(text, Window(lineage=lineage)), SEARCH_BUDGET_CHARS)
+
+
+def search_archive(
+    user_id: str,
+    query: str,
+    *,
+    since: str = "",
+    until: str = "",
+    thread: str = "",
+    memory: LongTermMemory | None = None,
+    limit: int = HITS,
+) -> dict[str, Any]:
+    """`{query, hits, notes}` as JSON from `user_id`'s archive, every thread (or `thread`),
+    between the days `since` and `until` (YYYY-MM-DD or ISO date-times, both included; a
+    ValueError names the accepted forms). With the user's `memory`, what carries a memory
+    they forgot is left out, as for the agent. A user never archived gets no hits, and no
+    archive is created to find out."""
+    window = Window(parse_day(since), parse_day(until, end=True), thread.strip() or None)
+    spec = archive_spec()
+    if not archive_exists(spec, user_id):
+        return {"query": query, "hits": [], "notes": []}
+    archive = archives.open(spec, user_id)
+    if archive is None:
+        return {"query": query, "hits": [], "notes": ["the conversation archive is off"]}
+    if memory is not None:
+        reconcile(memory.manager, archive)
+    return _as_json(archive.search(query, window, limit=limit))
+
+
+def _as_json(result: SearchResult) -> dict[str, Any]:
+    hits: list[dict[str, Any]] = []
+    for hit in result.hits:
+        if hit.digest is not None:
+            hits.append({"digest": {"day": hit.digest.day, "text": hit.digest.text,
+                                    "messages": hit.digest.message_count}})  # fmt: skip
+            continue
+        ordered = sorted((*hit.around, hit.anchor),
+                         key=lambda m: (m.timestamp, m.checkpoint_id, m.position))  # fmt: skip
+        hits.append({
+            "thread_id": hit.thread_id,
+            "messages": [{"role": m.role, "content": m.content, "time": local_time(m.timestamp),
+                          "match": m is hit.anchor} for m in ordered],
+        })  # fmt: skip
+    return {"query": result.query, "hits": hits, "notes": list(result.notes)}

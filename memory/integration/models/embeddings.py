@@ -9,7 +9,11 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from memory.integration.models.loading import PLACEHOLDER_API_KEY, split_model_name
+from memory.integration.models.loading import (
+    PLACEHOLDER_API_KEY,
+    check_deployment_models,
+    split_model_name,
+)
 from memory.retrieval.embedder import OFF, OFFLINE_EMBEDDINGS, OfflineEncoder
 
 logger = logging.getLogger(__name__)
@@ -88,3 +92,13 @@ def _build(name: str, base_url: str | None) -> Embeddings | OfflineEncoder | Non
 
         embeddings = init_embeddings(model, provider=provider)
     return embeddings
+
+
+def prepare_deployment(*, check_models: bool = True) -> None:
+    """What a process serving the deployment does as it starts (the server importing the graph,
+    `make chat`): with `check_models`, ModelUnavailable, one line naming what to install or set,
+    for the first model the settings name that cannot be built (not at a user's first message);
+    and the offline embedding model loaded in the background, not inside the first reply."""
+    if check_models:
+        check_deployment_models()
+    load_deployment_embeddings_in_background()

@@ -21,7 +21,6 @@ from memory.integration.settings import Settings, custom_auth_configured, get_se
 from memory.integration.writing.server_runs import writer_thread_id
 from memory.long_term import LongTermMemory
 from memory.upkeep.consolidation import (
-    ConsolidationPolicy,
     ConsolidationReport,
     ConsolidationSchedule,
     ConsolidationTrigger,
@@ -34,20 +33,12 @@ CONSOLIDATOR_GRAPH_ID = "memory_consolidator"
 _triggers: dict[Settings, ConsolidationTrigger] = {}
 
 
-def consolidation_policy(settings: Settings) -> ConsolidationPolicy:
-    """The deployment's thresholds (half-life, archive age)."""
-    return ConsolidationPolicy(
-        half_life_days=settings.hotness_half_life_days,
-        archive_cold_after_days=settings.archive_cold_after_days,
-    )
-
-
 def consolidation_schedule(settings: Settings) -> ConsolidationSchedule:
     return ConsolidationSchedule(
         every_writes=settings.consolidate_every_writes,
         idle_seconds=settings.consolidate_idle_seconds,
         capacity=settings.memory_capacity,
-        policy=consolidation_policy(settings),
+        policy=settings.consolidation_policy(),
     )
 
 
@@ -78,7 +69,7 @@ def describe(report: ConsolidationReport) -> str:
 
 def tidy_up(memory: LongTermMemory) -> str:
     """`/consolidate` in `make chat`: one pass with the deployment's thresholds, described."""
-    return describe(memory.consolidate(policy=consolidation_policy(get_settings())))
+    return describe(memory.consolidate(policy=get_settings().consolidation_policy()))
 
 
 async def schedule_pass(run: RunMemory) -> str:
@@ -133,7 +124,7 @@ def consolidate(state: ConsolidatorState, runtime: Runtime[MemoryContext]) -> di
         model = run.context.writer_model
         check_model_allowed("writer_model", model, run.settings, custom_auth_configured())
         llm = load_chat_model(model, timeout=run.settings.writer_timeout_seconds)
-    policy = consolidation_policy(run.settings)
+    policy = run.settings.consolidation_policy()
     report = run.memory.consolidate(llm, policy=policy)
     logger.info("memory_consolidator for %r (%s): %s", run.user_id, state.reason, report.summary())
     return {"report": report.to_dict()}
