@@ -19,6 +19,7 @@ from prompts.agent import (
     MEMORY_SAID,
     NO_MEMORIES,
     SAID_RECENTLY_BLOCKS,
+    STANDING_INSTRUCTIONS_BLOCKS,
     WEEKDAYS_ZH,
 )
 from prompts.compaction import SUMMARY_BLOCKS, SUMMARY_FIND_WORDS
@@ -58,6 +59,14 @@ def format_said_recently(said: Sequence[dict[str, Any]], language: str) -> str:
         when = _local_minute(str(line.get("said_at", "")))
         lines.append(f"- ({when}) {escape_data(text)}" if when else f"- {escape_data(text)}")
     return SAID_RECENTLY_BLOCKS[language].format(items="\n".join(lines)) if lines else ""
+
+
+def format_standing_instructions(instructions: Sequence[dict[str, Any]], language: str) -> str:
+    """The block of the user's standing instructions ("" when none): fenced in
+    <standing_instructions>, one escaped line each, newest first, as the library chose and
+    bounded them (`MemoryState.standing_instructions`)."""
+    lines = [f"- {escape_data(str(i.get('description', '')))}" for i in instructions]
+    return STANDING_INSTRUCTIONS_BLOCKS[language].format(items="\n".join(lines)) if lines else ""
 
 
 def _local_minute(stamp: str) -> str:
@@ -122,6 +131,7 @@ def build_chat_prompt(
     summary: str = "",
     tools: Sequence[str] = (),
     said_recently: Sequence[dict[str, Any]] = (),
+    standing_instructions: Sequence[dict[str, Any]] = (),
 ) -> ChatPrompt:
     """The system prompt: the built-in one (prompts/persona.py, in two parts), or
     `context.system_prompt` (one part), placeholders filled.
@@ -131,7 +141,8 @@ def build_chat_prompt(
     silently lost. `{persona}` is the user's own persona when they set one, else the built-in
     one; `{tools}` the sentences about `tools`, the names of the bound chat tools. What the user
     said lately and the writer has not filed yet (`said_recently`) follows the memories block.
-    The running summary of a compacted conversation ends the instructions.
+    The user's standing instructions (`standing_instructions`) follow the prompt's own rules,
+    and the running summary of a compacted conversation ends the instructions.
     """
     language = language or context.language_for()
     core = dict(core_context or {})
@@ -154,7 +165,10 @@ def build_chat_prompt(
             .replace("{persona}", own_persona)
         )
 
-    summary_block = format_summary(summary, language, tools)
+    summary_block = _with_block(
+        format_standing_instructions(standing_instructions, language),
+        format_summary(summary, language, tools),
+    )
     if context.system_prompt:
         template = context.system_prompt
         if "{core_context}" not in template and block:
@@ -176,15 +190,23 @@ def build_system_prompt(
     summary: str = "",
     tools: Sequence[str] = (),
     said_recently: Sequence[dict[str, Any]] = (),
+    standing_instructions: Sequence[dict[str, Any]] = (),
 ) -> str:
     """The system prompt as one message (build_chat_prompt's parts joined)."""
     return build_chat_prompt(
-        context, memories, core_context, language, summary, tools, said_recently
+        context,
+        memories,
+        core_context,
+        language,
+        summary,
+        tools,
+        said_recently,
+        standing_instructions,
     ).whole
 
 
 def _with_block(text: str, block: str) -> str:
-    return f"{text}\n\n{block}" if block else text
+    return f"{text}\n\n{block}" if block and text else text or block
 
 
 def chat_prompt(
@@ -194,5 +216,5 @@ def chat_prompt(
     the running summary as the library shows it (`memory.integration.answer` calls this)."""
     return build_chat_prompt(
         context, state.related_memories, state.core_context, language, summary, tools,
-        said_recently=state.said_recently,
+        said_recently=state.said_recently, standing_instructions=state.standing_instructions,
     )  # fmt: skip

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -173,6 +173,22 @@ class LongTermMemory:
             return self.retrievers.retrieve(prompt, mode, limit, lineage, llm, topic=topic)
         except Exception:
             logger.exception("memory retrieval failed for user %r", self.user_id)
+            return []
+
+    def standing_instructions(self, themes: Collection[str]) -> list[dict[str, Any]]:
+        """The user's standing instructions for replies: their memories filed under one of
+        `themes` (the instruction sections), newest first and bounded
+        (`memory.retrieval.standing.select_instructions`); `[]` when the store cannot be read
+        (logged), like retrieval. Read from the store every turn, so a forgotten one stops at
+        once."""
+        from memory.retrieval.standing import select_instructions
+
+        if not themes:
+            return []
+        try:
+            return select_instructions(self.manager.list_items(), themes)
+        except Exception:
+            logger.exception("reading the standing instructions of %r failed", self.user_id)
             return []
 
     def search(self, query: str, limit: int = 50) -> list[str]:

@@ -33,8 +33,19 @@ class AppText:
     def section_name(self, kind: SectionKind, language: str) -> str:
         """The first section of `kind` in `language` ("en" or "zh"): where a fact of that kind
         goes when nothing more specific is known (the offline model files its memories so)."""
-        sections = self.sections["zh" if language == "zh" else "en"]
-        return next((s.name for s in sections if s.kind == kind), sections[0].name)
+        chosen = "zh" if language == "zh" else "en"
+        sections = self.sections[chosen]
+        found = next((s.name for s in sections if s.kind == kind), None)
+        if found is None and kind == "instruction":  # read by kind: never filed under another
+            found = next(s.name for s in DEFAULT_SECTIONS[chosen] if s.kind == kind)
+        return found or sections[0].name
+
+    def instruction_themes(self) -> frozenset[str]:
+        """The names of the sections of kind "instruction", every language's, and the
+        library's own (a fork without one still finds what the offline model filed there):
+        their memories are the user's standing instructions, in every reply's prompt."""
+        every = [*self.sections.values(), *DEFAULT_SECTIONS.values()]
+        return frozenset(s.name for group in every for s in group if s.kind == "instruction")
 
 
 _app_text = AppText()

@@ -8,6 +8,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from memory.integration.app_text import current_app_text
 from memory.integration.prompt_budget import latest_user_text
 from memory.integration.run_memory import open_run_memory
 from memory.integration.state import MemoryState
@@ -26,10 +27,13 @@ def retrieve_memory(state: MemoryState, runtime: Runtime[Any]) -> dict[str, Any]
     with blocking calls, which the server forbids on its event loop."""
     run = open_run_memory(runtime)
     core_context = run.core_context()
+    # How the user wants to be answered holds for every reply, whatever this one is about.
+    instructions = run.memory.standing_instructions(current_app_text().instruction_themes())
     query = latest_user_text(state.messages)
     if not query.strip():
         return {"related_memories": [], "core_context": core_context, "cost": {},
-                "user_id": run.user_id, "said_recently": []}  # fmt: skip
+                "user_id": run.user_id, "said_recently": [],
+                "standing_instructions": instructions}  # fmt: skip
     lineage = run.lineage()
     revision = run.memory.manager.change_token()  # what the memories below are read from
     meter = UsageMeter()  # the first node of a run: the run's cost starts here
@@ -41,6 +45,8 @@ def retrieve_memory(state: MemoryState, runtime: Runtime[Any]) -> dict[str, Any]
             lineage,
             llm=run.ranking_model(),
         )
+    shown = {instruction["id"] for instruction in instructions}  # once in the prompt
+    memories = [memory for memory in memories if memory["id"] not in shown]
     # What the user said that the writer has not filed yet (no model call, a few ms).
     said = said_recently(run, runtime.store, query, lineage, since=revision)
     try:  # only queued here: the recall log is written in a batch, off the reply path
@@ -50,5 +56,5 @@ def retrieve_memory(state: MemoryState, runtime: Runtime[Any]) -> dict[str, Any]
     cost = as_dicts(meter.by_purpose())
     return {
         "related_memories": memories, "core_context": core_context, "cost": cost,
-        "user_id": run.user_id, "said_recently": said,
+        "user_id": run.user_id, "said_recently": said, "standing_instructions": instructions,
     }  # fmt: skip

@@ -42,6 +42,10 @@ class MemoryState(InputState):
       `[{"turn_id", "thread_id", "text", "said_at"}]`, best first: the waiting turns of their other
       threads this branch may read (memory/integration/writing/said_recently.py; never this
       thread's own).
+    - `standing_instructions`: the user's standing instructions for replies (how to answer or
+      address them), `[{"id", "description", "theme", "created_time", "latest_update_time"}]`,
+      newest first and bounded: in every reply's prompt whatever the turn is about
+      (memory/retrieval/standing.py); `related_memories` leaves them out.
     - `summary`: the running summary of the messages compaction took out of `messages`,
       `{"text", "messages", "through", "updated_at"}` (memory/integration/compaction.py); the
       messages themselves stay in the conversation archive and in the earlier checkpoints.
@@ -58,5 +62,6 @@ class MemoryState(InputState):
     cost: dict[str, dict[str, int]] = field(default_factory=dict)
     user_id: str = ""
     said_recently: list[dict[str, Any]] = field(default_factory=list)
+    standing_instructions: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
     compaction: dict[str, Any] = field(default_factory=dict)

@@ -6,13 +6,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-SectionKind = Literal["profile", "preference", "event", "task"]
+SectionKind = Literal["profile", "preference", "event", "task", "instruction"]
 
 
 @dataclass(frozen=True)
 class MemorySection:
     """One section memories are filed under: its name, what goes there (shown to the writer) and
-    its kind (who the user is, what they like, what happened, what is to be done)."""
+    its kind (who the user is, what they like, what happened, what is to be done, how the user
+    wants to be answered: an `instruction` section's memories reach every reply's prompt)."""
 
     name: str
     hint: str = ""
@@ -23,10 +24,11 @@ class MemorySection:
 # sequence of MemorySection (the app's, from prompts/persona.py).
 Sections = Mapping[str, str] | Sequence[str] | Mapping[str, Sequence[MemorySection]]
 
-# The six default sections per language, the one place they are defined: the library's when the
+# The seven default sections per language, the one place they are defined: the library's when the
 # caller passes none, and the app's (prompts/persona.py names them; a fork replaces them there).
 # `{sections}` in the tool rules lists them. `kind` says what a section holds (profile: who the
-# user is; preference: what they like; event: what happened; task: what is to be done).
+# user is; preference: what they like; event: what happened; task: what is to be done;
+# instruction: how the user wants to be answered).
 DEFAULT_SECTIONS: dict[str, tuple[MemorySection, ...]] = {
     "en": (
         MemorySection("identity", "who the user is: education, job, hometown, family, languages",
@@ -40,6 +42,9 @@ DEFAULT_SECTIONS: dict[str, tuple[MemorySection, ...]] = {
                       "event"),
         MemorySection("time-bound to-dos", "things with a date: homework, appointments, exams",
                       "task"),
+        MemorySection("standing instructions",
+                      "how the user wants every reply: format, language, length, tone, the name "
+                      "to call them, what never to do", "instruction"),
     ),
     "zh": (
         MemorySection("身份", "用户的基本身份信息：教育、职业、家乡等", "profile"),
@@ -48,6 +53,9 @@ DEFAULT_SECTIONS: dict[str, tuple[MemorySection, ...]] = {
         MemorySection("地点与路径", "具体地点和文件系统路径", "profile"),
         MemorySection("瞬间", "即时观察和感受：天气、正在做的事、念头", "event"),
         MemorySection("时效待办", "有截止日期的事项：作业、预约、考试", "task"),
+        MemorySection("长期要求",
+                      "用户对每次回答的要求：格式、语言、长短、语气、怎么称呼他们、绝不要做的事",
+                      "instruction"),
     ),
 }  # fmt: skip
 

@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 from memory.integration.app_text import current_app_text
 from memory.prompts.writer import SectionKind
+from memory.text.instructions import is_standing_instruction
 from memory.text.language import has_cjk
 from memory.text.statement_kinds import topics_of
 
@@ -15,6 +16,9 @@ from memory.text.statement_kinds import topics_of
 PROFILE: SectionKind = "profile"
 PREFERENCE: SectionKind = "preference"
 TASK: SectionKind = "task"
+INSTRUCTION: SectionKind = "instruction"
+# A standing instruction is kept in the user's words, named as theirs (en, zh).
+_INSTRUCTION_TEMPLATES = {"en": "User's instruction: {0}", "zh": "用户的要求：{0}"}
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？；;\n])\s*")
 _CLAUSE_SPLIT = re.compile(r"[,;，；]\s*|\s+(?:and|but)\s+(?=(?:I|my)\b)", re.I)
@@ -122,8 +126,14 @@ def extract_facts_with_keys(text: str) -> list[Fact]:
         sentence = sentence.strip()
         if not sentence or sentence.endswith(("?", "？")) or _FORGET.search(sentence):
             continue
+        if is_standing_instruction(sentence):  # how to answer them: one memory, every reply
+            facts.append(_instruction(sentence))
+            continue
         scope = "branch" if _TASK_MARKER.search(sentence) else "user"
         for clause in _CLAUSE_SPLIT.split(sentence):
+            if is_standing_instruction(clause):  # "My name is Zhang San, call me Xiao Zhang"
+                facts.append(_instruction(clause))
+                continue
             chinese = has_cjk(clause)
             rules = _CHINESE_RULES if chinese else _ENGLISH_RULES
             language = "zh" if chinese else "en"
@@ -133,6 +143,12 @@ def extract_facts_with_keys(text: str) -> list[Fact]:
             if fact is not None:
                 facts.append(Fact(fact[0], fact[1], scope, fact[2]))
     return list(dict.fromkeys(facts))
+
+
+def _instruction(sentence: str) -> Fact:
+    language = "zh" if has_cjk(sentence) else "en"
+    text = _INSTRUCTION_TEMPLATES[language].format(sentence.rstrip(" .。!！"))
+    return Fact(text, current_app_text().section_name(INSTRUCTION, language), "user", "")
 
 
 def forget_requests(text: str) -> list[str]:
