@@ -18,6 +18,7 @@ from prompts.agent import (
     MEMORY_DATES,
     MEMORY_SAID,
     NO_MEMORIES,
+    OFF_THE_RECORD,
     SAID_RECENTLY_BLOCKS,
     STANDING_INSTRUCTIONS_BLOCKS,
     WEEKDAYS_ZH,
@@ -132,6 +133,7 @@ def build_chat_prompt(
     tools: Sequence[str] = (),
     said_recently: Sequence[dict[str, Any]] = (),
     standing_instructions: Sequence[dict[str, Any]] = (),
+    private: bool = False,
 ) -> ChatPrompt:
     """The system prompt: the built-in one (prompts/persona.py, in two parts), or
     `context.system_prompt` (one part), placeholders filled.
@@ -142,7 +144,8 @@ def build_chat_prompt(
     one; `{tools}` the sentences about `tools`, the names of the bound chat tools. What the user
     said lately and the writer has not filed yet (`said_recently`) follows the memories block.
     The user's standing instructions (`standing_instructions`) follow the prompt's own rules,
-    and the running summary of a compacted conversation ends the instructions.
+    and the running summary of a compacted conversation ends the instructions. A `private`
+    conversation (off the record) gets a note saying so after the memories block.
     """
     language = language or context.language_for()
     core = dict(core_context or {})
@@ -152,6 +155,8 @@ def build_chat_prompt(
     memories_block = _with_block(
         format_memories(memories, language), format_said_recently(said_recently, language)
     )
+    if private:
+        memories_block = _with_block(memories_block, OFF_THE_RECORD[language])
 
     def filled(template: str) -> str:
         if not block:
@@ -217,4 +222,5 @@ def chat_prompt(
     return build_chat_prompt(
         context, state.related_memories, state.core_context, language, summary, tools,
         said_recently=state.said_recently, standing_instructions=state.standing_instructions,
+        private=state.private,
     )  # fmt: skip

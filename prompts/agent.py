@@ -61,6 +61,15 @@ STANDING_INSTRUCTIONS_BLOCK_ZH = """用户要求你在每次回答中都这样�
 {items}
 </standing_instructions>"""
 
+# A conversation off the record (the run's `remember` is false, or the user asked): the model is
+# told so, and says so when the user has just asked, so the user knows it was heard.
+OFF_THE_RECORD_EN = """<off_the_record>This conversation is off the record: nothing of it \
+will be remembered, archived or seen by later conversations. If the user has just asked for \
+this, tell them in one short sentence that you will not remember this conversation.\
+</off_the_record>"""
+OFF_THE_RECORD_ZH = """<off_the_record>这段对话不留记录：其中的内容不会被记住、不会存档，\
+以后的对话也看不到。如果用户刚刚提出这个要求，用一句话告诉他们你不会记住这段对话。</off_the_record>"""
+
 CORE_CONTEXT_LABELS_EN = {"human": "About the user", "goal": "The user's goal"}
 CORE_CONTEXT_LABELS_ZH = {"human": "关于用户", "goal": "用户的目标"}
 
@@ -80,3 +89,4 @@ STANDING_INSTRUCTIONS_BLOCKS = {
     "en": STANDING_INSTRUCTIONS_BLOCK_EN,
     "zh": STANDING_INSTRUCTIONS_BLOCK_ZH,
 }
+OFF_THE_RECORD = {"en": OFF_THE_RECORD_EN, "zh": OFF_THE_RECORD_ZH}

@@ -1,9 +1,10 @@
-"""`make chat`: a terminal chat with long-term memory (/memories, /forget, /search, /back, ...)."""
+"""`make chat`: a terminal chat with long-term memory (/memories, /forget, /why, /private, ...)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import sys
 import uuid
@@ -18,7 +19,8 @@ WRITE_WAIT_SECONDS = 120.0
 HELP = (
     "Commands: /memories  /forget <id or text>  /restore <id>  "
     "/search <text> (past conversations)  "  # feature: archive
-    "/cost (model calls by purpose)  "
+    "/cost (model calls by purpose)  /why (the memories the last reply was given)  "
+    "/private (a new thread kept out of memory)  "
     "/consolidate (merge duplicates, stale plans, archive cold ones)  "  # feature: consolidation
     "/back (take back your last message: the next one starts a sibling branch)  /new (a new "
     "thread)  /quit"
@@ -48,6 +50,7 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
         turn_ends: list[str] = []
         fork_from: str | None = None
         last_cost: dict[str, dict[str, int]] = {}
+        last_sources: list[str] = []
         while True:
             line = await read_line("you> ")
             if line is None or line.strip() == "/quit":
@@ -82,10 +85,15 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
                 print(await asyncio.to_thread(commands.consolidate))  # feature: consolidation
             elif line == "/cost":
                 print(await asyncio.to_thread(commands.cost, last_cost))
-            elif line == "/new":
+            elif line == "/why":
+                print(await asyncio.to_thread(commands.why, last_sources))
+            elif line in ("/new", "/private"):
                 thread_id = uuid.uuid4().hex[:8]
                 turn_ends, fork_from = [], None
-                print(f"  new thread {thread_id}")
+                # Off the record from its first turn; the thread stays so (its state says it).
+                session.context = dataclasses.replace(context, remember=line == "/new")
+                kept = "" if line == "/new" else ", off the record: nothing of it is remembered"
+                print(f"  new thread {thread_id}{kept}")
             elif line == "/back":
                 if len(turn_ends) < 2:
                     print("  /back needs two turns in this session (or use /new)")
@@ -103,7 +111,9 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
                     thread_id, line, checkpoint_id=fork_from, on_text=printer.piece
                 )
                 printer.finish(reply.text)
-                fork_from, last_cost = None, reply.cost
+                if reply.private:
+                    print("  (off the record: this conversation is not remembered)")
+                fork_from, last_cost, last_sources = None, reply.cost, reply.memory_ids
                 turn_ends.append(await session.latest_checkpoint_id(thread_id))
 
 

@@ -96,10 +96,22 @@ def answer(
     cost = added_cost(state.cost, meter)
     if last_round:
         final = without_echoed_tags(without_tool_calls(response, tools))
-        return {"messages": [final], "cost": cost}
-    response = without_echoed_tags(calls_written_as_text(response, tools))
+        return {"messages": [with_sources(final, state)], "cost": cost}
+    response = with_sources(without_echoed_tags(calls_written_as_text(response, tools)), state)
     repeats = answers_to_repeats(response, state.messages)
     if repeats:
         logger.info("the chat model repeated %d tool call(s): answered from the first results",
                     len(repeats))  # fmt: skip
     return {"messages": [response, *(repeats or [])], "cost": cost}
+
+
+def with_sources(message: AIMessage, state: Any) -> AIMessage:
+    """`message` with what it drew on in its `response_metadata`, kept with the reply in the
+    thread (Studio and any client see it per message): `memory_ids`, the ids of the memories
+    its prompt was given (standing instructions first, then those retrieval found), and
+    `off_the_record` when the conversation is kept out of memory."""
+    given = [*getattr(state, "standing_instructions", []), *state.related_memories]
+    metadata = {**message.response_metadata, "memory_ids": [m["id"] for m in given]}
+    if getattr(state, "private", False):
+        metadata["off_the_record"] = True
+    return message.model_copy(update={"response_metadata": metadata})

@@ -1,8 +1,9 @@
 """The memory commands of a terminal chat on one user's memory (`make chat`'s /memories, /forget,
-/restore, /search, /consolidate and /cost): each answers with the lines to print."""
+/restore, /search, /consolidate, /why and /cost): each answers with the lines to print."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.errors import MemoryNotFound
@@ -46,6 +47,10 @@ class MemoryCommands:
     def consolidate(self) -> str:  # feature: consolidation
         """/consolidate: a pass with the deployment's thresholds."""  # feature: consolidation
         return tidy_up(self.memory)  # feature: consolidation
+
+    def why(self, memory_ids: Sequence[str]) -> str:
+        """/why: the memories the last reply was given, by id (its message's `memory_ids`)."""
+        return memories_given(self.memory.manager, memory_ids)
 
     def cost(self, last_turn: dict[str, dict[str, int]]) -> str:
         """/cost: the last turn's model calls and the user's so far."""
@@ -115,6 +120,22 @@ def restore(manager: BaseMemoryManager, memory_id: str) -> str:
         return f"  no forgotten memory has the id {memory_id!r}; forgotten ones:\n{listed}"
     manager.restore(memory_id, reason="restored from the terminal chat")
     return f"  restored {memory_id}: {deleted[memory_id].description}"
+
+
+def memories_given(manager: BaseMemoryManager, memory_ids: Sequence[str]) -> str:
+    """The memories a reply was given, one line each (a memory since forgotten says so)."""
+    if not memory_ids:
+        return "  the last reply was given no memories"
+    lines = []
+    for memory_id in memory_ids:
+        try:
+            item = manager.get(memory_id, include_deleted=True)
+        except MemoryNotFound:
+            lines.append(f"  {memory_id}  (no longer kept)")
+            continue
+        gone = " (forgotten since)" if item.deleted else ""
+        lines.append(f"  {memory_id}  [{item.theme}]{gone} {item.description}")
+    return "\n".join(lines)
 
 
 def cost_report(memory: LongTermMemory, last_turn: dict[str, dict[str, int]]) -> str:

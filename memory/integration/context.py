@@ -79,6 +79,16 @@ class MemoryContext:
         },
     )
 
+    remember: bool = field(
+        default=True,
+        metadata={
+            "description": "False keeps this conversation off the record: nothing of it is "
+            "remembered, archived, digested or summarised into memory (the thread's own "
+            'checkpoints keep it); the user saying "don\'t remember this conversation" does the '
+            "same for the rest of the thread."
+        },
+    )
+
     def __init__(self, **values: Any) -> None:
         known = {f.name for f in fields(self)}
         for name in sorted(set(values) - known):
@@ -117,6 +127,7 @@ class MemoryContext:
         self.retrieval_mode = _one_of("retrieval_mode", self.retrieval_mode, modes)
         self.language = _one_of("language", self.language, LANGUAGE_POLICIES)
         self.memory_scope = _one_of("memory_scope", self.memory_scope, SCOPE_POLICIES)
+        self.remember = _as_bool("remember", self.remember)
         for name in ("user_id", "model"):
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip():
@@ -143,6 +154,18 @@ def _as_int(name: str, value: Any) -> int:
             f"Context.{name} must be an integer from 1 to {MAX_RETRIEVAL_LIMIT}, got {value!r}"
         )
     return number
+
+
+def _as_bool(name: str, value: Any) -> bool:
+    """A flag from a run (a bool) or the environment ("true"/"false", "1"/"0", "yes"/"no")."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise ValueError(f"Context.{name} must be true or false, got {value!r}")
 
 
 def _one_of(name: str, value: Any, allowed: tuple[str, ...]) -> str:

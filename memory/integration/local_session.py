@@ -41,6 +41,10 @@ class TurnReply:
     memory_write: dict[str, Any] = dataclasses.field(default_factory=dict)
     cost: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
     said_recently: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    # The ids of the memories the reply was given (its message's `memory_ids`), and whether
+    # the conversation is off the record.
+    memory_ids: list[str] = dataclasses.field(default_factory=list)
+    private: bool = False
 
 
 class LocalSession:
@@ -167,7 +171,9 @@ class LocalSession:
         related = list(state.get("related_memories", []))
         write, cost = dict(state.get("memory_write") or {}), dict(state.get("cost") or {})
         said = list(state.get("said_recently", []))
-        return TurnReply(reply, related, write, cost, said)
+        sources = list(last.response_metadata.get("memory_ids") or [])
+        private = bool(state.get("private"))
+        return TurnReply(reply, related, write, cost, said, sources, private)
 
     async def _streamed(
         self, turn: dict[str, Any], config: dict[str, Any], on_text: Callable[[str, str], Any]

@@ -30,9 +30,10 @@ class MemoryState(InputState):
     - `memory_write`: what became of this turn's memory write, `{"turn_id", "mode", "status",
       "error", "admission"}` with status `journaled` (local queue: durable, written soon),
       `scheduled` (server: kept in the store, a memory_writer run is queued), `written`
-      (inline), `skipped` (no user message, or nothing worth keeping: `admission` says why) or
-      `failed` (the hand-off failed: `error` says why, and whether the server keeps the turn
-      for a later run; the reply itself is fine). `admission` is
+      (inline), `private` (off the record: neither archived nor written), `skipped` (no user
+      message, or nothing worth keeping: `admission` says why) or `failed` (the hand-off
+      failed: `error` says why, and whether the server keeps the turn for a later run; the
+      reply itself is fine). `admission` is
       `{"score", "decision", "reasons"}` (docs/ADMISSION.md) when the turn was scored.
     - `cost`: this run's model calls and tokens by purpose, `{"chat" | "retrieval" |
       "summary": {"calls", "input_tokens", "output_tokens"}}` (the background writer's are
@@ -46,6 +47,10 @@ class MemoryState(InputState):
       address them), `[{"id", "description", "theme", "created_time", "latest_update_time"}]`,
       newest first and bounded: in every reply's prompt whatever the turn is about
       (memory/retrieval/standing.py); `related_memories` leaves them out.
+    - `private`: the conversation is off the record (the run's `remember` was false, or the
+      user asked that it not be remembered): from that turn on, for the rest of the thread,
+      nothing of it is archived, handed to the writer or noted in the recall log; the thread's
+      checkpoints are the only place it stays.
     - `summary`: the running summary of the messages compaction took out of `messages`,
       `{"text", "messages", "through", "updated_at"}` (memory/integration/compaction.py); the
       messages themselves stay in the conversation archive and in the earlier checkpoints.
@@ -63,5 +68,6 @@ class MemoryState(InputState):
     user_id: str = ""
     said_recently: list[dict[str, Any]] = field(default_factory=list)
     standing_instructions: list[dict[str, Any]] = field(default_factory=list)
+    private: bool = False
     summary: dict[str, Any] = field(default_factory=dict)
     compaction: dict[str, Any] = field(default_factory=dict)

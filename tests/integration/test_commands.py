@@ -259,3 +259,28 @@ def test_chat_search_finds_past_conversations_on_this_branch_and_make_archive_re
         cwd=PROJECT, env=offline_env(tmp_path), capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert "Actually I will stay in Pudong." in found.stdout
+
+
+def test_chat_why_shows_what_a_reply_drew_on_and_private_keeps_a_thread_out_of_memory(
+    tmp_path: Path,
+) -> None:
+    commands = (
+        "From now on, please always answer me in short bullet points.\nI work at Acme.\n"
+        "/memories\nWhat about films tonight?\n/why\n"
+        "/private\nMy codename is Zanzibarquartz.\n/why\n/quit\n"
+    )
+    done = run_chat(tmp_path, commands)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    why = out.split("you> ")[5]  # the answer to the first /why
+    assert "[standing instructions] User's instruction: From now on" in why
+    assert "Acme" not in why  # retrieval found nothing about films: only the instruction
+    started, private = out.split("off the record: nothing of it is remembered", 1)
+    assert "(off the record: this conversation is not remembered)" in private
+    assert "(off the record" not in started
+    assert "Zanzibarquartz" not in (tmp_path / "memory" / "default.yaml").read_text()
+    assert not any(
+        b"Zanzibarquartz" in path.read_bytes()
+        for path in (tmp_path / "memory").rglob("*")
+        if path.is_file()
+    )

@@ -17,7 +17,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 import graph.nodes as nodes
 from graph.cli.session import LocalSession
 from graph.context import Context
-from memory.archive import archives
+from memory.archive import archives  # feature: archive
 from memory.integration.models.offline import OfflineChatModel
 from memory.integration.settings import use_settings
 from memory.registry import registry
@@ -51,7 +51,7 @@ def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     ) as chosen:  # fmt: skip
         yield chosen
     registry.clear()
-    archives.clear()
+    archives.clear()  # feature: archive
 
 
 def _system_text(prompt: list[BaseMessage]) -> str:
@@ -84,6 +84,14 @@ async def test_an_instruction_reaches_an_unrelated_later_turn_and_forgetting_sto
         # Given once, as instructions, not again among the memories retrieval found.
         assert not any("instruction" in m["theme"] for m in reply.related_memories)
         assert count_tokens_approximately(prompt) <= BUDGET
+        # The reply keeps what it drew on: the instructions first, then what retrieval found.
+        instruction_ids = {i for i, m in s.manager.list_items().items() if "instruction" in m.theme
+                           or "要求" in m.theme}  # fmt: skip
+        kept = await s._graph.aget_state({"configurable": {"thread_id": "t2"}})
+        ids = kept.values["messages"][-1].response_metadata["memory_ids"]
+        assert ids == reply.memory_ids
+        assert set(ids[:2]) == instruction_ids
+        assert ids[2:] == [m["id"] for m in reply.related_memories]
 
         # A newer name replaces the older one in the prompt; the older memory is still kept.
         monkeypatch.setattr(nodes, "load_chat_model", lambda name, **_: OfflineChatModel())

@@ -47,8 +47,8 @@ def rebuild(
         for snapshot in sorted(history, key=lambda s: _id(s.config)):
             checkpoint = _id(snapshot.config)
             ancestors[checkpoint] = ancestors.get(parents[checkpoint], frozenset()) | {checkpoint}
-            if tuple(snapshot.next) != TURN_END:
-                continue
+            if tuple(snapshot.next) != TURN_END or snapshot.values.get("private"):
+                continue  # not a finished turn, or one of a conversation off the record
             user = str(snapshot.values.get("user_id") or default_user)
             archive = open_archive(user) if user else None
             if archive is None:

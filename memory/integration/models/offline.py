@@ -31,6 +31,7 @@ LABEL = "[offline model]"
 _LISTED_MEMORY = re.compile(r"^\[(\d+)\](?: \(this conversation\))? (.+)$", re.M)
 _MEMORIES_FENCE = re.compile(r"<memories>\s*(.*?)\s*</memories>", re.S)
 _SAID_RECENTLY_FENCE = re.compile(r"<said_recently>\s*(.*?)\s*</said_recently>", re.S)
+_OFF_THE_RECORD = "<off_the_record>"  # the app's note for a conversation kept out of memory
 # The memory writer's transcript: "user:", then the message in a ``` fence (format_messages).
 _FENCED_USER_BLOCK = re.compile(r"^(?:user|用户)\s*[:：]\s*\n(`{3,})[a-z]*\n(.*?)\n\1", re.M | re.S)
 
@@ -164,6 +165,11 @@ class OfflineChatModel(BaseChatModel):
                 else ("(no LLM configured) No related memories for this message.")
             )
             body = ""
+        if _OFF_THE_RECORD in system:
+            head = (
+                "（这段对话不留记录：我不会记住它。）" if chinese
+                else "(Off the record: I will not remember this conversation.)"
+            ) + " " + head  # fmt: skip
         return AIMessage(content=f"{LABEL} {head}\n{body}".strip())
 
 

@@ -84,10 +84,13 @@ async def hand_off(
     state: MemoryState, runtime: Runtime[MemoryContext], run: RunMemory, lineage: Lineage | None
 ) -> dict[str, Any]:
     """Archive the finished turn, score it, and hand it to the deployment's sink; return
-    (`inline`: once it is written). A turn the admission scorer skips goes nowhere. The
+    (`inline`: once it is written). A turn the admission scorer skips goes nowhere, and a
+    private conversation's turn goes nowhere at all, not even to the archive. The
     outcome is in `memory_write`; a failure is logged and never fails the chat run."""
     turn: Turn | None = None
     mode = ""
+    if state.private:  # off the record: the checkpoints keep it, nothing else does
+        return _outcome(None, "", "private")
     try:
         # Every turn is archived, admitted or not: nothing said is lost.  # feature: archive
         await asyncio.to_thread(archive_turn, run, state.messages, lineage)  # feature: archive
