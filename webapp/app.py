@@ -24,6 +24,7 @@ from webapp import routes
 from webapp.consolidate import consolidate  # feature: consolidation
 from webapp.conversations import search_conversations  # feature: archive
 from webapp.guard import ApiError, check_local_host
+from webapp.profile import get_profile, put_profile
 
 PREFIX = "/memories"
 STATIC_DIR = Path(__file__).parent / "static"
@@ -119,6 +120,8 @@ def editor_routes() -> list[BaseRoute]:
         Route(f"{api}/status", routes.get_status, methods=["GET"]),
         Route(f"{api}/self-check", routes.run_self_check, methods=["POST"]),
         Route(f"{api}/consolidate", consolidate, methods=["POST"]),  # feature: consolidation
+        Route(f"{api}/profile", get_profile, methods=["GET"]),
+        Route(f"{api}/profile", put_profile, methods=["PUT"]),
         Route(f"{api}/export", routes.export_memories, methods=["GET"]),
         Route(f"{api}/import", routes.import_memories, methods=["POST"]),
         Route(f"{api}/events", routes.stream_events, methods=["GET"]),

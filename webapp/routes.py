@@ -329,6 +329,7 @@ async def import_memories(request: Request, memory: LongTermMemory) -> Response:
             "added": outcome.added,
             "superseded": outcome.superseded,
             "skipped": outcome.skipped,
+            "profile": outcome.profile,
             "revision": await _revision(memory.manager),
         }
     )

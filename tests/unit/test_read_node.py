@@ -16,7 +16,8 @@ from graph.context import Context
 from memory.integration.settings import Settings, use_settings
 from memory.store.factory import open_memory_manager
 
-READ_KEYS = {"related_memories", "core_context", "cost", "user_id", "said_recently"}
+READ_KEYS = {"related_memories", "core_context", "cost", "user_id", "said_recently",
+             "standing_instructions", "private"}  # fmt: skip
 ADDRESS = "Hangzhou, 18 Wenyi Road"
 CONFIG = {"configurable": {"thread_id": "t1"}}
 

@@ -99,6 +99,23 @@ def test_each_authenticated_user_sees_only_their_own_memories(server: str) -> No
     assert httpx.get(f"{api}/memories", headers=as_user("token-alice")).json()["total"] == 1
 
 
+def test_the_profile_is_each_signed_in_users_own(server: str) -> None:
+    api = f"{server}/memories/api"
+    body = {"persona": "Answer like a tide table.", "human": "Alice, a harbour pilot."}
+    saved = httpx.put(f"{api}/profile", headers=as_user("token-alice"), json=body)
+    assert saved.status_code == 200, saved.text
+    assert httpx.get(f"{api}/profile", headers=as_user(None)).status_code == 401
+    assert httpx.get(f"{api}/profile", headers=as_user("nope")).status_code == 401
+    # Bob's token reads and writes Bob's profile, whoever he claims to be.
+    bob = as_user("token-bob", **{"X-Gulfstream-User": "alice"})
+    assert httpx.get(f"{api}/profile", headers=bob).json()["human"] == ""
+    assert httpx.put(f"{api}/profile", headers=bob, json={"human": "forged"}).status_code == 200
+    alice = httpx.get(f"{api}/profile", headers=as_user("token-alice")).json()
+    assert {part: alice[part] for part in body} == body
+    no_csrf = {"Authorization": "Bearer token-alice", "Content-Type": "application/json"}
+    assert httpx.put(f"{api}/profile", headers=no_csrf, json={"human": "x"}).status_code == 403
+
+
 def test_cross_site_form_post_is_refused_under_the_server(server: str) -> None:
     response = httpx.post(
         f"{server}/memories/api/memories",

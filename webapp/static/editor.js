@@ -120,6 +120,12 @@ const PHRASES = [
   ["typeToConfirm", "Type {word} to confirm", "输入 {word} 以确认"],
   ["eraseNothing", "Nothing was stored.", "没有存储任何内容。"],
   ["threadsDeleted", "Threads deleted", "已删除的对话"],
+  ["profile", "Profile", "个人资料"],
+  ["profileTitle", "What every reply starts from", "每次回答的出发点"],
+  ["persona", "Persona (empty: the app's own)", "人设（留空：使用应用自带的）"],
+  ["human", "About you (written by you, the memory agent stops rewriting it)",
+    "关于你（由你填写后，记忆代理不再改写）"],
+  ["profileSaved", "Profile saved", "个人资料已保存"],
 ];
 const TEXT = { en: {}, zh: {} };
 for (const [key, en, zh] of PHRASES) {
@@ -555,6 +561,15 @@ function mergeCard(shown) {
   });
 }
 
+// The core context the user owns: the persona and what the assistant knows about them.
+async function editProfile() {
+  const profile = await api("GET", "profile");
+  openForm(t("profileTitle"), [
+    { name: "persona", label: t("persona"), type: "textarea", value: profile.persona },
+    { name: "human", label: t("human"), type: "textarea", value: profile.human },
+  ], t("save"), async (v) => { await api("PUT", "profile", v); toast(t("profileSaved")); });
+}
+
 function addCard() {
   openForm(t("addTitle"), [
     { name: "description", label: t("description"), type: "textarea", required: true },
@@ -827,6 +842,7 @@ function start() {
   $("sort").addEventListener("change", (e) => { state.sort = e.target.value; refresh(); });
   $("group").addEventListener("change", (e) => { state.group = e.target.value; refresh(); });
   $("add").addEventListener("click", addCard);
+  $("profile").addEventListener("click", () => editProfile().catch((e) => toast(e.message)));
   $("more").addEventListener("click", loadMore);
   // Scrolling to the end of the list loads the next page.
   new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting)) loadMore(); })
