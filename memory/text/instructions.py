@@ -12,7 +12,7 @@ _REPLY_EN = re.compile(
     r"english|chinese|mandarin|spanish|french|german|japanese|tone|formal(ly)?|casual(ly)?|"
     r"concise(ly)?|brief(ly)?|short(er)?|markdown|capital letters|lowercase|uppercase|"
     r"words?|sentences?|paragraphs?|swear(ing)?|jargon|titles?|headings?|commas?|quotes?|"
-    r"quotation marks|sections?|placeholders?|postscript|p\.s\.)\b",
+    r"quotation marks|sections?|placeholders?|postscript|p\.s\.|output|json|keywords?|hashtags?)\b",
     re.IGNORECASE,
 )
 # Said once, meant for every later reply ("from now on", "always", "never", "in all your
