@@ -17,7 +17,7 @@ from memory.archive.digest import extractive_digest
 from memory.archive.query import Window
 from memory.archive.records import ArchivedMessage, Digest, ForgottenRecord, MessageKey
 from memory.store.branch import batch_size_of
-from memory.store.core_context import HUMAN_SEED_CHARS, truncate, user_facts
+from memory.store.core_context import human_summary, user_facts
 from memory.store.forgotten import fingerprint, forgotten_at, is_forgotten, lineage_of
 from memory.store.item import MemoryItem
 from memory.store.manager import BaseMemoryManager
@@ -228,9 +228,7 @@ def _reconcile(manager: BaseMemoryManager, archive: ConversationArchive) -> Reco
         record = hide(archive, memory_id, chain[0], ancestors=chain[1:])
         hidden[memory_id] = len(record.messages)
     if restored:  # `human` was seeded without them after they were forgotten
-        manager.seed_core_context(
-            human=truncate("; ".join(user_facts(manager.list_items())), HUMAN_SEED_CHARS)
-        )
+        manager.seed_core_context(human=human_summary(user_facts(manager.list_items())))
     return Reconciled(hidden, restored)
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from memory.prompts.writer import DEFAULT_SECTIONS
 from memory.store.item import now_iso
 
 if TYPE_CHECKING:
@@ -16,6 +17,14 @@ HUMAN_SEED_CHARS = 600
 # What `human` lists first when the caller names no profile sections: the library's default
 # sections (memory/prompts/writer.py); the app passes its own (prompts/persona.py).
 IDENTITY_SECTIONS = ("identity", "身份")
+# What `human` never lists: memories of the library's sections of these kinds (an app's own are
+# passed by the writer, who knows them).
+NOT_ABOUT_THE_USER = frozenset(
+    section.name
+    for sections in DEFAULT_SECTIONS.values()
+    for section in sections
+    if section.kind in ("event", "task", "instruction")
+)
 GOAL_SEED_CHARS = 200
 # Stored flat (every backend keeps a str -> str mapping): a thread's goal under "goal@<thread>",
 # and who wrote `human` last: "auto" (the writer's seeding) or "user" (a hand edit pins it).
@@ -155,13 +164,32 @@ def truncate(text: str, limit: int) -> str:
 
 
 def user_facts(
-    items: Mapping[str, MemoryItem], profile_sections: Sequence[str] = IDENTITY_SECTIONS
+    items: Mapping[str, MemoryItem],
+    profile_sections: Sequence[str] = IDENTITY_SECTIONS,
+    left_out: Collection[str] = NOT_ABOUT_THE_USER,
 ) -> list[str]:
-    """The live user-scope memories of `items` (live, oldest first), profile sections first
-    (what `human` is made of)."""
-    users = [item for item in items.values() if item.scope == "user"]
+    """The live user-scope memories of `items` (live, oldest first) that say who the user is or
+    what they like: profile sections first, and none of the sections `left_out` (what happened,
+    what is to be done, how to answer them). What `human` is made of."""
+    users = [item for item in items.values() if item.scope == "user" and item.theme not in left_out]
     users.sort(key=lambda item: item.theme not in profile_sections)  # stable: order kept
     return [item.description for item in users]
+
+
+def human_summary(facts: Sequence[str], limit: int = HUMAN_SEED_CHARS) -> str:
+    """`human` from `user_facts`: whole facts joined with "; " while they fit in `limit`
+    characters (the first one cut with an ellipsis when it alone is longer)."""
+    kept: list[str] = []
+    used = 0
+    for fact in (" ".join(f.split()) for f in facts):
+        cost = len(fact) + (2 if kept else 0)
+        if used + cost > limit:
+            break
+        kept.append(fact)
+        used += cost
+    if not kept and facts:
+        return truncate(facts[0], limit)
+    return "; ".join(kept)
 
 
 def thread_task(items: Mapping[str, MemoryItem], thread_id: str) -> str | None:

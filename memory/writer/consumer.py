@@ -20,6 +20,7 @@ from memory.prompts.writer import (
     REPAIR_NOTE,
     Sections,
     WriterPrompts,
+    by_language,
     format_sections,
     sections_for,
     writer_prompts,
@@ -27,8 +28,9 @@ from memory.prompts.writer import (
 from memory.prompts.writer_instructions import check_instructions, instructions_for
 from memory.store.core_context import (
     GOAL_SEED_CHARS,
-    HUMAN_SEED_CHARS,
     IDENTITY_SECTIONS,
+    NOT_ABOUT_THE_USER,
+    human_summary,
     thread_task,
     truncate,
     user_facts,
@@ -518,6 +520,19 @@ class MemoryConsumer:
         kinds = sections_for(self.sections, language)
         return tuple(s.name for s in kinds if s.kind == "profile") or IDENTITY_SECTIONS
 
+    def left_out_sections(self) -> frozenset[str]:
+        """The sections `human` never lists (every language's, the library's too): what
+        happened, what is to be done, and the standing instructions, a block of their own."""
+        if self.sections is None or not by_language(self.sections):  # plain names: no kinds
+            return NOT_ABOUT_THE_USER
+        mine = {
+            s.name
+            for language in ("en", "zh")
+            for s in sections_for(self.sections, language)
+            if s.kind in ("event", "task", "instruction")
+        }
+        return NOT_ABOUT_THE_USER | mine
+
     def _seed_core_context(self, manager: BaseMemoryManager, turn: Turn, language: str) -> None:
         """After an applied turn: `human` refreshed from the user-scope facts (unless edited by
         hand), this thread's goal from its first task memory, and the persona only when this
@@ -527,10 +542,10 @@ class MemoryConsumer:
         try:
             live = manager.list_items()
             task = thread_task(live, turn.thread_id)
-            facts = user_facts(live, self.profile_sections(language))
+            facts = user_facts(live, self.profile_sections(language), self.left_out_sections())
             manager.seed_core_context(
                 persona=self.persona,
-                human=truncate("; ".join(facts), HUMAN_SEED_CHARS),
+                human=human_summary(facts),
                 thread_id=turn.thread_id or None,
                 goal=truncate(task, GOAL_SEED_CHARS) if task else None,
             )  # fmt: skip

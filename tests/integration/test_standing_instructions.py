@@ -72,6 +72,11 @@ async def test_an_instruction_reaches_an_unrelated_later_turn_and_forgetting_sto
         assert filed[f"User's instruction: {BULLETS.rstrip('.')}"] == "standing instructions"
         assert filed["用户的要求：以后请叫我小梅"] == "长期要求"
         assert len(filed) == 62
+        # "About the user" sums up who they are in whole facts: no instruction, no passing
+        # moment or to-do, within its limit.
+        human = s.manager.get_core_context()["human"]
+        about = {d for d, theme in filed.items() if theme in ("identity", "places & paths")}
+        assert 0 < len(human) <= 600 and set(human.split("; ")) <= about
 
         chat = ScriptedModel(messages=iter(["- Lovely film.", "- Noted.", "- Sure."]))
         monkeypatch.setattr(nodes, "load_chat_model", lambda name, **_: chat)
