@@ -39,14 +39,18 @@ def card(
     item: MemoryItem,
     superseded_by: list[str] | None = None,
     heat: float | None = None,
+    last_used: str | None = None,
 ) -> dict[str, Any]:
     """What one card shows. `scope`, `origin` and `supersedes` tell a branch memory and its
     copy-on-write version apart; `superseded_by` lists the live versions that replace this one
     in some branch (it stays live: the other branches still read it). `hotness` is `heat` when
     the caller knows more than the item (recalls), else the item's own; `cold` marks one that
-    went cold (memory.retrieval.hotness)."""
+    went cold (memory.retrieval.hotness). `last_used`, when the caller read the recall log, is
+    when the memory was last given to a reply ("" never)."""
     value = ALONE.of(memory_id, item) if heat is None else heat
+    shown = {} if last_used is None else {"last_used": last_used}
     return {
+        **shown,
         "id": memory_id,
         "description": item.description,
         "theme": item.theme,
@@ -168,13 +172,17 @@ def waterfall(
         if last is not None and len(selected) > limit:
             next_cursor = encode_cursor(*last, heat[last[0]] if sort == "hotness" else None)
     replacements = superseded_by(items)
+    recalls = memory.recall_stats()  # when each was last given to a reply
     groups: dict[str, dict[str, Any]] = {}
     for memory_id, item in page:
         key, name, name_zh = section_of(memory_id, item)
         section = groups.setdefault(
             key, {"key": key, "theme": item.theme, "name": name, "name_zh": name_zh, "cards": []}
         )
-        section["cards"].append(card(memory_id, item, replacements.get(memory_id), heat[memory_id]))
+        used = recalls[memory_id].last_recalled if memory_id in recalls else ""
+        section["cards"].append(
+            card(memory_id, item, replacements.get(memory_id), heat[memory_id], used)
+        )
     matched = sum(1 for it in items.values() if not theme or it.theme == theme)
     page_data = {
         "revision": revision,

@@ -21,7 +21,11 @@ pytestmark = pytest.mark.slow
 def test_the_profile_form_shows_and_saves_the_core_context(page, data_dir: Path, user: str) -> None:
     store = YamlMemoryManager(data_dir, user)
     store.seed_core_context(human="User lives in Oslo")
+    store.add("User grows tomatoes", "identity", "seed")
     page.reload()
+    # Each card says when its memory was last given to a reply.
+    card = page.locator(".card", has_text="User grows tomatoes")
+    sync_api.expect(card.locator(".last-used")).to_have_text("Last given to a reply never")
     page.locator("#profile").click()
     form = page.locator("dialog form")
     sync_api.expect(form.locator("textarea[name=human]")).to_have_value("User lives in Oslo")

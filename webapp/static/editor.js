@@ -120,6 +120,8 @@ const PHRASES = [
   ["typeToConfirm", "Type {word} to confirm", "输入 {word} 以确认"],
   ["eraseNothing", "Nothing was stored.", "没有存储任何内容。"],
   ["threadsDeleted", "Threads deleted", "已删除的对话"],
+  ["lastUsed", "Last given to a reply", "上次用于回答"],
+  ["neverUsed", "never", "从未"],
   ["profile", "Profile", "个人资料"],
   ["profileTitle", "What every reply starts from", "每次回答的出发点"],
   ["persona", "Persona (empty: the app's own)", "人设（留空：使用应用自带的）"],
@@ -230,6 +232,8 @@ function lineage(card) {
 }
 
 function renderCard(card) {
+  // A live patch's card does not read the recall log: keep what the list said.
+  if (card.last_used === undefined && state.cards[card.id]) card.last_used = state.cards[card.id].last_used;
   state.cards[card.id] = card;
   const classes = "card" + (card.superseded_by && card.superseded_by.length ? " superseded" : "")
     + (card.cold ? " cold" : "");
@@ -239,6 +243,8 @@ function renderCard(card) {
     el("p", { class: "meta" },
       el("span", { class: "updated" }, t("updated") + " " + when(card.latest_update_time)),
       el("span", { class: "hits" }, t("hits") + " " + card.hit),
+      card.last_used !== undefined ? el("span", { class: "last-used" },
+        t("lastUsed") + " " + (card.last_used ? when(card.last_used) : t("neverUsed"))) : null,
       el("span", { class: "hotness" }, t("hotness") + " " + Number(card.hotness ?? 0).toFixed(2)),  // # feature: hotness
       card.cold ? el("span", { class: "badge cold", title: t("coldTitle") }, t("cold")) : null),
     el("div", { class: "actions" },
