@@ -489,6 +489,21 @@ class LongTermMemory:
             self, memory_id, archive if archive is not None else self.find_archive()
         )
 
+    def erase_conversation(
+        self,
+        thread_id: str,
+        texts: Iterable[str],
+        *,
+        message_ids: Collection[str] | None = None,
+        archive: ErasableArchive | None = None,
+    ) -> ErasureReport:
+        """Take a conversation back out of memory for good (see
+        `memory.erasure.erase_conversation`): what thread `thread_id` (or only the turns of its
+        user messages `message_ids`) created, and everything carrying `texts`, what was said."""
+        from memory.erasure import erase_conversation
+
+        return erase_conversation(self, thread_id, texts, archive, message_ids)
+
     def erase_user(
         self, *, archive: ErasableArchive | None = None, threads: Any = None
     ) -> ErasureReport:

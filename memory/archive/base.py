@@ -178,6 +178,17 @@ class ConversationArchive(ABC):
         binds memory/archive/erasing.py's `erase_carriers` (which builds on this class, so this
         class cannot import it)."""
 
+    @abstractmethod
+    def erase_said(
+        self,
+        thread_id: str,
+        message_ids: Collection[str] | None,
+        needles: Needles,
+        report: ErasureReport,
+    ) -> None:
+        """Remove a conversation's messages (those of `message_ids`, or all) and seal their
+        days again; every archive binds memory/archive/erasing.py's `erase_said`."""
+
     def erase_everything(self, report: ErasureReport) -> None:
         """Remove every message and digest of this user, counted in `report`."""
         report.count("archive: messages", self.count())

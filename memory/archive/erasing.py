@@ -1,9 +1,11 @@
 """Erasure in the conversation archive: the archived messages and digests that carry an erased
-memory, or the whole archive of an erased user (memory/erasure/archive.py's protocol)."""
+memory, a conversation taken off the record, or the whole archive of an erased user
+(memory/erasure/archive.py's protocol)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -92,3 +94,37 @@ def _erase_forgotten_records(
         if digests != record.digests or messages != record.messages:
             archive.put_forgotten(replace(record, messages=messages, digests=digests))
             report.count("archive: forgotten records rewritten", 1)
+
+
+def erase_said(
+    archive: ConversationArchive,
+    thread_id: str,
+    message_ids: Collection[str] | None,
+    needles: Needles,
+    report: ErasureReport,
+) -> None:
+    """Remove a conversation's archived messages for good (the thread's, or only those of
+    `message_ids`), add what the user said in them to `needles`, remove every other archived
+    message quoting that (a reply elsewhere that repeated it), and seal their days' digests
+    again without them (a day with nothing else said loses its digest)."""
+    everything = archive.messages()
+    messages = [
+        m
+        for m in everything
+        if m.thread_id == thread_id and (message_ids is None or m.message_id in message_ids)
+    ]
+    needles.add_texts(m.content for m in messages if m.role == "user")
+    taken = {m.ref for m in messages}
+    messages += [m for m in everything if m.ref not in taken and needles.in_text(m.content)]
+    report.count("archive: messages", archive.erase_messages([m.ref for m in messages]))
+    digests = archive.digests()
+    days = {local_day(m.timestamp) for m in messages}
+    days |= {d.day for d in digests if needles.in_text(d.text)}
+    sealed = sorted({d.day for d in digests} & days)
+    emptied = [day for day in sealed if not _said_on(archive, day)]
+    report.count("archive: digests", archive.erase_digests(emptied))
+    resealed = [day for day in sealed if day not in emptied]
+    reseal(archive, resealed)
+    report.count("archive: digests sealed again", len(resealed))
+    if not archive.scrub():
+        report.notes.append("the archive's log could not be emptied at once (another reader)")

@@ -9,7 +9,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from memory.archive.base import ConversationArchive
-from memory.archive.erasing import erase_carriers
+from memory.archive.erasing import erase_carriers, erase_said
 from memory.archive.query import Window
 from memory.archive.records import (
     SEARCHED_ROLES,
@@ -80,6 +80,7 @@ class PostgresArchive(ConversationArchive):
     statement names the user."""
 
     erase_carriers = erase_carriers  # what erasure asks: memory/archive/erasing.py
+    erase_said = erase_said
 
     backend = "postgres"
 

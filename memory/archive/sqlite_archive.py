@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.archive.base import ConversationArchive
-from memory.archive.erasing import erase_carriers
+from memory.archive.erasing import erase_carriers, erase_said
 from memory.archive.query import Window, index_text
 from memory.archive.records import (
     SEARCHED_ROLES,
@@ -87,6 +87,7 @@ class SqliteArchive(ConversationArchive):
     """The archive of one user in `<folder>/<user>.sqlite` (WAL, one writer at a time)."""
 
     erase_carriers = erase_carriers  # what erasure asks: memory/archive/erasing.py
+    erase_said = erase_said
 
     backend = "sqlite"
 

@@ -3,6 +3,7 @@ imports it)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Protocol
 
 from memory.store.erasure_report import ErasureReport
@@ -25,6 +26,16 @@ class ErasableArchive(Protocol):
         report: ErasureReport,
     ) -> None:
         """Remove what carries the `chosen` memories (adding the removed texts to `needles`)."""
+        ...
+
+    def erase_said(
+        self,
+        thread_id: str,
+        message_ids: Collection[str] | None,
+        needles: Needles,
+        report: ErasureReport,
+    ) -> None:
+        """Remove a conversation's messages (adding their texts to `needles`)."""
         ...
 
     def erase_everything(self, report: ErasureReport) -> None:

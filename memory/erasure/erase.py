@@ -1,9 +1,12 @@
-"""erase_memory and erase_user: remove for good, from every tier, one memory with everything
-derived from it, or everything of one user; each returns an ErasureReport."""
+"""erase_memory, erase_conversation and erase_user: remove for good, from every tier, one memory
+with everything derived from it, what one conversation put in memory, or everything of one user;
+each returns an ErasureReport."""
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -30,7 +33,7 @@ from memory.store.erasure_report import ErasureReport
 from memory.store.item import MemoryItem
 from memory.store.sqlite_file import scrub_file
 from memory.store.state_db import SUMMARIES_FILE, PostgresState, StateDatabase
-from memory.text.needles import Needles
+from memory.text.needles import MIN_CONTAINED_CHARS, Needles
 
 if TYPE_CHECKING:
     from memory.retrieval.recall_log import RecallLog
@@ -100,6 +103,79 @@ def erase_memory(
     report.notes.append(CHECKPOINTS_NOTE)
     logger.info("memory %s of user %r erased: %s", memory_id, memory.user_id, report.removed)
     return report
+
+
+def erase_conversation(
+    memory: ErasedMemory,
+    thread_id: str,
+    texts: Iterable[str],
+    archive: ErasableArchive | None = None,
+    message_ids: Collection[str] | None = None,
+) -> ErasureReport:
+    """What a conversation put in memory, removed for good when the user takes it off the
+    record: the memories its turns created (their `origin` names the thread; with
+    `message_ids`, only the turns of those user messages), every version of them, every row,
+    file and snapshot carrying what was said (`texts`, the conversation's own words), and with
+    `archive` its archived messages, their days' digests sealed again without them. A memory
+    another conversation created and this one only changed keeps its text (its history entries
+    carrying what was said are redacted)."""
+    manager = memory.manager
+    manager._check_writable()
+    items = manager.all_items()
+    chosen: dict[str, MemoryItem] = {}
+    for memory_id, item in items.items():
+        if item.origin.get("thread_id") == thread_id and _said_in(item, thread_id, message_ids):
+            chosen |= _versions(items, memory_id)
+    report = ErasureReport(memory.user_id, sorted(chosen))
+    needles = Needles(set(chosen))
+    for item in chosen.values():
+        needles.add_texts(item_texts(item))
+    said = Needles(texts={text for text in texts if len(text.strip()) >= MIN_CONTAINED_CHARS})
+    if archive is not None:  # what the user said there joins `said` (and copies of it go)
+        archive.erase_said(thread_id, message_ids, said, report)
+    else:
+        report.notes.append(NO_ARCHIVE_NOTE)
+    # Only what is long enough to be this conversation's own words: "thanks!" would take other
+    # conversations' rows; this one's rows go by their thread below.
+    needles.add_texts(text for text in said.texts if len(text.strip()) >= MIN_CONTAINED_CHARS)
+    memory.recall_log.flush()
+    purge_items(manager, needles, report)
+    redact_core_context(manager, needles, report)
+    _drop_vectors(memory, set(chosen), report)
+    turns = None if message_ids is None else [f"{thread_id}:{m}" for m in message_ids]
+
+    def carries(row: dict[str, Any]) -> bool:
+        return needles.in_row(row) or _of_conversation(row, thread_id, turns)
+
+    _erase_shared_rows(memory, carries, report)
+    _erase_side_files(memory, needles, report)
+    scrub_backend(manager, report)
+    logger.info("a conversation of user %r taken off the record: %s", memory.user_id,
+                report.removed)  # fmt: skip
+    return report
+
+
+def _of_conversation(row: dict[str, Any], thread_id: str, turns: list[str] | None) -> bool:
+    """Whether a journal, trace or ledger row belongs to the thread (to one of `turns`)."""
+    turn: dict[str, Any] = {}
+    if isinstance(row.get("turn"), str):
+        try:
+            turn = json.loads(row["turn"])
+        except ValueError:
+            turn = {}
+    thread = row.get("thread_id") or row.get("session_id") or turn.get("thread_id")
+    if thread != thread_id:
+        return False
+    turn_id = str(row.get("turn_id") or turn.get("turn_id") or "")
+    return turns is None or any(turn_id.startswith(prefix) for prefix in turns)
+
+
+def _said_in(item: MemoryItem, thread_id: str, message_ids: Collection[str] | None) -> bool:
+    """Whether the turn that created `item` is one of `message_ids`' (all: None)."""
+    if message_ids is None:
+        return True
+    turn_id = item.origin.get("turn_id", "")
+    return any(turn_id.startswith(f"{thread_id}:{message_id}") for message_id in message_ids)
 
 
 def erase_user(

@@ -13,7 +13,7 @@ from memory.integration.prompt_budget import latest_user_text
 from memory.integration.run_memory import open_run_memory
 from memory.integration.state import MemoryState
 from memory.integration.writing.said_recently import said_recently
-from memory.text.off_record import asks_off_the_record
+from memory.text.off_record import asks_off_the_record, asks_to_forget_last_turn
 from memory.usage.counts import UsageMeter, as_dicts
 from memory.usage.metering import metered
 
@@ -33,10 +33,16 @@ def retrieve_memory(state: MemoryState, runtime: Runtime[Any]) -> dict[str, Any]
     query = latest_user_text(state.messages)
     # Off the record for the rest of the thread, once asked (by the run or the user).
     private = state.private or not run.context.remember or asks_off_the_record(query)
+    # What this turn takes back: the thread's earlier turns when it turns private now, the
+    # previous turn when the user asks to forget what they just said.
+    take_back = "thread" if private and not state.private else ""
+    if not private and asks_to_forget_last_turn(query):
+        take_back = "turn"
     if not query.strip():
         return {"related_memories": [], "core_context": core_context, "cost": {},
                 "user_id": run.user_id, "said_recently": [],
-                "standing_instructions": instructions, "private": private}  # fmt: skip
+                "standing_instructions": instructions, "private": private,
+                "take_back": take_back}  # fmt: skip
     lineage = run.lineage()
     revision = run.memory.manager.change_token()  # what the memories below are read from
     meter = UsageMeter()  # the first node of a run: the run's cost starts here
@@ -53,7 +59,7 @@ def retrieve_memory(state: MemoryState, runtime: Runtime[Any]) -> dict[str, Any]
     # What the user said that the writer has not filed yet (no model call, a few ms).
     said = said_recently(run, runtime.store, query, lineage, since=revision)
     try:  # only queued here: the recall log is written in a batch, off the reply path
-        if not private:  # the log keeps the query's words
+        if not private and not take_back:  # the log keeps a hash of the query's words
             run.memory.record_recall([memory["id"] for memory in memories], query)
     except Exception:  # a hotness signal is never worth a failed reply
         logger.exception("recording the recall of %d memories failed", len(memories))
@@ -61,5 +67,5 @@ def retrieve_memory(state: MemoryState, runtime: Runtime[Any]) -> dict[str, Any]
     return {
         "related_memories": memories, "core_context": core_context, "cost": cost,
         "user_id": run.user_id, "said_recently": said, "standing_instructions": instructions,
-        "private": private,
+        "private": private, "take_back": take_back,
     }  # fmt: skip

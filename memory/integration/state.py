@@ -30,7 +30,9 @@ class MemoryState(InputState):
     - `memory_write`: what became of this turn's memory write, `{"turn_id", "mode", "status",
       "error", "admission"}` with status `journaled` (local queue: durable, written soon),
       `scheduled` (server: kept in the store, a memory_writer run is queued), `written`
-      (inline), `private` (off the record: neither archived nor written), `skipped` (no user
+      (inline), `private` (off the record: neither archived nor written), `taken back` (the
+      user asked to forget what they just said: neither this turn nor the one before is
+      kept), `skipped` (no user
       message, or nothing worth keeping: `admission` says why) or `failed` (the hand-off
       failed: `error` says why, and whether the server keeps the turn for a later run; the
       reply itself is fine). `admission` is
@@ -51,6 +53,10 @@ class MemoryState(InputState):
       user asked that it not be remembered): from that turn on, for the rest of the thread,
       nothing of it is archived, handed to the writer or noted in the recall log; the thread's
       checkpoints are the only place it stays.
+    - `take_back`: what this turn takes back out of memory, set by the read node: "thread" when
+      the thread has just turned private (its earlier turns are erased for good), "turn" when
+      the user asked to forget what they just said (the previous turn is, and this one is not
+      kept), else "" (memory/integration/writing/take_back.py).
     - `summary`: the running summary of the messages compaction took out of `messages`,
       `{"text", "messages", "through", "updated_at"}` (memory/integration/compaction.py); the
       messages themselves stay in the conversation archive and in the earlier checkpoints.
@@ -69,5 +75,6 @@ class MemoryState(InputState):
     said_recently: list[dict[str, Any]] = field(default_factory=list)
     standing_instructions: list[dict[str, Any]] = field(default_factory=list)
     private: bool = False
+    take_back: str = ""
     summary: dict[str, Any] = field(default_factory=dict)
     compaction: dict[str, Any] = field(default_factory=dict)

@@ -1,4 +1,5 @@
-"""Whether the user asks to keep this conversation out of memory (en, zh): no model."""
+"""Whether the user asks to keep this conversation, or what they just said, out of memory (en, zh):
+no model."""
 
 from __future__ import annotations
 
@@ -27,3 +28,22 @@ def asks_off_the_record(text: str) -> bool:
     """Whether `text` asks that this conversation not be remembered ("Don't remember this
     conversation", "off the record", "这段对话别记下来")."""
     return bool(_OFF_RECORD_EN.search(text) or _OFF_RECORD_ZH.search(text))
+
+
+# "Forget what I just said", "忘掉我刚才说的": the user's previous message and its replies.
+_LAST_TURN_EN = re.compile(
+    r"\b(forget|don'?t remember|do not remember|scratch) (what|everything) i (just )?"
+    r"(said|told you|wrote|typed)|\bforget (my|that) last (message|sentence)|"
+    r"\bforget i (just )?said (that|it)",
+    re.IGNORECASE,
+)
+_LAST_TURN_ZH = re.compile(
+    r"(忘掉|忘记|忘了|别记|不要记)(住)?(我)?刚才(说|讲)的(话|内容)?|刚才(说|讲)的(话)?(别记|不要记|忘掉|忘了吧)|"
+    r"当我没说"
+)
+
+
+def asks_to_forget_last_turn(text: str) -> bool:
+    """Whether `text` asks to forget what the user just said ("Forget what I just said",
+    "忘掉我刚才说的", "当我没说")."""
+    return bool(_LAST_TURN_EN.search(text) or _LAST_TURN_ZH.search(text))

@@ -101,3 +101,40 @@ async def test_a_private_conversation_leaves_nothing_but_its_checkpoints(
         assert state.values["private"] is True
         kept = str(state.values["messages"]) + str(state.values.get("summary"))
         assert "Zanzibarquartz" in kept
+
+
+async def test_turning_private_or_forgetting_the_last_turn_takes_back_what_was_kept(
+    settings: Any, tmp_path: Path
+) -> None:
+    user = f"tb-{uuid.uuid4().hex[:8]}"
+    context = Context(user_id=user, model="offline/rules")
+    # A budget that keeps "what I just said" in the thread's state (a compacted turn is gone
+    # from it; turning the whole thread private reaches it anyway).
+    with use_settings(context_budget_tokens="4000"):
+        await _take_back(context, settings, tmp_path)
+
+
+async def _take_back(context: Context, settings: Any, tmp_path: Path) -> None:
+    user = context.user_id
+    async with LocalSession(context, settings.data_dir) as s:
+        await s.say("open", "I like green tea.")
+        await s.say("mid", "My codename is Quokkaberry and I live in Vladivostok.")
+        await s.say("oops", "I work at Zorbulon Industries.")
+        await s.wait_for_writes()
+        archive = archives.open(archive_spec(), user)  # feature: archive
+        assert archive is not None  # feature: archive
+        DigestSealer(refresh_seconds=0).seal(archive)  # feature: archive
+        kept = ("Quokkaberry", "Vladivostok", "Zorbulon")
+        assert set(kept) <= {w for hits in _files_holding(tmp_path, kept).values() for w in hits}
+
+        turned = await s.say("mid", "Actually, don't remember this conversation.")
+        forgot = await s.say("oops", "Forget what I just said.")
+        await s.wait_for_writes()
+        assert turned.memory_write["status"] == "private"
+        assert forgot.memory_write["status"] == "taken back"
+        assert _files_holding(tmp_path, kept) == {}
+        assert "green tea" in str(s.manager.show())  # the other conversation stays
+        assert "green tea" in find_in_archive(s.manager, "green tea", None)  # feature: archive
+        assert "green tea" in "\n".join(d.text for d in archive.digests())  # feature: archive
+        later = await s.say("later", "Where do I work and what is my codename?")
+        assert not [w for w in kept if w in later.text + str(later.related_memories)]

@@ -30,6 +30,7 @@ from memory.integration.writing.server_runs import (
     schedule_server_write,
     write_mode,
 )
+from memory.integration.writing.take_back import TURN, take_back
 from memory.store.branch import Lineage
 from memory.usage.counts import describe, from_dicts
 from memory.writer.local import local_writer
@@ -89,6 +90,13 @@ async def hand_off(
     outcome is in `memory_write`; a failure is logged and never fails the chat run."""
     turn: Turn | None = None
     mode = ""
+    if state.take_back:  # what the conversation already put in memory goes, for good
+        try:
+            await take_back(run, runtime.store, state.messages, state.take_back)
+        except Exception as exc:
+            return _failed(None, "", exc)
+        if state.take_back == TURN:  # nor is "forget what I just said" itself kept
+            return _outcome(None, "", "taken back")
     if state.private:  # off the record: the checkpoints keep it, nothing else does
         return _outcome(None, "", "private")
     try:
