@@ -7,7 +7,7 @@ import functools
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from memory.long_term import LongTermMemory
+from memory import LongTermMemory
 from webapp.guard import ApiError, read_json_object
 from webapp.routes import _run, api
 

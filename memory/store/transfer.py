@@ -8,12 +8,12 @@ from typing import Any
 
 from memory.store.item import MemoryItem, check_description, check_text, check_theme, now_iso
 from memory.store.manager import BaseMemoryManager
+from memory.store.profile import import_profile, parse_profile, profile_of
 
 EXPORT_FORMAT = "gulfstream.memories"
 EXPORT_VERSION = 1
 MAX_IMPORT_ITEMS = 10_000
 IMPORT_FIELDS = {"format", "version", "user_id", "exported_at", "revision", "items", "profile"}
-PROFILE_PARTS = ("persona", "human")  # the core context the user owns (not a thread's goal)
 _MEMORY_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -48,33 +48,6 @@ def export_document(manager: BaseMemoryManager) -> dict[str, Any]:
         "items": {memory_id: item.to_dict() for memory_id, item in sorted(items.items())},
         "profile": profile_of(manager),
     }
-
-
-def profile_of(manager: BaseMemoryManager) -> dict[str, str]:
-    """The persona and `human` the user's prompts get ("" for a part never set)."""
-    block = manager.get_core_context(None)
-    return {part: block.get(part, "") for part in PROFILE_PARTS}
-
-
-def parse_profile(data: dict[str, Any]) -> dict[str, str]:
-    """An export's profile (`{}` when it has none), checked before anything is written."""
-    raw = data.get("profile", {})
-    if not isinstance(raw, dict) or set(raw) - set(PROFILE_PARTS):
-        raise ImportRejected("profile must be an object of persona and human", "profile")
-    for part, value in raw.items():
-        if not isinstance(value, str):
-            raise ImportRejected(f"profile.{part} must be text", f"profile.{part}")
-    return {part: value.strip() for part, value in raw.items() if value.strip()}
-
-
-def import_profile(manager: BaseMemoryManager, profile: dict[str, str]) -> list[str]:
-    """Set the parts of `profile` the store has none of (overwriting nothing, like the items);
-    returns the parts set. An imported `human` is the user's: the writer does not rewrite it."""
-    current = manager.get_core_context(None)
-    missing = {part: text for part, text in profile.items() if not current.get(part, "").strip()}
-    if missing:
-        manager.set_core_context(persona=missing.get("persona"), human=missing.get("human"))
-    return sorted(missing)
 
 
 def parse_import(data: dict[str, Any]) -> dict[str, MemoryItem]:

@@ -115,13 +115,12 @@ async def test_turning_private_or_forgetting_the_last_turn_takes_back_what_was_k
 
 
 async def _take_back(context: Context, settings: Any, tmp_path: Path) -> None:
-    user = context.user_id
     async with LocalSession(context, settings.data_dir) as s:
         await s.say("open", "I like green tea.")
         await s.say("mid", "My codename is Quokkaberry and I live in Vladivostok.")
         await s.say("oops", "I work at Zorbulon Industries.")
         await s.wait_for_writes()
-        archive = archives.open(archive_spec(), user)  # feature: archive
+        archive = archives.open(archive_spec(), context.user_id)  # feature: archive
         assert archive is not None  # feature: archive
         DigestSealer(refresh_seconds=0).seal(archive)  # feature: archive
         kept = ("Quokkaberry", "Vladivostok", "Zorbulon")
