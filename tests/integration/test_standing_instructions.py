@@ -78,7 +78,7 @@ async def test_an_instruction_reaches_an_unrelated_later_turn_and_forgetting_sto
         about = {d for d, theme in filed.items() if theme in ("identity", "places & paths")}
         assert 0 < len(human) <= 600 and set(human.split("; ")) <= about
 
-        chat = ScriptedModel(messages=iter(["- Lovely film.", "- Noted.", "- Sure."]))
+        chat = ScriptedModel(messages=iter(["- Lovely film.", "- Noted.", "- Sure.", "- Ok."]))
         monkeypatch.setattr(nodes, "load_chat_model", lambda name, **_: chat)
         reply = await s.say("t2", MOVIE)  # another thread, nothing about replies or names
         prompt = chat.seen[-1]
@@ -108,9 +108,12 @@ async def test_an_instruction_reaches_an_unrelated_later_turn_and_forgetting_sto
         assert "Meimei" in system and "小梅" not in system
         assert "short bullet points" in system
 
-        # Forgotten: gone from the very next reply's prompt.
-        bullets = next(i for i, m in s.manager.list_items().items() if "bullet" in m.description)
-        s.manager.delete(bullets, "the user asked to forget it")
+        # Forgotten when the user asks: gone from the very next reply's prompt.
+        monkeypatch.setattr(nodes, "load_chat_model", lambda name, **_: OfflineChatModel())
+        await s.say("t1", "Please forget the bullet points instruction.")
+        await s.wait_for_writes()
+        assert not [m for m in s.manager.list_items().values() if "bullet" in m.description]
+        monkeypatch.setattr(nodes, "load_chat_model", lambda name, **_: chat)
         await s.say("t4", MOVIE)
         system = _system_text(chat.seen[-1])
         assert "bullet points" not in system and "Meimei" in system
