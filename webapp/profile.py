@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -14,20 +15,27 @@ from webapp.routes import _run, api
 PARTS = ("persona", "human")
 
 
-def _profile(block: dict[str, str]) -> dict[str, str]:
-    """The parts the user owns, as every prompt shows them ("" for a part never set)."""
+def _profile(block: dict[str, str], private: list[str]) -> dict[str, Any]:
+    """The parts the user owns, as every prompt shows them ("" for a part never set), and the
+    threads kept off the record (their ids: nothing else of them is kept)."""
     return {
         "persona": block.get("persona", ""),
         "human": block.get("human", ""),
         "updated_at": block.get("updated_at", ""),
+        "private_threads": private,
     }
+
+
+async def _read(memory: LongTermMemory) -> dict[str, Any]:
+    block = await _run(memory.get_core_context, None)
+    return _profile(block, await _run(memory.manager.private_threads))
 
 
 @api
 async def get_profile(request: Request, memory: LongTermMemory) -> Response:
     """The persona the assistant takes with this user ("" = the app's own) and what it knows
     about them (`human`), as the next reply's prompt gets them."""
-    return JSONResponse(_profile(await _run(memory.get_core_context, None)))
+    return JSONResponse(await _read(memory))
 
 
 @api
@@ -44,4 +52,4 @@ async def put_profile(request: Request, memory: LongTermMemory) -> Response:
         memory.manager.set_core_context, persona=data.get("persona"), human=data.get("human")
     )
     await _run(edit)
-    return JSONResponse(_profile(await _run(memory.get_core_context, None)))
+    return JSONResponse(await _read(memory))

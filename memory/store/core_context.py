@@ -32,6 +32,9 @@ GOAL_PREFIX = "goal@"
 HUMAN_SOURCE = "human_source"
 HUMAN_SOURCES = ("auto", "user")
 LEGACY_GOAL = "goal"  # the old user-wide goal: kept as stored, never shown in any thread
+# A thread kept off the record, under "private@<thread>" ("1"): its id only, never its text, so
+# that the editor and MCP can tell it from the others.
+PRIVATE_PREFIX = "private@"
 
 StoredChanges = Mapping[str, Any] | Callable[[Mapping[str, str]], Mapping[str, Any]]
 
@@ -44,8 +47,9 @@ def goal_key(thread_id: str) -> str:
 
 
 def _stored_key(key: str) -> bool:
-    return key in ("persona", "human", HUMAN_SOURCE, LEGACY_GOAL, "updated_at") or (
-        key.startswith(GOAL_PREFIX) and len(key) > len(GOAL_PREFIX)
+    return key in ("persona", "human", HUMAN_SOURCE, LEGACY_GOAL, "updated_at") or any(
+        key.startswith(prefix) and len(key) > len(prefix)
+        for prefix in (GOAL_PREFIX, PRIVATE_PREFIX)
     )
 
 
@@ -73,6 +77,8 @@ def merge(current: Mapping[str, str], changes: Mapping[str, Any]) -> dict[str, s
             merged[key] = str(value)
         elif key in ("persona", "human") or (key.startswith(GOAL_PREFIX) and key != GOAL_PREFIX):
             merged[key] = check_part(value, key)
+        elif key.startswith(PRIVATE_PREFIX) and key != PRIVATE_PREFIX:
+            merged[key] = "1"
         else:
             raise ValueError(
                 f"core context has no part {key!r}; use persona, human or a thread's goal"
@@ -102,17 +108,25 @@ def read_stored(raw: Any, repaired: list[str] | None = None) -> dict[str, str]:
 
 
 def view(stored: Mapping[str, str], thread_id: str | None) -> dict[str, str]:
-    """What a reader sees: persona, human, that thread's goal ("" without one) and updated_at;
-    `{}` while nothing is stored."""
+    """What a reader sees: persona, human, that thread's goal ("" without one) and updated_at,
+    and `private` "1" when that thread is off the record; `{}` while nothing is stored."""
     if not stored:
         return {}
     goal = stored.get(GOAL_PREFIX + thread_id, "") if thread_id else ""
-    return {
+    shown = {
         "persona": stored.get("persona", ""),
         "human": stored.get("human", ""),
         "goal": goal,
         "updated_at": stored.get("updated_at", ""),
     }
+    if thread_id and PRIVATE_PREFIX + thread_id in stored:
+        shown["private"] = "1"  # the thread is off the record
+    return shown
+
+
+def private_threads(stored: Mapping[str, str]) -> list[str]:
+    """The threads kept off the record, by id."""
+    return sorted(key[len(PRIVATE_PREFIX) :] for key in stored if key.startswith(PRIVATE_PREFIX))
 
 
 def seed_changes(

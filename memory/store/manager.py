@@ -350,6 +350,19 @@ class BaseMemoryManager(ABC):
         self._notify_changed()
         return core_context.view(stored, thread_id)
 
+    def mark_private(self, thread_id: str) -> bool:
+        """Note that `thread_id` is off the record (its id only); True when it was not yet."""
+        if not thread_id or core_context.PRIVATE_PREFIX + thread_id in self._read_core_context():
+            return False
+        self._check_writable()
+        self._update_core_context({core_context.PRIVATE_PREFIX + thread_id: "1"})
+        self._notify_changed()
+        return True
+
+    def private_threads(self) -> list[str]:
+        """The threads kept off the record, by id (what the editor and MCP show)."""
+        return core_context.private_threads(self._read_core_context())
+
     def seed_core_context(self, **seeds: str | None) -> dict[str, str]:
         """The writer's seeding (persona, human, thread_id, goal), decided against the block as
         read under the write lock, so a concurrent hand edit is never overwritten."""

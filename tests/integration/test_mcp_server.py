@@ -256,3 +256,19 @@ def test_http_refuses_a_caller_without_a_user_when_auth_is_required(
                              "Accept": "application/json, text/event-stream"})  # fmt: skip
         assert answer.status_code == 401
         assert "sign in" in answer.json()["error"]
+
+
+async def test_the_core_context_tells_a_private_thread_from_another(
+    clean_process: Settings,
+) -> None:
+    registry.clear()
+    memory = registry.open(clean_process.memory_backend, "carol", None,
+                           default_data_dir=clean_process.data_dir)  # fmt: skip
+    memory.manager.seed_core_context(human="User is Carol")
+    memory.manager.mark_private("secret-thread")  # what ltm_write notes of a private thread
+    async with stdio(clean_process, "carol") as client:
+        private = await client.read_resource("memory://core-context?thread=secret-thread")
+        other = await client.read_resource("memory://core-context?thread=open-thread")
+    shown = [json.loads(getattr(r.contents[0], "text", "{}")) for r in (private, other)]
+    assert shown[0]["private"] == "1" and shown[0]["human"] == "User is Carol"
+    assert "private" not in shown[1]

@@ -96,6 +96,10 @@ async def test_a_private_conversation_leaves_nothing_but_its_checkpoints(
         assert not [w for w in SECRETS if w in str(s.manager.show())]
         assert _files_holding(tmp_path, ("green tea",))  # the scan finds what was kept
         assert _files_holding(tmp_path, SECRETS) == {}
+        # Its id is noted (nothing else of it), so the editor and MCP can tell it apart.
+        assert s.manager.private_threads() == ["asked-en", "asked-zh", "private-run"]
+        assert s.manager.get_core_context("private-run")["private"] == "1"
+        assert "private" not in s.manager.get_core_context("open")
         # The thread's own checkpoints keep it (the user can scroll back) and they alone.
         state = await s._graph.aget_state({"configurable": {"thread_id": "private-run"}})
         assert state.values["private"] is True

@@ -49,8 +49,11 @@ def test_the_profile_is_read_edited_and_pinned(base_url: str, data_dir: Path) ->
     # A part left out stays as it is.
     editor.send("PUT", "profile", {"persona": ""})
     assert editor.get("profile").json() | {"updated_at": ""} == {
-        "persona": "", "human": body["human"], "updated_at": ""
+        "persona": "", "human": body["human"], "updated_at": "", "private_threads": []
     }  # fmt: skip
+    # A conversation kept off the record is named by its id, and nothing else of it.
+    editor.store.mark_private("thread-7")
+    assert editor.get("profile").json()["private_threads"] == ["thread-7"]
 
 
 def test_export_and_import_carry_the_profile_without_overwriting(

@@ -98,6 +98,10 @@ async def hand_off(
         if state.take_back == TURN:  # nor is "forget what I just said" itself kept
             return _outcome(None, "", "taken back")
     if state.private:  # off the record: the checkpoints keep it, nothing else does
+        try:  # but the thread's id is noted, so that the editor and MCP can tell it apart
+            await asyncio.to_thread(run.memory.manager.mark_private, run.thread_id)
+        except Exception as exc:
+            return _failed(None, "", exc)
         return _outcome(None, "", "private")
     try:
         # Every turn is archived, admitted or not: nothing said is lost.  # feature: archive
