@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
 from memory.integration.app_text import current_app_text
@@ -35,7 +36,8 @@ def retrieve_memory(state: MemoryState, runtime: Runtime[Any]) -> dict[str, Any]
     private = state.private or not run.context.remember or asks_off_the_record(query)
     # What this turn takes back: the thread's earlier turns when it turns private now, the
     # previous turn when the user asks to forget what they just said.
-    take_back = "thread" if private and not state.private else ""
+    said_before = sum(isinstance(m, HumanMessage) for m in state.messages) > 1 or state.summary
+    take_back = "thread" if private and not state.private and said_before else ""
     if not private and asks_to_forget_last_turn(query):
         take_back = "turn"
     if not query.strip():
