@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -22,6 +22,9 @@ from memory.integration import (
     prepare_deployment,
     retrieve_memory,
 )
+
+if TYPE_CHECKING:
+    from langgraph_sdk.runtime import ServerRuntime
 
 
 def build(settings: Settings) -> StateGraph[State, Context, InputState, State]:
@@ -64,3 +67,20 @@ graph = build(Settings.from_env()).compile(name="Gulfstream")
 # deployment names whose package or key is missing stops it now, not every user's first message
 # (the CLI imports this module too, and checks in its main: one line and exit code 2).
 prepare_deployment(check_models="langgraph_api" in sys.modules)
+
+
+def served_graph(
+    runtime: ServerRuntime,
+) -> CompiledStateGraph[State, Context, InputState, State]:
+    """`graph` as `langgraph dev` and LangGraph Platform serve it (langgraph.json names this).
+
+    The server drops the context keys its schema does not list before the graph runs, so a typo
+    (`usr_id`) or a deployment setting (`memory_backend`) would run silently under the defaults.
+    It hands this factory the context as the caller sent it (the assistant's merged with the
+    run's, or a run's `configurable` when it has no context): a field that is not the graph's is
+    refused here, by name, and the run fails with that error.
+    """
+    sent = getattr(runtime, "context", None)
+    if isinstance(sent, dict) and sent:
+        Context(**sent)  # raises ValueError naming the field
+    return graph

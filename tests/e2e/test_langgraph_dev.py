@@ -264,10 +264,10 @@ async def test_the_archive_keeps_every_turn_and_search_conversations_finds_it(
 async def test_a_run_cannot_choose_where_memories_live_or_how_they_are_written(
     server: DevServer, tmp_path: Path
 ) -> None:
-    """A client naming a deployment setting in a run's context never gets it applied: the agent
-    graph refuses such a context by name, and the server drops the key before the graph sees it
-    (its context schema does not list it), so the run goes on under the deployment's settings.
-    Nothing is opened or written where the client pointed, and the thread keeps working."""
+    """A client naming a deployment setting in a run's context is refused by name, in process
+    and through the server (as a run's context, a config's configurable, an assistant's
+    context). Nothing is opened or written where the client pointed, and the thread
+    keeps working under the deployment's settings."""
     from graph.agent import graph as agent_graph
 
     outside = tmp_path / "outside"  # not under the server's app folder
@@ -287,43 +287,69 @@ async def test_a_run_cannot_choose_where_memories_live_or_how_they_are_written(
         assert f"GULFSTREAM_{field.upper()}" in str(refused.value)
     assert files_in(outside) == []
 
-    # Through the server: as a run's context, as a config's configurable, as an assistant's context.
+    # Through the server: the run fails with the same error, whatever door the setting came by.
     client = get_client(url=server.url)
     thread_id = (await client.threads.create())["thread_id"]
-    states = [
-        await client.runs.wait(thread_id, "agent", input=said, context={"user_id": "erin", **ctx})
-        for ctx in (yaml_outside, sqlite_inline)
-    ]
-    configurable = {"user_id": "erin", **sqlite_inline}
-    states.append(
-        await client.runs.wait(
-            thread_id, "agent", input=said, config={"configurable": configurable}
-        )
-    )
     assistant = await client.assistants.create(
         graph_id="agent", context={"user_id": "erin", **sqlite_inline}
     )
-    states.append(await client.runs.wait(thread_id, assistant["assistant_id"], input=said))
-    for state in states:
-        assert isinstance(state, dict) and "messages" in state, state
-        # The deployment's write mode (server), not the `inline` the client asked for.
-        assert (state["memory_write"]["mode"], state["memory_write"]["status"]) == (
-            "server",
-            "scheduled",
-        ), state["memory_write"]
+    attempts = [
+        client.runs.wait(thread_id, "agent", input=said, context={"user_id": "erin", **ctx})
+        for ctx in (yaml_outside, sqlite_inline)
+    ]
+    # The server hands a run without context its configurable as the context.
+    attempts.append(
+        client.runs.wait(
+            thread_id,
+            "agent",
+            input=said,
+            config={"configurable": {"user_id": "erin", **sqlite_inline}},
+        )
+    )
+    attempts.append(client.runs.wait(thread_id, assistant["assistant_id"], input=said))
+    for attempt in attempts:
+        with pytest.raises(Exception, match=r"Context\.(memory_backend|write_mode) is not a run"):
+            await attempt
         assert files_in(outside) == []
-    writer_runs = await wait_for_writer_runs(server.url, "erin", len(states))
-    assert [r["status"] for r in writer_runs] == ["success"] * len(states), server.log()[-4000:]
-    assert files_in(outside) == []
-    # The turns went where the deployment keeps memories: the server's store.
+    refused_runs = await client.runs.list(thread_id)
+    assert [run["status"] for run in refused_runs] == ["error"] * len(attempts)
+    # While it exists, "agent" names the newest assistant of the graph: this one.
+    await client.assistants.delete(assistant["assistant_id"])
+
+    # A normal run on the same thread works and its turn goes where the deployment keeps
+    # memories: the server's store.
+    await chat(server.url, "erin", "My favourite lake is Bled.", thread_id=thread_id)
+    writer_runs = await wait_for_writer_runs(server.url, "erin", 1)
+    assert [r["status"] for r in writer_runs] == ["success"], server.log()[-4000:]
     stored = await client.store.search_items(["memories", "erin"], limit=100)
     assert any("Bled" in item["value"].get("description", "") for item in stored["items"])
-
-    # A normal run on the same thread still works and recalls what was written.
     later = await chat(server.url, "erin", "Which lake do I like best?", thread_id=thread_id)
     assert any("Bled" in m["description"] for m in later["related_memories"])
     assert "Bled" in later["messages"][-1]["content"]
     assert files_in(outside) == []
+
+
+async def test_a_misspelled_context_field_is_refused_through_the_server_not_run_as_default(
+    server: DevServer,
+) -> None:
+    """`usr_id` for `user_id`: the server would drop the unknown key and run the turn as user
+    `default`, whose memories would answer it. The run fails with an error naming the field,
+    and `default` neither reads nor gains anything from it."""
+    await chat(server.url, "default", "My locker number is 5151.")
+    await wait_for_writer_runs(server.url, "default", 1)
+    client = get_client(url=server.url)
+    before = await client.store.search_items(["memories", "default"], limit=100)
+    thread_id = (await client.threads.create())["thread_id"]
+    asked = {"messages": [{"role": "user", "content": "What is my locker number?"}]}
+    with pytest.raises(Exception, match=r"Context has no field 'usr_id'") as refused:
+        await client.runs.wait(thread_id, "agent", input=asked, context={"usr_id": "ada"})
+    assert "5151" not in str(refused.value)
+    (run,) = await client.runs.list(thread_id)
+    assert run["status"] == "error"
+    state = await client.threads.get_state(thread_id)
+    assert not state["values"].get("messages"), state["values"]  # no reply was written
+    after = await client.store.search_items(["memories", "default"], limit=100)
+    assert after["items"] == before["items"]
 
 
 async def test_studio_sees_only_the_callers_choices_in_the_context_schema(

@@ -129,3 +129,19 @@ def test_memory_scope_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("GULFSTREAM_MEMORY_SCOPE", "Branch")
     assert Context().memory_scope == "branch"
     assert Context(memory_scope="user").memory_scope == "user"
+
+
+def test_the_served_graph_refuses_a_context_the_server_would_drop() -> None:
+    """langgraph.json serves a factory: it sees the context as the caller sent it (the server
+    drops unknown keys only afterwards) and refuses a misspelled field or a deployment setting
+    by name; a context of the graph's own fields gets the graph."""
+    from types import SimpleNamespace
+
+    from graph.agent import graph, served_graph
+
+    with pytest.raises(ValueError, match="no field 'usr_id'"):
+        served_graph(SimpleNamespace(context={"usr_id": "ada"}))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"Context\.memory_backend is not a run setting"):
+        served_graph(SimpleNamespace(context={"memory_backend": "yaml:/tmp"}))  # type: ignore[arg-type]
+    assert served_graph(SimpleNamespace(context={"user_id": "ada"})) is graph  # type: ignore[arg-type]
+    assert served_graph(SimpleNamespace()) is graph  # type: ignore[arg-type]  # schema reads
