@@ -117,7 +117,7 @@ consolidate: $(STAMP)  ## one consolidation pass over a user's memory, report pr
 erase: $(STAMP)  ## erase for good one memory (ID=) or everything of a user (USER=, BACKEND=, THREADS=)
 	$(BIN)/python -m memory.integration.admin.erase $(if $(filter command line,$(origin USER)),--user $(USER)) \
 		$(if $(ID),--id $(ID)) $(if $(BACKEND),--backend $(BACKEND)) $(if $(THREADS),--threads $(THREADS)) \
-		$(if $(KEEP_THREADS),--keep-threads) $(if $(YES),--yes)
+		$(if $(KEEP_THREADS),--keep-threads) $(if $(YES),--yes,--confirm-with YES=1)
 
 clean:  ## remove .venv and the tool caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

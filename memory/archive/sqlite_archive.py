@@ -6,6 +6,7 @@ Long because the FTS5 index is kept in the same transactions as the messages it 
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 from collections.abc import Collection, Sequence
 from pathlib import Path
@@ -95,7 +96,15 @@ class SqliteArchive(ConversationArchive):
         super().__init__(user_id)
         self.path = archive_path(folder, user_id)
         self._lock = threading.Lock()
-        self._db = open_wal(self.path, _SCHEMA, synchronous="NORMAL")
+        self._open: sqlite3.Connection | None = open_wal(self.path, _SCHEMA, synchronous="NORMAL")
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """The connection; after `erase_all` the file is gone and comes back only with the
+        user's next write (or read), not at the erase itself."""
+        if self._open is None:
+            self._open = open_wal(self.path, _SCHEMA, synchronous="NORMAL")
+        return self._open
 
     def add(self, messages: Sequence[ArchivedMessage]) -> int:
         added = 0
@@ -291,13 +300,16 @@ class SqliteArchive(ConversationArchive):
 
     def erase_all(self) -> list[str]:
         # One file per user: removing it (with its WAL) leaves nothing to scrub.
+        # Not reopened here: an empty file named after the user would be a trace of them.
         with self._lock:
-            self._db.close()
-            removed = remove_database(self.path)
-            self._db = open_wal(self.path, _SCHEMA, synchronous="NORMAL")
-        return removed
+            if self._open is not None:
+                self._open.close()
+                self._open = None
+            return remove_database(self.path)
 
     def scrub(self) -> bool:
+        if self._open is None and not self.path.exists():
+            return True  # erased: nothing left to scrub
         with self._lock:
             # Deleted FTS entries stay in the index's segments until they are merged.
             self._db.execute("INSERT INTO messages_fts (messages_fts) VALUES ('optimize')")
@@ -306,9 +318,13 @@ class SqliteArchive(ConversationArchive):
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            if self._open is not None:
+                self._open.close()
+                self._open = None
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        if self._open is None and not self.path.exists():
+            return []  # erased, nothing written since: reading must not make the file again
         with self._lock:
             return self._db.execute(sql, tuple(params)).fetchall()
 

@@ -213,8 +213,11 @@ async def test_erase_on_postgres_leaves_no_row_holding_the_text(tmp_path: Path) 
         assert rows_holding(psycopg, ada_place) == []
         assert report.removed["archive: messages"] >= 1
         assert rows_holding(psycopg, "Meiling")  # the other facts stay
+        assert rows_holding(psycopg, ada)
         memory.erase_user(archive=archive)
         assert rows_holding(psycopg, "Meiling") == []
+        assert rows_holding(psycopg, ada) == []  # not even the user's id is left in a row
+        assert [p for p in tmp_path.rglob("*") if ada in p.name] == []
         assert rows_holding(psycopg, bob_place)  # the other user is untouched
         assert other.manager.list_items()
         assert files_holding(tmp_path, [ada_place, "Meiling"], skip=(THREADS,)) == []
@@ -349,3 +352,27 @@ def test_erase_drops_consolidation_vectors_too_and_keeps_the_other_users(
     for purpose in VECTOR_PURPOSES:
         assert list(vector_store_for(open_manager(unique_user), purpose).load()) == []
         assert [v.memory_id for v in vector_store_for(other, purpose).load()] == [theirs]
+
+
+async def test_erase_user_leaves_no_file_folder_or_byte_carrying_the_user(
+    deployment: Path,
+) -> None:
+    """An erase promises no trace on disk: after erase_user, the user's id is in no file or
+    folder name under the data folder and in no byte of any file (databases, their WAL,
+    snapshots), while the other user's files stay."""
+    user = "erin" + planted_word().lower()  # a user id no other text contains
+    await tell(deployment, user, facts_of(planted_word(), "Meiling"))
+    await tell(deployment, "bob", ["I live in Leeds.", "My brother is called Rui."])
+    erin = registry.open(get_settings().memory_backend, user)
+    assert [p for p in deployment.rglob("*") if user in p.name]  # it had files of its own
+    assert files_holding(deployment, [user])
+
+    with SqliteSaver.from_conn_string(str(deployment / THREADS)) as saver:
+        erin.erase_user(archive=archives.open(archive_spec(), user), threads=saver)
+    registry.clear()
+    archives.clear()
+
+    named = [str(p.relative_to(deployment)) for p in deployment.rglob("*") if user in p.name]
+    assert named == []
+    assert files_holding(deployment, [user]) == []
+    assert files_holding(deployment, ["Leeds", "Rui"])  # bob's memories and archive stay

@@ -3,6 +3,7 @@ tools stand in for the missing .venv through `STAMP= BIN=`)."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -104,3 +105,39 @@ def test_format_leaves_what_make_lint_checks_with_ruff_green(project: Path) -> N
     done = make("format", cwd=project)
     assert done.returncode == 0, done.stdout + done.stderr
     assert ruff_passes(project, "check", ".") and ruff_passes(project, "format", "--check", ".")
+
+
+def test_make_erase_after_make_import_chats_leaves_nothing_named_after_the_user(
+    tmp_path: Path,
+) -> None:
+    """`make import-chats ... USER=erin` then `make erase USER=erin YES=1`, in a copy of the
+    project with no .env: afterwards no file or folder under data/ is named after erin (the
+    archive's erin.sqlite was deleted and opened again at once), and the hint given without a
+    terminal names the make variable that works."""
+    from tests.e2e.server import copy_app
+
+    project = copy_app(tmp_path / "project")
+    shutil.copy2(ROOT / "Makefile", project / "Makefile")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GULFSTREAM_", "OPENAI_"))}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = ["make", "--no-print-directory", *args, "STAMP=", f"BIN={BIN}"]
+        return subprocess.run(
+            command, cwd=project, env=env, capture_output=True, text=True, timeout=300,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    imported = run("import-chats", f"FILE={ROOT / 'tests/data/import_chats.jsonl'}", "USER=erin")
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    named = [p for p in (project / "data").rglob("*") if "erin" in p.name]
+    assert named, sorted(project.rglob("*"))
+
+    asked = run("erase", "USER=erin")
+    assert asked.returncode != 0 and "YES=1" in asked.stderr and "--yes" not in asked.stderr
+    assert [p for p in (project / "data").rglob("*") if "erin" in p.name] == named
+
+    erased = run("erase", "USER=erin", "YES=1")
+    assert erased.returncode == 0, erased.stdout + erased.stderr
+    assert "removed" in erased.stdout and "erin.sqlite" in erased.stdout, erased.stdout
+    left = [str(p.relative_to(project)) for p in (project / "data").rglob("*") if "erin" in p.name]
+    assert left == []

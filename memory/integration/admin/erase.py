@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    # What the no-terminal hint names: `make erase` passes its own variable, YES=1.
+    parser.add_argument("--confirm-with", default="--yes", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
     settings = get_settings()
@@ -51,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.id
         else f"everything of user {args.user!r}"
     )
-    if not args.yes and not _confirmed(what, args.id or args.user):
+    if not args.yes and not _confirmed(what, args.id or args.user, args.confirm_with):
         print("not erased", file=sys.stderr)
         return 1
     try:
@@ -78,9 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _confirmed(what: str, word: str) -> bool:
+def _confirmed(what: str, word: str, flag: str) -> bool:
     if not sys.stdin.isatty():
-        print(f"erase {what}: this cannot be undone; pass --yes to confirm", file=sys.stderr)
+        print(f"erase {what}: this cannot be undone; pass {flag} to confirm", file=sys.stderr)
         return False
     answer = input(f"Erase {what} for good? This cannot be undone. Type {word!r} to confirm: ")
     return answer.strip() == word
