@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from memory.integration import get_settings
 from webapp import routes
 from webapp.consolidate import consolidate  # feature: consolidation
-from webapp.conversations import search_conversations  # feature: archive
+from webapp.conversations import search_conversations, unless_archive_off  # feature: archive
 from webapp.guard import ApiError, check_local_host
 from webapp.profile import get_profile, put_profile
 
@@ -89,7 +89,7 @@ def _page(file_name: str) -> Callable[[Request], Awaitable[Response]]:
 
 
 index = _page("index.html")
-conversations_page = _page("conversations.html")  # feature: archive
+conversations_page = unless_archive_off(_page("conversations.html"))  # feature: archive
 
 
 async def to_index(request: Request) -> Response:

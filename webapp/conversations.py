@@ -4,16 +4,32 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Awaitable, Callable
 
 from anyio import to_thread
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from memory.integration import search_archive
+from memory.integration import get_settings, search_archive
 from webapp.access import stored_memory
 from webapp.guard import ApiError, check_local_host, check_same_origin, resolve_caller
 
 MAX_QUERY_CHARS = 200
+ARCHIVE_OFF = "the conversation archive is off (GULFSTREAM_CONVERSATION_ARCHIVE)"
+
+
+def unless_archive_off(
+    serve: Callable[[Request], Awaitable[Response]],
+) -> Callable[[Request], Awaitable[Response]]:
+    """The Conversations page while the deployment keeps an archive; a 404 saying it is off
+    otherwise (the editor's link is hidden then too)."""
+
+    async def page(request: Request) -> Response:
+        if not get_settings().archive_on:
+            return PlainTextResponse(ARCHIVE_OFF, status_code=404)
+        return await serve(request)
+
+    return page
 
 
 async def search_conversations(request: Request) -> Response:

@@ -30,6 +30,7 @@ from memory import (
     StaleWrite,
     WritesDisabled,
 )
+from memory.integration import get_settings
 from webapp import events, views
 from webapp.access import is_stand_in, open_memory, read_memory, stored_memory
 from webapp.guard import (
@@ -384,6 +385,12 @@ async def erase_user(request: Request, memory: LongTermMemory) -> Response:
 async def whoami(request: Request, memory: LongTermMemory) -> Response:
     manager = memory.manager
     caller = resolve_caller(request)
+    settings = get_settings()
+    # What the page shows of the optional features: nothing of one the deployment turned off.
+    features: dict[str, bool] = {}
+    features["archive"] = settings.archive_on  # feature: archive
+    features["hotness"] = settings.hotness_half_life_days > 0  # feature: hotness
     return JSONResponse(
-        {"user_id": caller.user_id, "auth_mode": caller.mode, "backend": manager.backend}
-    )
+        {"user_id": caller.user_id, "auth_mode": caller.mode, "backend": manager.backend,
+         "features": features}
+    )  # fmt: skip

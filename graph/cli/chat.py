@@ -13,7 +13,7 @@ from pathlib import Path
 from graph.cli.session import LocalSession
 from graph.cli.streaming import ReplyPrinter
 from graph.context import Context
-from memory.integration import Settings, open_user_memory, prepare_deployment
+from memory.integration import Settings, get_settings, open_user_memory, prepare_deployment
 
 WRITE_WAIT_SECONDS = 120.0
 HELP = (
@@ -25,6 +25,14 @@ HELP = (
     "/back (take back your last message: the next one starts a sibling branch)  /new (a new "
     "thread)  /quit"
 )
+
+
+def help_for(settings: Settings) -> str:
+    """HELP without the commands of the features this deployment turned off."""
+    shown = HELP
+    if not settings.archive_on:  # feature: archive
+        shown = shown.replace("/search <text> (past conversations)  ", "")  # feature: archive
+    return shown
 
 
 def show_event(event: LocalSession.Event) -> None:
@@ -44,7 +52,8 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
     async with LocalSession(context, data_dir, on_memory_event=show_event) as session:
         assert session.memory is not None
         commands = session.commands()
-        print(f"Gulfstream chat — user {context.user_id!r}, thread {thread_id}. {HELP}")
+        shown_help = help_for(get_settings())
+        print(f"Gulfstream chat — user {context.user_id!r}, thread {thread_id}. {shown_help}")
         # The checkpoints this session's turns ended at, for /back; the next turn forks from
         # `fork_from` when it is set.
         turn_ends: list[str] = []
@@ -75,7 +84,7 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
             elif line.startswith("/forget"):
                 target = line.removeprefix("/forget")
                 print(await asyncio.to_thread(commands.forget, target, lineage, thread_id, at))
-            elif line.startswith("/search"):  # feature: archive
+            elif line.startswith("/search") and "/search" in shown_help:  # feature: archive
                 text = line.removeprefix("/search")  # feature: archive
                 print(await asyncio.to_thread(commands.search, text, lineage))  # feature: archive
             elif line.startswith("/restore"):
@@ -102,7 +111,7 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
                 fork_from = turn_ends[-1]
                 print("  your next message starts a sibling branch of the one taken back")
             elif line.startswith("/"):
-                print(f"  unknown command. {HELP}")
+                print(f"  unknown command. {shown_help}")
             else:
                 # The reply is printed while the model writes it (a small local model takes
                 # seconds); the memory writer's "(memory)" lines come after it.

@@ -9,7 +9,7 @@ from mcp.server.mcpserver import Context as McpContext
 from mcp.server.mcpserver import MCPServer
 
 from memory import LongTermMemory
-from memory.integration import search_archive
+from memory.integration import get_settings, search_archive
 from webapp.mcp.tools import BadRequest, checked_text
 
 
@@ -32,7 +32,10 @@ def search_conversations(
 def add_conversation_search(
     server: MCPServer, door: Any, call: Callable[..., Awaitable[Any]]
 ) -> None:
-    """Register search_conversations on `server`, reaching the memory `door` opens."""
+    """Register search_conversations on `server`, reaching the memory `door` opens; not while
+    the deployment keeps no archive (GULFSTREAM_CONVERSATION_ARCHIVE=off)."""
+    if not get_settings().archive_on:
+        return
 
     @server.tool(name="search_conversations")
     async def search_tool(

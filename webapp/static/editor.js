@@ -245,7 +245,7 @@ function renderCard(card) {
       el("span", { class: "hits" }, t("hits") + " " + card.hit),
       card.last_used !== undefined ? el("span", { class: "last-used" },
         t("lastUsed") + " " + (card.last_used ? when(card.last_used) : t("neverUsed"))) : null,
-      el("span", { class: "hotness" }, t("hotness") + " " + Number(card.hotness ?? 0).toFixed(2)),  // # feature: hotness
+      state.hotness === false ? null : el("span", { class: "hotness" }, t("hotness") + " " + Number(card.hotness ?? 0).toFixed(2)),  // # feature: hotness
       card.cold ? el("span", { class: "badge cold", title: t("coldTitle") }, t("cold")) : null),
     el("div", { class: "actions" },
       el("button", { type: "button", class: "edit", onclick: () => editCard(card) }, t("edit")),
@@ -823,6 +823,15 @@ function handleFrame(frame) {
   }
 }
 
+// The optional features the deployment turned off leave no link, option or figure on the page.
+async function showFeatures() {
+  const who = await api("GET", "whoami").catch(() => ({}));
+  const features = who.features || {};
+  if (features.archive === false) $("to-conversations").remove();  // # feature: archive
+  state.hotness = features.hotness !== false;  // # feature: hotness
+  if (!state.hotness) document.querySelector('#sort option[value="hotness"]').remove();  // # feature: hotness
+}
+
 // ── start ──────────────────────────────────────────────────────────────
 function start() {
   const hash = new URLSearchParams(location.hash.slice(1));
@@ -830,7 +839,7 @@ function start() {
     sessionStorage.setItem("gulfstream-token", hash.get("token"));
     history.replaceState(null, "", location.pathname + location.search);
   }
-  $("to-conversations").href = "conversations/" + location.search;  // the same user
+  $("to-conversations").href = "conversations/" + location.search;  // the same user. # feature: archive
   const saved = localStorage.getItem("gulfstream-lang");
   state.lang = params.get("lang") || saved || ((navigator.language || "en").startsWith("zh") ? "zh" : "en");
   applyLanguage();
@@ -864,7 +873,7 @@ function start() {
   });
   setLive(false);
   refreshStatus();
-  refresh().then(listen);
+  showFeatures().then(refresh).then(listen);
 }
 
 document.addEventListener("DOMContentLoaded", start);

@@ -9,12 +9,14 @@ from memory.archive import SearchResult, Window, archive_exists, archives, parse
 from memory.archive.reconcile import reconcile
 from memory.archive.render import local_time
 from memory.integration.archive_location import archive_spec
+from memory.integration.settings import get_settings
 from memory.long_term import LongTermMemory
 from memory.store.branch import Lineage
 from memory.store.manager import BaseMemoryManager
 
 SEARCH_BUDGET_CHARS = 4_000  # what `/search` in `make chat` prints at most
 HITS = 10  # what a page of the editor shows
+ARCHIVE_OFF = "the conversation archive is off (GULFSTREAM_CONVERSATION_ARCHIVE)"
 
 
 def find_in_archive(manager: BaseMemoryManager, text: str, lineage: Lineage | None) -> str:
@@ -46,12 +48,14 @@ def search_archive(
     they forgot is left out, as for the agent. A user never archived gets no hits, and no
     archive is created to find out."""
     window = Window(parse_day(since), parse_day(until, end=True), thread.strip() or None)
+    if not get_settings().archive_on:  # said, not answered as if nothing was ever said
+        return {"query": query, "hits": [], "notes": [ARCHIVE_OFF]}
     spec = archive_spec()
     if not archive_exists(spec, user_id):
         return {"query": query, "hits": [], "notes": []}
     archive = archives.open(spec, user_id)
     if archive is None:
-        return {"query": query, "hits": [], "notes": ["the conversation archive is off"]}
+        return {"query": query, "hits": [], "notes": [ARCHIVE_OFF]}
     if memory is not None:
         reconcile(memory.manager, archive)
     return _as_json(archive.search(query, window, limit=limit))
