@@ -272,3 +272,37 @@ def test_a_forget_request_matches_memories_of_its_kind_when_no_word_is_shared() 
     assert best_matches("我住在哪里", listed) == [1]
     assert best_matches("my job", listed) == [3]
     assert best_matches("the weather", listed) == []  # nothing shared: nothing deleted
+
+
+def test_the_common_facts_of_a_chat_are_filed_in_both_languages() -> None:
+    """Job, family, home, pets, likes: what people tell a chat about themselves, each filed in
+    the third person and in the language it was said in; talk ("I think so", "我觉得") is not."""
+    said = {
+        "I work as a nurse.": "User works as a nurse",
+        "I have two kids.": "User has two kids",
+        "I live in Leeds.": "User lives in Leeds",
+        "I have a dog named Max.": "User has a dog named Max",
+        "I don't like olives.": "User does not like olives",
+        "I grew up in Cork.": "User grew up in Cork",
+        "My brother works at a bakery.": "User's brother works at a bakery",
+        "I play the cello every weekend.": "User plays the cello every weekend",
+        "我是护士。": "用户是护士",
+        "我有两个孩子。": "用户有两个孩子",
+        "我在医院工作。": "用户在医院工作",
+        "我养了一只猫。": "用户有一只猫",
+        "我不喜欢香菜。": "用户不喜欢香菜",
+        "我每天走三英里。": "用户每天走三英里",
+    }
+    for text, expected in said.items():
+        assert [description for description, _ in extract_facts(text)] == [expected], text
+    for talk in ("I think so.", "I see.", "I have to go now.", "我觉得还行。", "我们明天见。"):
+        assert extract_facts(talk) == [], talk
+
+
+def test_the_answer_is_in_the_questions_language_whatever_the_memories_are_in() -> None:
+    system = SystemMessage("Memories:\n<memories>\n- [身份] 用户住在上海\n</memories>")
+    english = OfflineChatModel().invoke([system, HumanMessage("Where do I live?")]).content
+    assert "Related memories:" in english and "相关记忆" not in english
+    assert "用户住在上海" in english  # the memory is quoted as it is
+    chinese = OfflineChatModel().invoke([system, HumanMessage("我住在哪里？")]).content
+    assert "相关记忆" in chinese

@@ -150,7 +150,10 @@ class OfflineChatModel(BaseChatModel):
         said = _SAID_RECENTLY_FENCE.search(system)
         said_lines = (said.group(1) if said else "").splitlines()
         memories += [ln.strip() for ln in said_lines if ln.strip()]
-        chinese = has_cjk(system)
+        # The question's language, not the prompt's: a Chinese memory in the prompt does not
+        # make the answer to an English question Chinese.
+        asked = [_text(m) for m in messages if isinstance(m, HumanMessage)]
+        chinese = has_cjk(asked[-1] if asked else system)
         if memories:
             head = (
                 "（离线模型，仅引用记忆）相关记忆："

@@ -6,6 +6,7 @@ import re
 from typing import NamedTuple
 
 from memory.integration.app_text import current_app_text
+from memory.integration.models import offline_facts
 from memory.prompts.writer import SectionKind
 from memory.text.instructions import is_standing_instruction
 from memory.text.language import has_cjk
@@ -54,6 +55,10 @@ _CHINESE_RULES: list[tuple[re.Pattern[str], str, SectionKind]] = [
     (re.compile(rf"我喜欢({_CLAUSE_END}+)"), "用户喜欢{0}", PREFERENCE),
     (re.compile(rf"我是({_CLAUSE_END}+)"), "用户是{0}", PROFILE),
 ]
+# The common facts of a chat (job, family, home, pets, likes), before the generic "I am …" and
+# "我是…" (the last rule of each list).
+_ENGLISH_RULES[-1:-1] = offline_facts.ENGLISH_RULES[:-1]
+_CHINESE_RULES[-1:-1] = offline_facts.CHINESE_RULES
 # The scope rule of the memory writer's prompt, by keyword: a sentence about this conversation's
 # task is remembered for this branch only; everything else the user says about themselves is
 # remembered for every conversation.
@@ -137,8 +142,10 @@ def extract_facts_with_keys(text: str) -> list[Fact]:
             chinese = has_cjk(clause)
             rules = _CHINESE_RULES if chinese else _ENGLISH_RULES
             language = "zh" if chinese else "en"
-            fact = _first_match(clause, rules, language) or _first_match(
-                clause, _TASK_RULES, language
+            fact = (
+                _first_match(clause, rules, language)
+                or _first_match(clause, _TASK_RULES, language)
+                or offline_facts.common_fact(clause, language)
             )
             if fact is not None:
                 facts.append(Fact(fact[0], fact[1], scope, fact[2]))
