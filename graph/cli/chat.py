@@ -38,7 +38,7 @@ def help_for(settings: Settings) -> str:
 def show_event(event: LocalSession.Event) -> None:
     """Tell the user when the background writer changed their memory."""
     if event.tool != "read_memories" and event.ok:
-        print(f"\n  (memory) {event.tool}: {event.result}", flush=True)
+        print(f"\n  (memory) {event.for_people()}", flush=True)
 
 
 async def read_line(prompt: str) -> str | None:

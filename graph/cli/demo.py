@@ -23,7 +23,7 @@ DEMO_MARKER = ".gulfstream-demo"
 
 def show_event(event: LocalSession.Event) -> None:
     if event.tool != "read_memories":
-        print(f"    [memory writer] {event.tool}({event.arguments}) -> {event.result}")
+        print(f"    [memory writer] {event.for_people()}")
 
 
 async def run(data_dir: Path) -> bool:
@@ -42,9 +42,12 @@ async def _run_sessions(context: Context, data_dir: Path) -> bool:
             reply = await session.say("session-1", text)
             print(f"bot> {reply.text}")
         await session.wait_for_writes()
-        print(f"\n== Memory file {data_dir / 'demo-user.yaml'}")
-        print((data_dir / "demo-user.yaml").read_text(encoding="utf-8"))
-        print("== Session 2 (a new thread: nothing of session 1 in its messages)")
+        assert session.memory is not None
+        remembered = session.memory.manager.list_items()
+        print(f"\n== Remembered: {len(remembered)} memories (in {data_dir / 'demo-user.yaml'})")
+        for memory_id, item in remembered.items():
+            print(f"  {memory_id}  [{item.theme}] {item.description}")
+        print("\n== Session 2 (a new thread: nothing of session 1 in its messages)")
         print(f"you> {SESSION_2}")
         reply = await session.say("session-2", SESSION_2)
         print(f"bot> {reply.text}")

@@ -27,6 +27,16 @@ class ToolEvent:
     time: str
     user_id: str = ""
     turn_id: str = ""
+    # The store's ids of the memories the call changed (the model sees short numbers instead).
+    memory_ids: tuple[str, ...] = ()
+
+    def for_people(self) -> str:
+        """The call as a person reads it: the changed memories' real ids and what was written
+        (or why), never the short numbers only the model knows ("Created memory 1")."""
+        if not (self.ok and self.memory_ids):
+            return f"{self.tool}: {self.result}"
+        said = self.arguments.get("content") or self.arguments.get("reason") or self.result
+        return f"{self.tool} {', '.join(self.memory_ids)}: {said}"
 
 
 EventCallback = Callable[[ToolEvent], Any]
@@ -150,7 +160,14 @@ class StagedView:
             origin_checkpoint=origin_checkpoint,
         )
 
-    def record(self, tool: str, arguments: dict[str, Any], result: str, ok: bool) -> ToolEvent:
+    def record(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        result: str,
+        ok: bool,
+        memory_ids: tuple[str, ...] = (),
+    ) -> ToolEvent:
         """Log one tool call and tell the listener; a failing listener never breaks the agent."""
         event = ToolEvent(
             len(self.events),
@@ -161,6 +178,7 @@ class StagedView:
             now_iso(),
             self.manager.user_id,
             self.turn_id,
+            memory_ids,
         )
         self.events.append(event)
         if self.on_event is not None:

@@ -439,7 +439,8 @@ class MemoryToolkit:
             result, ok = f"Error: {exc}", False
         except Exception as exc:  # the agent must go on; the error says what happened
             result, ok = f"Error: {type(exc).__name__}: {exc}. Try again or finish.", False
-        event = self.view.record(tool, arguments, result, ok)
+        changed = [real for _, ids in self._pending for real in ids.values()] if ok else []
+        event = self.view.record(tool, arguments, result, ok, tuple(dict.fromkeys(changed)))
         for change, real_ids in self._pending if ok else []:
             details = replace(event, arguments={**arguments, **real_ids})
             self.view.staged.append(StagedChange(change, details))

@@ -284,3 +284,34 @@ def test_chat_why_shows_what_a_reply_drew_on_and_private_keeps_a_thread_out_of_m
         for path in (tmp_path / "memory").rglob("*")
         if path.is_file()
     )
+
+
+def test_make_demo_shows_what_was_remembered_in_a_few_lines_under_its_real_ids() -> None:
+    """`make demo` lists the memories it made, one line each, not the YAML file; the writer's
+    lines name the ids the memories really have, not the short numbers only the model sees."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GULFSTREAM_", "OPENAI_"))}
+    done = run_make("demo", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "latest_update_time" not in out and "history:" not in out  # no YAML dump
+    assert len(out.splitlines()) <= 25, out  # it printed 70 lines and more
+    remembered = re.findall(r"^  ([0-9a-f]{6,}) +\[[^\]]+\] (.+)$", out, re.M)
+    assert [text for _, text in remembered] == [
+        "User's name is Ada",
+        "User lives in Lisbon",
+        "User likes green tea",
+    ]
+    written = re.findall(r"\[memory writer\] create_memory (\S+): (.+)$", out, re.M)
+    assert written == remembered
+    assert not re.search(r"memory \d+\b", out), out
+
+
+def test_the_chats_memory_lines_name_the_real_id(tmp_path: Path) -> None:
+    done = run_chat(tmp_path, "I work as a nurse.\n/quit\n")
+    assert done.returncode == 0, done.stderr
+    (line,) = [x for x in done.stdout.splitlines() if "(memory)" in x]
+    memory_file = (tmp_path / "memory" / "default.yaml").read_text()
+    real_id = re.search(r"create_memory (\S+): User works as a nurse$", line)
+    assert real_id is not None, line
+    assert real_id.group(1) in memory_file
+    assert "Created memory 1" not in done.stdout
