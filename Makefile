@@ -94,7 +94,7 @@ bench: $(STAMP)  ## benchmarks print their figures; they are not part of the tes
 # USER given on the command line (make export USER=alice), else GULFSTREAM_USER_ID, else
 # "default" -- never the shell's login $USER. BACKEND= overrides GULFSTREAM_MEMORY_BACKEND.
 SNAPSHOT_ARGS = $(if $(filter command line,$(origin USER)),--user $(USER)) \
-	$(if $(BACKEND),--backend $(BACKEND)) $(if $(FILE),--file $(FILE))
+	$(if $(BACKEND),--backend $(BACKEND)) $(if $(FILE),--file $(FILE),--file-named-as "FILE=<path>")
 
 export: $(STAMP)  ## write a user's memory to a snapshot (USER=, BACKEND=, FILE=)
 	$(BIN)/python -m memory.integration.admin.snapshot export $(SNAPSHOT_ARGS)

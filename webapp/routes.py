@@ -390,6 +390,7 @@ async def whoami(request: Request, memory: LongTermMemory) -> Response:
     features: dict[str, bool] = {}
     features["archive"] = settings.archive_on  # feature: archive
     features["hotness"] = settings.hotness_half_life_days > 0  # feature: hotness
+    features["topics"] = settings.topics  # feature: topics
     return JSONResponse(
         {"user_id": caller.user_id, "auth_mode": caller.mode, "backend": manager.backend,
          "features": features}

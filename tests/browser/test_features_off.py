@@ -1,5 +1,6 @@
-"""The editor in Debian's Chromium with the archive off and hotness at half-life 0: no
-Conversations link, no "Hottest first", no hotness on a card; with them on, all three."""
+"""The editor in Debian's Chromium with the archive off, hotness at half-life 0 and topics off:
+no Conversations link, no "Hottest first" or hotness on a card, no "Group by topic"; with them on,
+all of them."""
 
 from __future__ import annotations
 
@@ -17,10 +18,15 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def off(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    """An editor whose deployment keeps no archive and lets nothing decay, and its folder."""
+    """An editor whose deployment keeps no archive, lets nothing decay and has no topics, and
+    its folder."""
     data_dir = tmp_path_factory.mktemp("features_off") / "memory"
     data_dir.mkdir()
-    env = {"GULFSTREAM_CONVERSATION_ARCHIVE": "off", "GULFSTREAM_HOTNESS_HALF_LIFE_DAYS": "0"}
+    env = {
+        "GULFSTREAM_CONVERSATION_ARCHIVE": "off",
+        "GULFSTREAM_HOTNESS_HALF_LIFE_DAYS": "0",
+        "GULFSTREAM_TOPICS": "off",
+    }
     with run_editor(data_dir, **env) as base:
         yield base, data_dir
 
@@ -56,3 +62,13 @@ def test_no_hotness_anywhere_on_the_page_at_half_life_zero(
     shown = opened(browser, base_url, data_dir)  # the default deployment shows both
     assert shown.locator('#sort option[value="hotness"]').count() == 1  # type: ignore[attr-defined]
     assert shown.locator(".card .hotness").count() == 1  # type: ignore[attr-defined]
+
+
+@pytest.mark.uses("topics")
+def test_no_grouping_by_topic_while_topics_are_off(
+    browser: object, off: tuple[str, Path], base_url: str, data_dir: Path
+) -> None:
+    page = opened(browser, *off)
+    assert page.locator('#group option[value="topic"]').count() == 0  # type: ignore[attr-defined]
+    shown = opened(browser, base_url, data_dir)
+    assert shown.locator('#group option[value="topic"]').count() == 1  # type: ignore[attr-defined]

@@ -315,3 +315,18 @@ def test_the_chats_memory_lines_name_the_real_id(tmp_path: Path) -> None:
     assert real_id is not None, line
     assert real_id.group(1) in memory_file
     assert "Created memory 1" not in done.stdout
+
+
+def test_make_export_hints_name_the_make_variable_that_works(tmp_path: Path) -> None:
+    """A backend with no default snapshot place: the hint names FILE=, what `make export`
+    takes, not the module's --file; run without make, it names --file."""
+    env = offline_env(tmp_path)
+    done = run_make("export", "BACKEND=store:memory", "USER=hint-user", env=env)
+    assert done.returncode != 0
+    assert "pass FILE=<path>" in done.stderr and "--file" not in done.stderr, done.stderr
+    direct = subprocess.run(
+        [sys.executable, "-m", "memory.integration.admin.snapshot", "export", "--backend",
+         "store:memory", "--user", "hint-user"],
+        cwd=PROJECT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert direct.returncode != 0 and "pass --file" in direct.stderr, direct.stderr

@@ -112,3 +112,14 @@ async def test_mcp_offers_no_conversation_search_when_the_archive_is_off(tmp_pat
     off = await mcp_tools(tmp_path, **ARCHIVE_OFF)
     assert "search_conversations" not in off
     assert {"search_memories", "remember"} <= off
+
+
+@pytest.mark.uses("topics")
+def test_the_editor_offers_no_grouping_by_topic_when_topics_are_off(tmp_path: Path) -> None:
+    data_dir = tmp_path / "memory"
+    data_dir.mkdir()
+    with run_editor(data_dir, GULFSTREAM_TOPICS="off") as base:
+        who = httpx.get(
+            f"{base}/memories/api/whoami", headers={"X-Gulfstream-User": "ada"}, timeout=10
+        ).json()
+        assert who["features"]["topics"] is False  # the page drops "Group by topic"

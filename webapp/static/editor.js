@@ -830,6 +830,7 @@ async function showFeatures() {
   if (features.archive === false) $("to-conversations").remove();  // # feature: archive
   state.hotness = features.hotness !== false;  // # feature: hotness
   if (!state.hotness) document.querySelector('#sort option[value="hotness"]').remove();  // # feature: hotness
+  if (features.topics === false) document.querySelector('#group option[value="topic"]').remove();  // # feature: topics
 }
 
 // ── start ──────────────────────────────────────────────────────────────

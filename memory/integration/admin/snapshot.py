@@ -29,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--file", help="snapshot path (default: memory_backup/<user>.jsonl.gz beside the store)"
     )
+    # What the hint names: `make export`/`make import` pass their own variable, FILE=<path>.
+    parser.add_argument("--file-named-as", default="--file", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     try:
         manager = open_memory_manager(args.backend or get_settings().memory_backend, args.user)
@@ -37,7 +39,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     path = Path(args.file) if args.file else default_snapshot_path(manager)
     if path is None:
-        parser.error("this backend has no default snapshot location; pass --file")
+        # Not parser.error: its usage line names --file, which `make export` does not take.
+        hint = f"this backend has no default snapshot location; pass {args.file_named_as}"
+        print(f"error: {hint}", file=sys.stderr)
+        return 2
     try:
         if args.command == "export":
             print(f"wrote {write_snapshot(manager, path)} ({len(manager.all_items())} items)")
