@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -83,4 +84,20 @@ def served_graph(
     sent = getattr(runtime, "context", None)
     if isinstance(sent, dict) and sent:
         Context(**sent)  # raises ValueError naming the field
+    running = getattr(runtime, "access_context", "") == "threads.create_run"
+    if running and get_settings().user_id_required() and not _names_a_user(sent):
+        raise ValueError(NO_USER)
     return graph
+
+
+NO_USER = (
+    "Context.user_id is required by this deployment (GULFSTREAM_REQUIRE_USER_ID): pass "
+    "context={'user_id': ...}; without it the run would read and write the memories of user "
+    "'default', which every caller naming no user shares"
+)
+
+
+def _names_a_user(sent: Any) -> bool:
+    """Whether the run's context (or the deployment's GULFSTREAM_USER_ID) gives a user id."""
+    named = sent.get("user_id") if isinstance(sent, dict) else None
+    return bool(str(named or "").strip() or os.environ.get("GULFSTREAM_USER_ID", "").strip())

@@ -161,6 +161,14 @@ class Settings:
     editor_require_auth: bool = field(
         default=False, metadata={"help": "refuse the editor's local mode (user from the URL)"}
     )
+    require_user_id: str = field(
+        default="auto",
+        metadata={
+            "help": "refuse a run that names no user_id instead of running it as user "
+            "'default' (whose memories every such caller would share): on, off, or auto (on "
+            "in a deployed server without custom auth: its PostgreSQL in DATABASE_URI)"
+        },
+    )
     editor_user: str = field(
         default="", metadata={"help": "the editor's user in local mode when the URL names none"}
     )
@@ -385,6 +393,19 @@ class Settings:
         if kind == "store" and not target.strip():
             return self.platform_database or None
         return None
+
+    def user_id_required(self) -> bool:
+        """Whether a run must name its user (`require_user_id`); never with custom auth, where
+        the signed-in user is the run's."""
+        choice = self.require_user_id.strip().lower()
+        if custom_auth_configured() or choice in ("off", "false", "no", "0"):
+            return False
+        if choice in ("on", "true", "yes", "1"):
+            return True
+        if choice != "auto":
+            raise ValueError(f"GULFSTREAM_REQUIRE_USER_ID must be on, off or auto; got {choice!r}")
+        # A deployed server: LangGraph Platform gives it a PostgreSQL (`langgraph dev` does not).
+        return "langgraph_api" in sys.modules and bool(self.platform_database)
 
     @property
     def archive_on(self) -> bool:

@@ -398,3 +398,28 @@ def test_broken_graph_fails_fast_with_a_clear_message(tmp_path: Path) -> None:
         assert "gulfstream_missing_module" in log
     finally:
         dev.stop()
+
+
+async def test_a_deployment_requiring_a_user_refuses_a_run_that_names_none(
+    tmp_path: Path,
+) -> None:
+    """GULFSTREAM_REQUIRE_USER_ID=on (auto turns it on in a deployed server without auth): a
+    run naming no user fails with an error naming the field instead of running as `default`;
+    a run naming one goes on."""
+    app = copy_app(tmp_path / "app")
+    with StubOpenAI() as stub:
+        env = {**stub_model_env(stub), "GULFSTREAM_REQUIRE_USER_ID": "on"}
+        env["GULFSTREAM_MEMORY_BACKEND"] = "store"
+        with running_server(app, env) as dev:
+            client = get_client(url=dev.url)
+            thread_id = (await client.threads.create())["thread_id"]
+            said = {"messages": [{"role": "user", "content": "My locker number is 5151."}]}
+            for context in (None, {"model": stub_model_env(stub)["GULFSTREAM_MODEL"]}):
+                with pytest.raises(Exception, match=r"Context\.user_id is required"):
+                    await client.runs.wait(thread_id, "agent", input=said, context=context)
+            state = await client.runs.wait(
+                thread_id, "agent", input=said, context={"user_id": "fay"}
+            )
+            assert state["messages"][-1]["type"] == "ai"
+            runs = await client.runs.list(thread_id)
+            assert sorted(run["status"] for run in runs) == ["error", "error", "success"]

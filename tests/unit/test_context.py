@@ -145,3 +145,42 @@ def test_the_served_graph_refuses_a_context_the_server_would_drop() -> None:
         served_graph(SimpleNamespace(context={"memory_backend": "yaml:/tmp"}))  # type: ignore[arg-type]
     assert served_graph(SimpleNamespace(context={"user_id": "ada"})) is graph  # type: ignore[arg-type]
     assert served_graph(SimpleNamespace()) is graph  # type: ignore[arg-type]  # schema reads
+
+
+def test_a_deployment_can_refuse_a_run_that_names_no_user(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GULFSTREAM_REQUIRE_USER_ID: a run naming no user would share user `default`'s memories
+    with every such caller. On: refused by name; auto: on in a deployed server (its PostgreSQL
+    in DATABASE_URI) without custom auth, off under `langgraph dev` and in the CLI."""
+    import sys
+    from types import SimpleNamespace
+
+    from graph.agent import graph, served_graph
+
+    monkeypatch.delenv("GULFSTREAM_USER_ID", raising=False)
+    run = SimpleNamespace(access_context="threads.create_run", context=None)
+    read = SimpleNamespace(access_context="assistants.read")
+    with use_settings(require_user_id="on"):
+        with pytest.raises(ValueError, match=r"Context\.user_id is required"):
+            served_graph(run)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=r"Context\.user_id is required"):
+            served_graph(
+                SimpleNamespace(
+                    access_context="threads.create_run", context={"model": "openai/gpt-4o-mini"}
+                )
+            )  # type: ignore[arg-type]
+        named = SimpleNamespace(access_context="threads.create_run", context={"user_id": "ada"})
+        assert served_graph(named) is graph  # type: ignore[arg-type]
+        assert served_graph(read) is graph  # type: ignore[arg-type]  # Studio reading the schema
+        monkeypatch.setenv("GULFSTREAM_USER_ID", "kiosk")  # the deployment chose the user
+        assert served_graph(run) is graph  # type: ignore[arg-type]
+        monkeypatch.delenv("GULFSTREAM_USER_ID")
+    with use_settings(require_user_id="off"):
+        assert served_graph(run) is graph  # type: ignore[arg-type]
+    deployed = Settings(require_user_id="auto", platform_database="postgresql://db/app")
+    monkeypatch.setitem(sys.modules, "langgraph_api", SimpleNamespace())
+    assert deployed.user_id_required()
+    assert not deployed.with_changes(platform_database="").user_id_required()  # langgraph dev
+    monkeypatch.delitem(sys.modules, "langgraph_api")
+    assert not deployed.user_id_required()  # the CLI, a notebook
+    with pytest.raises(ValueError, match="GULFSTREAM_REQUIRE_USER_ID"):
+        Settings(require_user_id="maybe").user_id_required()
