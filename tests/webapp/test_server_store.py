@@ -123,7 +123,9 @@ def test_the_editor_lists_and_searches_what_the_agent_wrote(server: str, alice: 
     written = alice.agent_run("Alice drinks jasmine tea.", "Alice brews pu'er on Sundays.")
     assert written == ["Alice brews pu'er on Sundays.", "Alice drinks jasmine tea."]
     assert sorted(alice.cards()) == written
-    assert alice.editor.get("whoami").json() == {
+    who = alice.editor.get("whoami").json()
+    assert isinstance(who.pop("features"), dict)  # what the page shows: test_features_off.py
+    assert who == {
         "user_id": "alice",
         "auth_mode": "auth",
         "backend": "store",
