@@ -1,6 +1,7 @@
 """Recall@5/@10 on every kind of history (issue 31): each set of tests/data/recall_sets/ and
-memorybank_set.json, tuning and held-out split side by side, plain BM25 against the default
-fused retrieval in the same run.
+memorybank_set.json, tuning and held-out split side by side: plain BM25, the vector channel alone
+(the fusion's own channel, read with the fusion's query) and the default fused retrieval, all
+three in the same run over the same stores (issue 46: the fusion never below its own channels).
 
     .venv/bin/python bench/recall_kinds.py                       # every set (a few minutes)
     .venv/bin/python bench/recall_kinds.py --sets statements_spc_en,dialogue_memorybank_zh
@@ -8,6 +9,7 @@ fused retrieval in the same run.
     .venv/bin/python bench/recall_kinds.py --types               # also a row per question type
     .venv/bin/python bench/recall_kinds.py --weights embedding=1.0  # another fusion setting
     .venv/bin/python bench/recall_kinds.py --embeddings mymodule:MyEmbeddings  # another model
+    .venv/bin/python bench/recall_kinds.py --json figures.json   # the figures as JSON too
 
 Each pool of a set (a user, a chat, a language) is its own SQLite store in a temporary folder;
 memories keep the day they were said (undated ones: 2024-01-01) and their conversation
@@ -206,8 +208,8 @@ def run_set(
     weights: FusionWeights = DEFAULT_WEIGHTS,
     embeddings: Any = DEFAULT,
 ) -> dict[str, list[dict]]:
-    """Each asked question's ranks under both retrievals: {split: [{type, relevant, bm25,
-    fused}]}; only pools holding an asked question are loaded."""
+    """Each asked question's ranks under the three retrievals: {split: [{type, relevant, bm25,
+    vector, fused}]}; only pools holding an asked question are loaded."""
     asked = [
         q
         for split in SPLITS
@@ -236,12 +238,24 @@ def run_set(
             for name, memory in (("bm25", plain), ("fused", fused)):
                 found = memory.get_related_memory_from(query["question"], "mechanical", 10)
                 ranks[name] = [r["id"] for r in found]
+            ranks["vector"] = vector_alone(fused, query["question"])
             results[query["split"]].append(
                 {"type": query["type"], "relevant": set(query["relevant"]), **ranks}
             )
         plain.close()
         fused.close()
     return results
+
+
+def vector_alone(memory: LongTermMemory, question: str, limit: int = 10) -> list[str]:
+    """The fused retrieval's vector channel alone: its 10 nearest memories for the text the
+    fusion embeds for `question`."""
+    retriever = memory.retrievers.mechanical
+    if retriever.fused is None:
+        return []
+    index = retriever.index()
+    text = retriever.fused.embedded_query(question)
+    return [index.entries[p].id for p in retriever.fused.channel.similar(index, text, limit)]
 
 
 def scores(rows: list[dict], name: str) -> tuple[float, float, float]:
@@ -257,12 +271,24 @@ def scores(rows: list[dict], name: str) -> tuple[float, float, float]:
 
 
 def line(label: str, rows: list[dict]) -> str:
-    b5, b10, ball = scores(rows, "bm25")
+    b5, b10, _ = scores(rows, "bm25")
+    v5, v10, _ = scores(rows, "vector")
     f5, f10, fall = scores(rows, "fused")
+    below = "  < channel" if f5 < max(b5, v5) - 1e-9 or f10 < max(b10, v10) - 1e-9 else ""
     return (
-        f"{label:<34} {len(rows):>5} | {b5:6.3f} {b10:6.3f} {ball:6.3f} | "
-        f"{f5:6.3f} {f10:6.3f} {fall:6.3f} | {f5 - b5:+6.3f} {f10 - b10:+6.3f}"
+        f"{label:<34} {len(rows):>5} | {b5:6.3f} {b10:6.3f} | {v5:6.3f} {v10:6.3f} | "
+        f"{f5:6.3f} {f10:6.3f} {fall:6.3f} | {f5 - max(b5, v5):+6.3f} {f10 - max(b10, v10):+6.3f}"
+        f"{below}"
     )
+
+
+def figures(rows: list[dict]) -> dict[str, float | int]:
+    """One split's (or question type's) figures for --json: n and recall@5/@10 per column."""
+    found: dict[str, float | int] = {"n": len(rows)}
+    for name in ("bm25", "vector", "fused"):
+        at5, at10, _ = scores(rows, name)
+        found[f"{name}@5"], found[f"{name}@10"] = round(at5, 4), round(at10, 4)
+    return found
 
 
 def main() -> None:
@@ -286,6 +312,9 @@ def main() -> None:
         help="the fused column with these embeddings instead of the default offline model "
         "(an object, or a class or factory making one, with embed_documents/embed_query)",
     )
+    parser.add_argument(
+        "--json", default="", metavar="PATH", help="also write the figures there, as JSON"
+    )
     args = parser.parse_args()
     embeddings: Any = load_embeddings(args.embeddings) if args.embeddings else DEFAULT
     if args.embeddings:
@@ -307,10 +336,11 @@ def main() -> None:
         print(f"--limit {args.limit}: the first {args.limit} questions of each split by a hash "
               "of their id (a subsample)")  # fmt: skip
     header = (
-        f"{'set / split':<34} {'n':>5} | {'BM25 @5':>6} {'@10':>6} {'all@10':>6} | "
-        f"{'fused@5':>6} {'@10':>6} {'all@10':>6} | {'diff@5':>6} {'@10':>6}"
+        f"{'set / split':<34} {'n':>5} | {'BM25@5':>6} {'@10':>6} | {'vec@5':>6} {'@10':>6} | "
+        f"{'fused@5':>6} {'@10':>6} {'all@10':>6} | {'-best@5':>6} {'@10':>6}"
     )
     rows_out = []
+    found: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as folder:
         for name, data in sets.items():
             began = time.perf_counter()
@@ -321,21 +351,29 @@ def main() -> None:
                 f"in {pools} pools, {time.perf_counter() - began:.0f} s",
                 flush=True,
             )
+            found[name] = {"lang": data["lang"], "kind": data["kind"]}
             for split in SPLITS:
                 rows_out.append(line(f"{name} {split}", results[split]))
+                types = sorted({r["type"] for r in results[split]})
+                found[name][split] = {**figures(results[split]), "types": {
+                    kind: figures([r for r in results[split] if r["type"] == kind])
+                    for kind in types}}  # fmt: skip
                 if args.types:
-                    types = sorted({r["type"] for r in results[split]})
                     for kind in types if len(types) > 1 else []:
                         rows_out.append(line(f"  {kind}", [r for r in results[split]
                                                            if r["type"] == kind]))  # fmt: skip
     print()
     print("any gold memory in the first k; all@10: every gold memory in the first 10;")
     fused_with = f"embeddings={args.embeddings}" if args.embeddings else "the default"
-    print(f"BM25 = LongTermMemory(embeddings='off'), fused = {fused_with}, same stores")
+    print(f"BM25 = LongTermMemory(embeddings='off'), vec = the fused retrieval's vector channel "
+          f"alone, fused = {fused_with}, same stores")  # fmt: skip
+    print("-best = fused minus the better channel; '< channel': the fusion below one of them")
     print(header)
     print("-" * len(header))
     print("\n".join(rows_out))
     print(f"\n{time.perf_counter() - started:.0f} s")
+    if args.json:
+        Path(args.json).write_text(json.dumps(found, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

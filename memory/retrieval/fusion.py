@@ -255,7 +255,7 @@ class FusedRanking:
         depth = max(limit, SHORTLIST)
         lexical = lexical_shortlist(index, reading, depth, min_score)
         try:
-            semantic = self.channel.similar_scores(index, as_statement(query), depth)
+            semantic = self.channel.similar_scores(index, self.embedded_query(query), depth)
         except Exception:
             if not self._failing:  # once per outage, not once per query
                 logger.exception("semantic recall with %s failed; using BM25 alone",
@@ -276,6 +276,10 @@ class FusedRanking:
                            hotness=hotness, lexical_coverage=coverage,
                            next_in_conversation=index.next_in_conversation,
                            prior=partial(self.prior, index, reading))  # fmt: skip
+
+    def embedded_query(self, query: str) -> str:
+        """The text the channel embeds for `query` (`as_statement`)."""
+        return as_statement(query)
 
     def prior(
         self, index: Bm25Index, reading: QueryReading, items: list[int]
