@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from memory.retrieval.date_cue import dates_in
 from memory.text.language import has_cjk, latin_words, word_count
-from memory.text.preferences import asks_advice
+from memory.text.preferences import asks_recommendation
 from memory.text.tokenize import normalize, tokenize
 
 # What makes a query broad: asking for "anything recent" rather than for a topic.
@@ -72,7 +72,8 @@ STATEMENT_MAX_CHARS_ZH = 30
 class QueryReading:
     """What the query asks for: `tokens` for BM25, whether it is broad, time cues, a bare theme,
     the calendar days it names (`dates`, month * 100 + day), whether it asks for the current
-    value (`current`) or for advice (`advice`: "can you recommend a hotel?")."""
+    value (`current`) or for a recommendation among things (`advice`: "can you recommend a
+    hotel?", not "what should I do?")."""
 
     tokens: list[str]
     broad: bool
@@ -119,7 +120,7 @@ def read_query(query: str, theme_keys: frozenset[str] = frozenset()) -> QueryRea
         return QueryReading(tokens, broad=True, time_cue=time_cue, theme_key=remainder_key)
     # Nothing left to search for: the broad order (recent, much-used) beats an empty answer.
     return QueryReading(tokens, broad=not content, time_cue=time_cue, dates=dates_in(text),
-                        current=current, advice=asks_advice(text))  # fmt: skip
+                        current=current, advice=asks_recommendation(text))  # fmt: skip
 
 
 def as_statement(query: str) -> str:

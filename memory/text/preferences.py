@@ -1,4 +1,5 @@
-"""Whether a memory states what the user likes or avoids, and whether a query asks for advice."""
+"""Whether a memory states what the user likes or avoids, and whether a query asks for a
+recommendation among things, where taste decides the answer."""
 
 from __future__ import annotations
 
@@ -52,6 +53,27 @@ _PAST_ADVICE_EN = re.compile(
 )
 _PAST_ADVICE_ZH = re.compile(r"(推荐过|推荐了|建议过|给了我|给过我|曾经)")
 
+# Asking what to do about what happened to the user ("what should I do?", "how do I get over
+# this?", "我该怎么办？"): the answer depends on the event, not on what they like.
+_WHAT_TO_DO_EN = re.compile(
+    r"\b(what (should|can|could|do) i do(?! (in|during|at|on|while|for fun|when|this|tonight))|"
+    r"(what|how) to (do|deal|cope|handle|get over|move on|say)|supposed to do|no idea|"
+    r"(need|want|seeking|looking for|get|some) (some |any )?(advice|help|support)\b"
+    r"(?! (on|with|for) (choosing|picking|finding|buying))|how can you help|"
+    r"what (do|would) you (think i should|suggest i|do)|(don'?t|do not) know what to do|"
+    r"how (do|can|could|should|would) i (deal|cope|handle|get over|get through|stop|tell|talk|"
+    r"move on|overcome|fix|approach|forgive|trust|confront|convince|let go|face|feel|"
+    r"make (him|her|them|it))|any (advice|suggestions?|tips|ideas)\W*$|"
+    r"(advice|suggestions?|tips) (on|about|for) (how|what|dealing|coping|handling|getting))",
+    re.IGNORECASE,
+)
+_WHAT_TO_DO_ZH = re.compile(
+    r"(怎么办|该怎么|应该怎么|要怎么|怎么做|"
+    r"如何(面对|处理|应对|走出|克服|调整|改善|缓解|解决|是好|才能|做)|"
+    r"怎么(面对|处理|应对|走出|克服|调整|改善|缓解|解决|才能)|怎样(才能|面对|处理|应对)|"
+    r"(有什么|给我一些|给我点)(建议|办法|方法))"
+)
+
 
 def states_preference(text: str, max_words: int = 40) -> bool:
     """Whether `text` says what someone likes, prefers, avoids or cannot have (en, zh): a
@@ -60,6 +82,17 @@ def states_preference(text: str, max_words: int = 40) -> bool:
     if word_count(text) > max_words:
         return False
     return bool(_PREFERENCE_EN.search(text) or _PREFERENCE_ZH.search(text))
+
+
+def asks_recommendation(text: str, max_words: int = 40) -> bool:
+    """Whether `text` asks for something chosen among things (a book, music, food, a place, a
+    gift, a product, ways to spend time: `asks_advice`), where taste decides the answer. Not a
+    question about what to do in the user's own situation ("what should I do?", "我该怎么办？"),
+    nor a story of more than `max_words` words (two Chinese characters a word) that asks on the
+    way ("…my wife cheated on me… any advice?"): there the event decides, not what they like."""
+    if word_count(text) > max_words or not asks_advice(text):
+        return False
+    return not (_WHAT_TO_DO_EN.search(text) or _WHAT_TO_DO_ZH.search(text))
 
 
 def asks_advice(text: str) -> bool:
