@@ -261,9 +261,9 @@ def slot_of(fact: str, slots: list) -> tuple[str, str] | None:
 
 def facts_sets(personas: list[tuple[list[str], list[str]]], name: str, lang: str,
                slots: list, about: str, source: str, licence: str) -> None:  # fmt: skip
-    """`personas`: (persona sentences, the persona holder's chat lines). Pools of about 200
-    memories: a fact per slot (the first met in hash order) and its question, then other
-    personas' sentences without a slot and chat lines, ten times as many as the facts."""
+    """`personas`: (persona sentences, the persona holder's chat lines). Each store (pool):
+    at most one fact a slot, in hash order, each with its question, and ten times as many
+    other lines (persona sentences without a slot, chat lines) of the same split."""
     facts: list[tuple[str, str, str]] = []  # (slot, question, fact)
     other: list[str] = []
     seen = set()
@@ -273,9 +273,9 @@ def facts_sets(personas: list[tuple[list[str], list[str]]], name: str, lang: str
             if text in seen:
                 continue
             seen.add(text)
-            slot = slot_of(text, slots)
-            if slot:
-                facts.append((slot[0], slot[1], text))
+            asked = slot_of(text, slots)
+            if asked:
+                facts.append((asked[0], asked[1], text))
             else:
                 other.append(text)
         other.extend(line.strip() for line in lines if line.strip() and line.strip() not in seen)
