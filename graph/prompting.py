@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from graph.context import Context
@@ -12,6 +12,8 @@ from memory import MemoryItem
 from memory.integration import ChatPrompt, escape_data
 from prompts import persona
 from prompts.agent import (
+    COMING_UP_BLOCKS,
+    COMING_UP_DAY_WORDS,
     CORE_CONTEXT_BLOCKS,
     CORE_CONTEXT_LABELS,
     MEMORIES_BLOCKS,
@@ -68,6 +70,24 @@ def format_standing_instructions(instructions: Sequence[dict[str, Any]], languag
     bounded them (`MemoryState.standing_instructions`)."""
     lines = [f"- {escape_data(str(i.get('description', '')))}" for i in instructions]
     return STANDING_INSTRUCTIONS_BLOCKS[language].format(items="\n".join(lines)) if lines else ""
+
+
+def format_coming_up(plans: Sequence[dict[str, Any]], language: str, today: date) -> str:
+    """The block of what is planned soon ("" when nothing): fenced in <coming_up>, one escaped
+    line each, led by its day and how far it is from `today` (the run's, in the user's zone)."""
+    lines = []
+    for plan in plans:
+        try:
+            day = date.fromisoformat(str(plan.get("day", "")))
+        except ValueError:
+            continue
+        ahead = (day - today).days
+        if ahead < 0:
+            continue  # passed: a memory of the past now, not a plan
+        words = COMING_UP_DAY_WORDS[language]
+        when = f"{day.isoformat()}, {words[ahead]}" if ahead < len(words) else day.isoformat()
+        lines.append(f"- ({when}) {escape_data(str(plan.get('description', '')))}")
+    return COMING_UP_BLOCKS[language].format(items="\n".join(lines)) if lines else ""
 
 
 def _local_minute(stamp: str) -> str:
@@ -134,6 +154,7 @@ def build_chat_prompt(
     said_recently: Sequence[dict[str, Any]] = (),
     standing_instructions: Sequence[dict[str, Any]] = (),
     private: bool = False,
+    coming_up: Sequence[dict[str, Any]] = (),
 ) -> ChatPrompt:
     """The system prompt: the built-in one (prompts/persona.py, in two parts), or
     `context.system_prompt` (one part), placeholders filled.
@@ -142,7 +163,8 @@ def build_chat_prompt(
     prompt of the run's own without a placeholder gets that block appended, so that neither is
     silently lost. `{persona}` is the user's own persona when they set one, else the built-in
     one; `{tools}` the sentences about `tools`, the names of the bound chat tools. What the user
-    said lately and the writer has not filed yet (`said_recently`) follows the memories block.
+    said lately and the writer has not filed yet (`said_recently`) follows the memories block;
+    what is planned soon (`coming_up`) precedes it.
     The user's standing instructions (`standing_instructions`) follow the prompt's own rules,
     and the running summary of a compacted conversation ends the instructions. A `private`
     conversation (off the record) gets a note saying so after the memories block.
@@ -152,8 +174,13 @@ def build_chat_prompt(
     own_persona = core.pop("persona", "").strip() or persona.PERSONA[language]
     core["human"] = human_without(core.get("human", ""), memories)
     block = format_core_context(core, language)
+    # A plan coming up is shown once, in its own block, with its day.
+    upcoming = format_coming_up(coming_up, language, context.moment().date())
+    shown = {plan.get("id") for plan in coming_up} if upcoming else set()
+    memories = [memory for memory in memories if memory.get("id") not in shown]
     memories_block = _with_block(
-        format_memories(memories, language), format_said_recently(said_recently, language)
+        _with_block(upcoming, format_memories(memories, language)),
+        format_said_recently(said_recently, language),
     )
     if private:
         memories_block = _with_block(memories_block, OFF_THE_RECORD[language])
@@ -163,7 +190,7 @@ def build_chat_prompt(
             template = template.replace("{core_context}\n\n", "")
         # str.replace, not str.format: a user's own prompt may contain other braces.
         return (
-            template.replace("{current_time}", current_time_text(language))
+            template.replace("{current_time}", current_time_text(language, context.moment()))
             .replace("{tools}", tool_guidance(tools, language))
             .replace("{memories}", memories_block)
             .replace("{core_context}", block)
@@ -222,5 +249,5 @@ def chat_prompt(
     return build_chat_prompt(
         context, state.related_memories, state.core_context, language, summary, tools,
         said_recently=state.said_recently, standing_instructions=state.standing_instructions,
-        private=state.private,
+        private=state.private, coming_up=state.coming_up,
     )  # fmt: skip

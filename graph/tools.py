@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 from langgraph.runtime import get_runtime
@@ -25,8 +24,9 @@ logger = logging.getLogger(__name__)
 
 
 def get_current_time() -> str:
-    """Return the current local date and time with the weekday, e.g. 'Monday 2026-01-05 14:03'."""
-    return datetime.now().astimezone().strftime("%A %Y-%m-%d %H:%M %z")
+    """Return the user's current date and time with the weekday, e.g. 'Monday 2026-01-05 14:03'."""
+    # The run's time in the user's zone (Context.now / Context.timezone), not the server's clock.
+    return get_runtime(Context).context.moment().strftime("%A %Y-%m-%d %H:%M %z")
 
 
 def search_memory(query: str) -> str:

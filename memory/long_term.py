@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from memory.retrieval import RetrievalMode, Retrievers
 from memory.retrieval.bm25 import RANKING
+from memory.retrieval.date_cue import with_days
 from memory.retrieval.embedder import DEFAULT as DEFAULT_EMBEDDINGS
 from memory.retrieval.embedder import resolve_embeddings
 from memory.retrieval.ranking import DEFAULT_HALF_LIFE_DAYS, Ranking
@@ -158,9 +159,13 @@ class LongTermMemory:
         *,
         llm: Any | None = None,
         topic: str | None = None,
+        now: datetime | None = None,
     ) -> list[dict[str, str]]:
         """Memories related to `prompt` as `[{id, description, theme, created_time,
         latest_update_time}]`, most relevant first.
+
+        With `now` (the run's moment in the user's zone), the days `prompt` names, relative ones
+        too ("明天", "on Friday"), are resolved from it, and what is planned on them comes first.
 
         `mode` is `llm` (the default here), `mechanical` (BM25) or `hybrid`; LLM modes use `llm`
         (or the one given at construction) and run BM25 without one. Any failure, a corrupt
@@ -170,6 +175,8 @@ class LongTermMemory:
         memories; `[]` when no topic has that name.
         """
         try:
+            if now is not None:
+                prompt = with_days(prompt, now)
             return self.retrievers.retrieve(prompt, mode, limit, lineage, llm, topic=topic)
         except Exception:
             logger.exception("memory retrieval failed for user %r", self.user_id)
@@ -189,6 +196,19 @@ class LongTermMemory:
             return select_instructions(self.manager.list_items(), themes)
         except Exception:
             logger.exception("reading the standing instructions of %r failed", self.user_id)
+            return []
+
+    def coming_up(
+        self, now: datetime, days: int = 7, limit: int = 3, lineage: Lineage | None = None
+    ) -> list[dict[str, str]]:
+        """What the memories plan from `now`'s day (the run's moment in the user's zone) through
+        the `days` after it, soonest first, at most `limit`: retrieval's shape plus `day`
+        (YYYY-MM-DD). A plan whose day has passed is no longer coming up. `[]` on any failure
+        (logged): it never breaks the chat."""
+        try:
+            return self.retrievers.mechanical.coming_up(now.date(), days, limit, lineage)
+        except Exception:
+            logger.exception("reading what is coming up failed for user %r", self.user_id)
             return []
 
     def search(self, query: str, limit: int = 50) -> list[str]:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import MISSING, dataclass, field, fields
+from datetime import datetime
 from typing import Annotated, Any
 
 from memory.integration.settings import ENV_PREFIX, Settings
+from memory.integration.time_of_run import check_now, check_timezone, run_moment
 from memory.retrieval.modes import RetrievalMode
 from memory.store.branch import SCOPE_POLICIES
 from memory.text.language import LANGUAGE_POLICIES, resolve_language
@@ -88,6 +90,21 @@ class MemoryContext:
             "same for the rest of the thread."
         },
     )
+    now: str = field(
+        default="",
+        metadata={
+            "description": "The run's current time, ISO 8601 with an offset (a replay, an import, "
+            'an evaluation); empty = the clock. Every "today" of the run is read from it: the '
+            "prompt's current time, relative days, what is coming up."
+        },
+    )
+    timezone: str = field(
+        default="",
+        metadata={
+            "description": "The user's time zone, an IANA name such as 'Asia/Shanghai'; empty = "
+            "the server's own zone. \"Tomorrow\" is the user's tomorrow."
+        },
+    )
 
     def __init__(self, **values: Any) -> None:
         known = {f.name for f in fields(self)}
@@ -115,6 +132,11 @@ class MemoryContext:
         the language `text` is written in."""
         return resolve_language(self.language, text)
 
+    def moment(self) -> datetime:
+        """The run's current time in the user's zone (`now`, else the clock; `timezone`, else
+        the server's zone): the one door to "today" for everything a run does."""
+        return run_moment(self.now, self.timezone)
+
     @classmethod
     def _app_text_fields(cls) -> tuple[str, ...]:
         """The fields an app's subclass adds (strings: a system prompt, a persona, …)."""
@@ -133,10 +155,11 @@ class MemoryContext:
             if not isinstance(value, str) or not value.strip():
                 raise ValueError(f"Context.{name} must be a non-empty string, got {value!r}")
             setattr(self, name, value.strip())
-        for name in ("writer_model", *self._app_text_fields()):
+        for name in ("writer_model", "now", "timezone", *self._app_text_fields()):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"Context.{name} must be a string, got {getattr(self, name)!r}")
         self.writer_model = self.writer_model.strip() or self.model
+        self.timezone, self.now = check_timezone(self.timezone), check_now(self.now)
         for name in ("model", "writer_model"):
             if "/" not in getattr(self, name):
                 raise ValueError(

@@ -1,5 +1,5 @@
 """retrieve_memory, the chat graph's first node: the memories this turn's branch may read, the core
-context and what the user said that the writer has not filed yet."""
+context, what the user said that the writer has not filed yet and what is planned soon."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 from memory.integration.app_text import current_app_text
 from memory.integration.prompt_budget import latest_user_text
 from memory.integration.run_memory import open_run_memory
+from memory.integration.settings import get_settings
 from memory.integration.state import MemoryState
 from memory.integration.writing.said_recently import said_recently
 from memory.text.off_record import asks_off_the_record, asks_to_forget_last_turn
@@ -19,6 +20,8 @@ from memory.usage.counts import UsageMeter, as_dicts
 from memory.usage.metering import metered
 
 logger = logging.getLogger(__name__)
+# "Briefly": the soonest few plans, not the week's whole calendar.
+COMING_UP_LINES = 3
 
 
 def retrieve_memory(state: MemoryState, runtime: Runtime[Any]) -> dict[str, Any]:
@@ -44,8 +47,9 @@ def retrieve_memory(state: MemoryState, runtime: Runtime[Any]) -> dict[str, Any]
         return {"related_memories": [], "core_context": core_context, "cost": {},
                 "user_id": run.user_id, "said_recently": [],
                 "standing_instructions": instructions, "private": private,
-                "take_back": take_back}  # fmt: skip
+                "take_back": take_back, "coming_up": []}  # fmt: skip
     lineage = run.lineage()
+    now = run.context.moment()  # the run's "today", in the user's zone
     revision = run.memory.manager.change_token()  # what the memories below are read from
     meter = UsageMeter()  # the first node of a run: the run's cost starts here
     with metered(meter, "retrieval"):  # a model call only in the llm and hybrid modes
@@ -55,9 +59,12 @@ def retrieve_memory(state: MemoryState, runtime: Runtime[Any]) -> dict[str, Any]
             run.context.retrieval_limit,
             lineage,
             llm=run.ranking_model(),
+            now=now,
         )
     shown = {instruction["id"] for instruction in instructions}  # once in the prompt
     memories = [memory for memory in memories if memory["id"] not in shown]
+    window = get_settings().coming_up_days  # unasked: what is planned for the next days
+    coming = run.memory.coming_up(now, window, COMING_UP_LINES, lineage) if window >= 0 else []
     # What the user said that the writer has not filed yet (no model call, a few ms).
     said = said_recently(run, runtime.store, query, lineage, since=revision)
     try:  # only queued here: the recall log is written in a batch, off the reply path
@@ -69,5 +76,5 @@ def retrieve_memory(state: MemoryState, runtime: Runtime[Any]) -> dict[str, Any]
     return {
         "related_memories": memories, "core_context": core_context, "cost": cost,
         "user_id": run.user_id, "said_recently": said, "standing_instructions": instructions,
-        "private": private, "take_back": take_back,
+        "private": private, "take_back": take_back, "coming_up": coming,
     }  # fmt: skip

@@ -118,6 +118,7 @@ class RunMemory:
             thread_id=thread_id, checkpoint_id=self.checkpoint_id, lineage=lineage,
             scope_policy=self._scope_policy(lineage), language=self.context.language,
             writer_model=self.context.writer_model, context=tuple(preceding_exchange(messages)),
+            said_at=self.context.now, timezone=self.context.timezone,
         )  # fmt: skip
 
     def _scope_policy(self, lineage: Lineage | None) -> str:

@@ -241,6 +241,13 @@ class Settings:
             "instead of filling the limit with weak ones (0: keep every match)"
         },
     )
+    coming_up_days: int = field(
+        default=7,
+        metadata={
+            "help": "what the memories plan for today and this many days after reaches the chat "
+            "prompt unasked, a few lines, soonest first (0: only today; -1: off)"
+        },
+    )
     memory_capacity: int = field(
         default=2000,
         metadata={

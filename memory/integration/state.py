@@ -57,6 +57,9 @@ class MemoryState(InputState):
       the thread has just turned private (its earlier turns are erased for good), "turn" when
       the user asked to forget what they just said (the previous turn is, and this one is not
       kept), else "" (memory/integration/writing/take_back.py).
+    - `coming_up`: what the memories plan for the next days (`GULFSTREAM_COMING_UP_DAYS`),
+      soonest first, a few at most: the related memories' shape plus `day` (YYYY-MM-DD), from
+      the run's `now` in the user's zone; a plan whose day passed is not in it.
     - `summary`: the running summary of the messages compaction took out of `messages`,
       `{"text", "messages", "through", "updated_at"}` (memory/integration/compaction.py); the
       messages themselves stay in the conversation archive and in the earlier checkpoints.
@@ -77,4 +80,5 @@ class MemoryState(InputState):
     private: bool = False
     take_back: str = ""
     summary: dict[str, Any] = field(default_factory=dict)
+    coming_up: list[dict[str, Any]] = field(default_factory=list)
     compaction: dict[str, Any] = field(default_factory=dict)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import threading
+from datetime import date
 from functools import partial
 from typing import TYPE_CHECKING
 
 from memory.retrieval.bm25_index import Bm25Index
 from memory.retrieval.hotness_ranking import HotnessRanking  # feature: hotness
-from memory.retrieval.query import read_query
+from memory.retrieval.query import QueryReading, read_query
 from memory.retrieval.ranking import Ranking
 from memory.store.branch import Lineage, LineageFilter, filter_ranked, overfetch_k
 from memory.store.manager import BaseMemoryManager
@@ -109,6 +110,24 @@ class MechanicalRetriever:
         positions = self.rank_visible(index, query, limit, lineage)
         return [index.entries[i].as_result() for i in positions]
 
+    def coming_up(
+        self, today: date, days: int, limit: int, lineage: Lineage | None = None
+    ) -> list[dict[str, str]]:
+        """The memories naming a day from `today` through `days` after it, soonest first, that
+        a run with `lineage` may read: retrieval's shape plus `day` (ISO)."""
+        index = self.index()
+        if limit <= 0 or days < 0 or not index.size:
+            return []
+        visible = self.visible(lineage) if lineage is not None else None
+        found = []
+        for day, position in index.planned_between(today.toordinal(), today.toordinal() + days):
+            entry = index.entries[position]
+            if visible is None or entry.id in visible:
+                found.append({**entry.as_result(), "day": date.fromordinal(day).isoformat()})
+                if len(found) >= limit:
+                    break
+        return found
+
     def rank_visible(self, index: Bm25Index, query: str, limit: int, lineage: Lineage) -> list[int]:
         """`rank` restricted to what `lineage` may read, rank order kept.
 
@@ -149,6 +168,13 @@ class MechanicalRetriever:
         `broad` is False) the broad order for broad queries and bare theme names (see
         `Ranking.broad_order`)."""
         reading = read_query(query, index.theme_keys)
+        # A question about a day ("明天…", "on Friday") brings what is planned that day first.
+        planned = index.planned_on(reading.days)
+        return planned_first(planned, self._ranked(index, reading, query, limit, broad), limit)
+
+    def _ranked(
+        self, index: Bm25Index, reading: QueryReading, query: str, limit: int, broad: bool
+    ) -> list[int]:
         if broad and reading.theme_key is not None:
             return self.hotness.hottest_first(index, index.themes[reading.theme_key])[:limit]
         if broad and reading.broad:
@@ -160,3 +186,13 @@ class MechanicalRetriever:
         return index.search(reading.tokens, limit, favour_recent=reading.time_cue,
                             newest_first=reading.current, hotness=hotness,
                             min_score=self.min_score)  # fmt: skip
+
+
+def planned_first(planned: list[int], ranked: list[int], limit: int) -> list[int]:
+    """The memories planned on the day asked about, those the ranking also found first (in its
+    order), then the ranking's others; `limit` in all."""
+    if not planned:
+        return ranked[:limit]
+    on_day = set(planned)
+    matched = [position for position in ranked if position in on_day]
+    return list(dict.fromkeys([*matched, *planned, *ranked]))[:limit]

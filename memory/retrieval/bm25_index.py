@@ -17,7 +17,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-from memory.retrieval.date_cue import month_day
+from memory.retrieval.date_cue import month_day, planned_days
 from memory.retrieval.query import is_bare_question, theme_key
 from memory.store.item import MemoryItem
 from memory.text.episodic import memory_kind
@@ -78,6 +78,12 @@ class IndexedMemory:
         """Whether the text says what the user likes or avoids (`preferences.states_preference`),
         read once per memory version."""
         return states_preference(self.description)
+
+    @cached_property
+    def planned(self) -> frozenset[int]:
+        """The days its text names with a date (`date_cue.planned_days`, ordinals): a plan's
+        day, read once per memory version."""
+        return planned_days(self.description, self.created_time)
 
     @cached_property
     def episodic(self) -> bool:
@@ -349,6 +355,31 @@ class Bm25Index:
             return np.zeros(0, dtype=np.intp)
         count = self.count
         return np.flatnonzero(np.isin(self.days[:count], days) & self.alive[:count])
+
+    def planned_on(self, days: tuple[int, ...]) -> list[int]:
+        """Live positions whose text names one of `days` (ordinals), the nearest day first,
+        then the newest."""
+        if not days:
+            return []
+        wanted = set(days)
+        found = [
+            (min(entry.planned & wanted), -entry.updated_at, position)
+            for position, entry in enumerate(self.entries[: self.count])
+            if self.alive[position] and entry.planned & wanted
+        ]
+        return [position for *_, position in sorted(found)]
+
+    def planned_between(self, first: int, last: int) -> list[tuple[int, int]]:
+        """(day, position) for each live memory naming a day from `first` to `last` (ordinals,
+        both included), soonest first; a memory naming several such days counts at the first."""
+        found = []
+        for position, entry in enumerate(self.entries[: self.count]):
+            if not self.alive[position] or not entry.planned:
+                continue
+            days = [day for day in entry.planned if first <= day <= last]
+            if days:
+                found.append((min(days), position))
+        return sorted(found, key=lambda pair: (pair[0], -self.updated_at[pair[1]]))
 
     def next_in_conversation(self, position: int) -> int | None:
         """The live memory created next in the conversation (thread) that created the one at

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memory.retrieval.date_cue import dates_in
+from memory.retrieval.date_cue import dates_in, iso_days
 from memory.text.language import has_cjk, latin_words, word_count
 from memory.text.preferences import asks_recommendation
 from memory.text.tokenize import normalize, tokenize
@@ -71,9 +71,9 @@ STATEMENT_MAX_CHARS_ZH = 30
 @dataclass(frozen=True)
 class QueryReading:
     """What the query asks for: `tokens` for BM25, whether it is broad, time cues, a bare theme,
-    the calendar days it names (`dates`, month * 100 + day), whether it asks for the current
-    value (`current`) or for a recommendation among things (`advice`: "can you recommend a
-    hotel?", not "what should I do?")."""
+    the calendar days it names (`dates`, month * 100 + day; `days`, full dates as ordinals),
+    whether it asks for the current value (`current`) or for a recommendation among things
+    (`advice`: "can you recommend a hotel?", not "what should I do?")."""
 
     tokens: list[str]
     broad: bool
@@ -82,6 +82,7 @@ class QueryReading:
     dates: tuple[int, ...] = ()
     current: bool = False
     advice: bool = False
+    days: tuple[int, ...] = ()  # the days asked about, ordinals (ISO dates in the query)
 
 
 def theme_key(text: str) -> str:
@@ -96,6 +97,7 @@ def read_query(query: str, theme_keys: frozenset[str] = frozenset()) -> QueryRea
     user as a whole ("who am I?", "我是谁？"), a query with no content words left after stop words
     and filler ("how are you"), or a bare theme name, possibly with a cue ("项目", "work lately").
     """
+    asked_days, query = iso_days(query)
     text = normalize(query)
     time_cue = any(cue in text for cue in _TIME_CUES_ZH) or bool(_TIME_CUES_EN.search(text))
     current = not _ABOUT_THE_TELLING.search(text) and (
@@ -120,7 +122,8 @@ def read_query(query: str, theme_keys: frozenset[str] = frozenset()) -> QueryRea
         return QueryReading(tokens, broad=True, time_cue=time_cue, theme_key=remainder_key)
     # Nothing left to search for: the broad order (recent, much-used) beats an empty answer.
     return QueryReading(tokens, broad=not content, time_cue=time_cue, dates=dates_in(text),
-                        current=current, advice=asks_recommendation(text))  # fmt: skip
+                        current=current, advice=asks_recommendation(text),
+                        days=asked_days)  # fmt: skip
 
 
 def as_statement(query: str) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
 from memory.errors import MemoryNotFound, StaleWrite
 from memory.prompts.writer import (
@@ -42,6 +43,7 @@ from memory.text.language import resolve_language
 from memory.usage.counts import ByPurpose, UsageMeter, as_dicts, describe
 from memory.writer import listing as budget
 from memory.writer.breaker import CircuitBreaker, breaker_for
+from memory.writer.dating import anchored
 from memory.writer.faithful import main_language
 from memory.writer.json_protocol import MAX_ANSWER_TOKENS
 from memory.writer.json_writer import JsonWriteFailed, bind_for_json, json_prompts, write_with_json
@@ -187,10 +189,12 @@ class MemoryConsumer:
         return instructions_for(self.instructions, language)
 
     def now_of(self, turn: Turn | None = None) -> datetime:
-        """The writer's "now" for `turn`: when it was said for a turn from the past (an imported
-        chat's `said_at`, in local time), so "next March" is read from that day; else the clock."""
+        """The writer's "now" for `turn`, in the turn's zone: when it was said for a turn from the
+        past (an imported chat's `said_at`), so "next March" is read from that day; else now."""
         said = parse_time(turn.said_at) if turn is not None else None
-        return said.astimezone() if said is not None else self.clock()
+        now = said if said is not None else self.clock()
+        # In the user's zone when the run named one: their "today", not the server's.
+        return now.astimezone(ZoneInfo(turn.timezone) if turn and turn.timezone else None)
 
     def now_line(self, prompts: WriterPrompts, turn: Turn | None = None) -> str:
         """The current time (`now_of(turn)`) with its weekday, as the prompts say it."""
@@ -292,10 +296,12 @@ class MemoryConsumer:
                 raise
             if trace is not None:
                 await asyncio.to_thread(trace.stage, turn, toolkit.staged)
+            # The library, not the model, fixes which day "后天" / "tomorrow" is.
+            dated = anchored(toolkit.changes, turn.moment)
             try:
                 # A batch's turn ids are recorded in the same transaction as its changes.
                 outcome = await asyncio.to_thread(
-                    manager.apply, toolkit.changes, turn.turn_ids, turn.provenance
+                    manager.apply, dated, turn.turn_ids, turn.provenance
                 )
             except Exception as exc:
                 if trace is not None:
@@ -323,7 +329,7 @@ class MemoryConsumer:
                 summary = UNMATCHED_FORGET
         if outcome.applied:
             await asyncio.to_thread(self._seed_core_context, manager, turn, prompts.language)
-        changes = toolkit.changes if outcome.applied else []
+        changes = dated if outcome.applied else []
         return ConsumeResult(
             turn_id, outcome.applied, changes, toolkit.events, outcome.results, summary,
             messages=steps,

@@ -7,8 +7,9 @@ import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memory.admission import Admission
 from memory.store.branch import Lineage, Provenance, check_scope_policy
@@ -38,6 +39,8 @@ class Turn:
       answer and is told not to take memories from.
     - `said_at`: when the user said it, ISO 8601, stored in UTC ("" = now): an imported past
       chat's turn; the writer reads the date as "today" and its history entries carry it.
+    - `timezone`: the user's zone (IANA name; "" = the server's), in which the days a memory
+      names ("后天", "next Friday") are resolved from when the turn was said.
     """
 
     user_id: str
@@ -54,6 +57,7 @@ class Turn:
     batch: tuple[str, ...] = ()
     context: tuple[dict[str, str], ...] = ()
     said_at: str = ""
+    timezone: str = ""
 
     def __post_init__(self) -> None:
         validate_user_id(self.user_id)
@@ -79,6 +83,8 @@ class Turn:
             raise ValueError(f"Turn.context holds at most {CONTEXT_CHARS} characters")
         object.__setattr__(self, "context", context)
         object.__setattr__(self, "said_at", _utc_time(self.said_at))
+        if self.timezone:
+            _check_zone(self.timezone)
         if self.batch and (
             not all(isinstance(i, str) and i for i in self.batch) or self.batch[-1] != self.turn_id
         ):
@@ -134,6 +140,13 @@ class Turn:
         )
 
     @property
+    def moment(self) -> datetime:
+        """When the turn was said (`said_at`, else when it was queued), in the user's zone: what
+        its relative days ("tomorrow", "后天") are counted from."""
+        said = parse_time(self.said_at or self.enqueued_at) or datetime.now(UTC)
+        return said.astimezone(ZoneInfo(self.timezone) if self.timezone else None)
+
+    @property
     def user_text(self) -> str:
         """What the user said in this turn."""
         return "\n".join(m["content"] for m in self.messages if m["role"] == "user")
@@ -163,8 +176,9 @@ class Turn:
         data["admission"] = self.admission.to_dict() if self.admission is not None else None
         data["batch"] = list(self.batch)
         data["context"] = [dict(m) for m in self.context]
-        if not self.said_at:  # a live turn reads as before: an older writer still takes it
-            del data["said_at"]
+        for name in ("said_at", "timezone"):  # unset, a turn reads as before: an older writer
+            if not data[name]:  # still takes it
+                del data[name]
         return data
 
     @classmethod
@@ -201,6 +215,13 @@ class Turn:
     @classmethod
     def from_json(cls, text: str) -> Turn:
         return cls.from_dict(json.loads(text))
+
+
+def _check_zone(name: object) -> None:
+    try:
+        ZoneInfo(str(name))
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"Turn.timezone must be an IANA time zone name, got {name!r}") from exc
 
 
 def _utc_time(value: object) -> str:

@@ -32,6 +32,7 @@ _LISTED_MEMORY = re.compile(r"^\[(\d+)\](?: \(this conversation\))? (.+)$", re.M
 _MEMORIES_FENCE = re.compile(r"<memories>\s*(.*?)\s*</memories>", re.S)
 _SAID_RECENTLY_FENCE = re.compile(r"<said_recently>\s*(.*?)\s*</said_recently>", re.S)
 _OFF_THE_RECORD = "<off_the_record>"  # the app's note for a conversation kept out of memory
+_COMING_UP_FENCE = re.compile(r"<coming_up>\s*(.*?)\s*</coming_up>", re.S)
 # The memory writer's transcript: "user:", then the message in a ``` fence (format_messages).
 _FENCED_USER_BLOCK = re.compile(r"^(?:user|用户)\s*[:：]\s*\n(`{3,})[a-z]*\n(.*?)\n\1", re.M | re.S)
 
@@ -150,6 +151,9 @@ class OfflineChatModel(BaseChatModel):
         said = _SAID_RECENTLY_FENCE.search(system)
         said_lines = (said.group(1) if said else "").splitlines()
         memories += [ln.strip() for ln in said_lines if ln.strip()]
+        coming = _COMING_UP_FENCE.search(system)  # plans of the next days lead
+        memories[:0] = [ln.strip() for ln in (coming.group(1) if coming else "").splitlines()]
+        memories = [line for line in memories if line]
         # The question's language, not the prompt's: a Chinese memory in the prompt does not
         # make the answer to an English question Chinese.
         asked = [_text(m) for m in messages if isinstance(m, HumanMessage)]

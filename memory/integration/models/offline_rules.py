@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 from memory.integration.app_text import current_app_text
 from memory.integration.models import offline_facts
+from memory.integration.models.offline_plans import plan_of
 from memory.prompts.writer import SectionKind
 from memory.text.instructions import is_standing_instruction
 from memory.text.language import has_cjk
@@ -149,6 +150,10 @@ def extract_facts_with_keys(text: str) -> list[Fact]:
             )
             if fact is not None:
                 facts.append(Fact(fact[0], fact[1], scope, fact[2]))
+        plan = plan_of(sentence)  # a plan on a day: a whole sentence, kept as said
+        if plan is not None:
+            facts = [fact for fact in facts if fact.description != plan[0]]
+            facts.append(Fact(plan[0], plan[1], scope, ""))
     return list(dict.fromkeys(facts))
 
 
