@@ -256,7 +256,7 @@ _BETWEEN = re.compile(r"[\s,，(（]*")
 
 
 def _same_day_spelled_twice(text: str, before: DayMention, after: DayMention) -> bool:
-    """"Wednesday 2026-12-09", "2026年12月9日（周三）": a weekday beside a date is that date."""
+    """ "Wednesday 2026-12-09", "2026年12月9日（周三）": a weekday beside a date is that date."""
     if not _BETWEEN.fullmatch(text[before.end : after.start]) or before.relative == after.relative:
         return False
     weekday, dated = (before, after) if before.relative else (after, before)
