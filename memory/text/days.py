@@ -33,15 +33,17 @@ _PREPOSITIONS = r"(?:(?:on|by|until|till|before|after|from|since|for)\s+)?"
 _EN = re.compile(
     r"\b(?P<prep>" + _PREPOSITIONS + r")(?:"
     r"(?P<iso>(?P<iy>\d{4})-(?P<im>\d{1,2})-(?P<id>\d{1,2}))"
-    r"|(?P<after>the\s+day\s+after\s+tomorrow)|(?P<before>the\s+day\s+before\s+yesterday)"
+    r"|(?P<after>(?:the\s+)?day\s+after\s+tomorrow)|(?P<before>(?:the\s+)?day\s+before\s+yesterday)"
     r"|(?P<word>today|tonight|tomorrow|yesterday)"
+    r"|(?P<pwd>" + _WEEKDAY_EN_NAMES + r")\s+(?P<pwmod>this|next|last)\s+week\b"
     r"|(?<!every\s)(?:(?P<wmod>this|next|last|coming)\s+)?(?P<wd>" + _WEEKDAY_EN_NAMES + r")\b"
     r"|(?P<wemod>this|next|last)\s+weekend"
     r"|(?P<pmod>next|last|this)\s+(?P<period>week|month|year)"
     r"|in\s+(?P<in_n>\d{1,3}|a|one|two|three)\s+(?P<in_unit>days?|weeks?)"
     r"|(?P<mname>" + _MONTH + r")\.?\s+(?P<mday>\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(?P<my>\d{4}))?"
-    r"|(?P<dday>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<dname>" + _MONTH + r")\b(?:,?\s+"
-    r"(?P<dy>\d{4}))?"
+    r"|(?:the\s+)?(?P<tday>\d{1,2})(?:st|nd|rd|th)?\s+of\s+(?P<tmod>this|next)\s+month\b"
+    r"|(?:the\s+)?(?P<dday>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<dname>" + _MONTH + r")\b"
+    r"(?:,?\s+(?P<dy>\d{4}))?"
     r"|the\s+(?P<nth>\d{1,2})(?:st|nd|rd|th)\b"
     r")",
     re.IGNORECASE,
@@ -50,8 +52,9 @@ _ZH = re.compile(
     r"(?P<ymd>(?:(?P<y>\d{4})\s*年\s*)?(?P<m>\d{1,2}|十[一二]?|[一二三四五六七八九])\s*月\s*"
     r"(?P<d>\d{1,2})\s*[日号號])"
     r"|(?P<rel>大后天|大後天|后天|後天|明天|明日|明早|明晚|今天|今日|今晚|今早|昨天|昨日|昨晚|前天|大前天)"
-    # "每周六" / "每个周末" is a habit, not a day; a bare "周末" too ("我喜欢周末").
-    r"|(?<!每)(?<!每个)(?P<wzmod>这|這|本|下下|下|上)?(?:个|個)?(?P<wz>周|星期|礼拜|禮拜)"
+    # "每周六" / "每个周末" is a habit, not a day; a bare "周末" too ("我喜欢周末"). "查一下下周四"
+    # is "查一下" + "下周四", not the week after next.
+    r"|(?<!每)(?<!每个)(?P<wzmod>这|這|本|(?<!一)下下|下|上)?(?:个|個)?(?P<wz>周|星期|礼拜|禮拜)"
     r"(?P<wzd>[一二三四五六日天])"
     r"|(?P<wezmod>这|這|本|下|上)(?:个|個)?周末"
     r"|(?P<pzmod>下|上|这|這|本)(?:个|個)?(?P<pz>周|星期|礼拜|月)(?![一二三四五六日天末])"
@@ -169,10 +172,14 @@ def _english(match: re.Match[str], today: date) -> tuple[date, date, bool] | Non
     if g["word"]:
         shift = {"today": 0, "tonight": 0, "tomorrow": 1, "yesterday": -1}[g["word"].lower()]
         return today + timedelta(days=shift), today + timedelta(days=shift), True
-    if g["wd"]:
-        modifier = (g["wmod"] or "").lower().replace("coming", "")
-        day = _weekday(today, _WEEKDAY_EN[g["wd"].lower()], modifier)
+    if g["wd"] or g["pwd"]:
+        modifier = (g["wmod"] or g["pwmod"] or "").lower().replace("coming", "")
+        day = _weekday(today, _WEEKDAY_EN[(g["wd"] or g["pwd"]).lower()], modifier)
         return day, day, True
+    if g["tday"]:
+        first, _ = _period(today, "month", g["tmod"].lower())
+        found = _safe(first.year, first.month, int(g["tday"]))
+        return (found, found, True) if found else None
     if g["wemod"]:
         saturday = _weekday(today, 5, g["wemod"].lower())
         return saturday, saturday + timedelta(days=1), True
