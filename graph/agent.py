@@ -13,7 +13,8 @@ from langgraph.prebuilt import ToolNode
 from graph.context import Context
 from graph.nodes import agent, route_after_agent
 from graph.prompting import chat_prompt
-from graph.state import InputState, State
+from graph.reminders import route_start, say_reminder
+from graph.state import AppInput, State
 from graph.tools import chat_tools
 from memory.integration import (
     Settings,
@@ -28,15 +29,20 @@ if TYPE_CHECKING:
     from langgraph_sdk.runtime import ServerRuntime
 
 
-def build(settings: Settings) -> StateGraph[State, Context, InputState, State]:
+def build(settings: Settings) -> StateGraph[State, Context, AppInput, State]:
     """The chat graph's nodes for the features `settings` turn on: no `compact` node without
     compaction, no tool of a feature that is off."""
-    builder = StateGraph(State, input_schema=InputState, context_schema=Context)
+    builder = StateGraph(State, input_schema=AppInput, context_schema=Context)
     builder.add_node("retrieve_memory", retrieve_memory)
     builder.add_node("agent", agent)
     builder.add_node("tools", ToolNode(chat_tools(settings)))
     builder.add_node("ltm_write", ltm_write)
-    builder.add_edge(START, "retrieve_memory")
+    if settings.reminders:  # a scheduled reminder's run says it and ends
+        builder.add_node("say_reminder", say_reminder)
+        builder.add_conditional_edges(START, route_start, ["say_reminder", "retrieve_memory"])
+        builder.add_edge("say_reminder", END)
+    else:
+        builder.add_edge(START, "retrieve_memory")
     before_agent = "retrieve_memory"
     if settings.compaction_on:  # feature: compaction
         builder.add_node("compact", compaction_node(chat_prompt, chat_tools))  # feature: compaction
@@ -51,7 +57,7 @@ def build(settings: Settings) -> StateGraph[State, Context, InputState, State]:
 
 def compile_graph(
     checkpointer: Any = None, store: Any = None
-) -> CompiledStateGraph[State, Context, InputState, State]:
+) -> CompiledStateGraph[State, Context, AppInput, State]:
     """The graph with your own checkpointer/store, for the CLI, notebooks and tests, shaped by
     the current settings.
 

@@ -11,6 +11,7 @@ from langgraph.runtime import get_runtime
 
 from graph.context import Context
 from graph.prompting import format_memories
+from graph.reminders import REMINDER_TOOLS
 from graph.topic_tools import memories_about  # feature: topics
 from memory.integration import (
     RunMemory,
@@ -68,11 +69,15 @@ CHAT_TOOLS: list[Callable[..., Any]] = [
     memories_about,  # feature: topics
     search_conversations,  # feature: archive
     convert_units,
+    *REMINDER_TOOLS,
 ]
 
 # A tool of an optional feature is bound only while its feature is on: a model is never offered
 # (nor told about) a tool that could only answer "turned off".
 FEATURE_OF_TOOL: dict[str, Callable[[Settings], bool]] = {
+    **dict.fromkeys(
+        (tool.__name__ for tool in REMINDER_TOOLS), lambda settings: settings.reminders
+    ),
     "search_conversations": lambda settings: settings.archive_on,  # feature: archive
     "memories_about": lambda settings: settings.topics,  # feature: topics
 }

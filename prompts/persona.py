@@ -65,11 +65,14 @@ TOOL_GUIDANCE = {
         "search_conversations": "To find what was said in earlier conversations (or earlier in "
         "this one), call `search_conversations`, with dates you work out from the current time "
         'for "last Tuesday" or "this week".',
+        "set_reminder": "When the user asks to be reminded of something, call `set_reminder` "
+        "with what and when, in the user's own words.",
     },
     "zh": {
         "search_memory": "如果需要回忆更多内容，请调用 `search_memory` 工具。",
         "search_conversations": "要查找以前的对话（或本次对话较早部分）中说过的话，请调用 "
         '`search_conversations`，"上周二""这周"之类的日期请根据当前时间换算后传入。',
+        "set_reminder": "用户请你提醒某事时，调用 `set_reminder`，按用户的原话传入提醒内容和时间。",
     },
 }
 

@@ -12,6 +12,7 @@ from memory.integration.settings import ENV_PREFIX, Settings
 from memory.integration.time_of_run import check_now, check_timezone, run_moment
 from memory.retrieval.modes import RetrievalMode
 from memory.store.branch import SCOPE_POLICIES
+from memory.text.days import moment_named
 from memory.text.language import LANGUAGE_POLICIES, resolve_language
 
 DEFAULT_MODEL = "openai/gpt-4o-mini"
@@ -136,6 +137,11 @@ class MemoryContext:
         """The run's current time in the user's zone (`now`, else the clock; `timezone`, else
         the server's zone): the one door to "today" for everything a run does."""
         return run_moment(self.now, self.timezone)
+
+    def moment_named(self, text: str) -> datetime | None:
+        """The moment `text` names ("in 10 minutes", "Friday at 8", "明天下午3点") from the run's
+        time in the user's zone (`memory.text.days.moment_named`); None when it names none."""
+        return moment_named(text, self.moment())
 
     @classmethod
     def _app_text_fields(cls) -> tuple[str, ...]:

@@ -248,6 +248,13 @@ class Settings:
             "prompt unasked, a few lines, soonest first (0: only today; -1: off)"
         },
     )
+    reminders: bool = field(
+        default=True,
+        metadata={
+            "help": "the chat tools set_reminder, list_reminders and cancel_reminder: a reminder "
+            "is a one-shot cron on the user's thread in the LangGraph server (off: not bound)"
+        },
+    )
     memory_capacity: int = field(
         default=2000,
         metadata={

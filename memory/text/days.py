@@ -348,3 +348,39 @@ def anchor_days(text: str, now: datetime | date) -> str:
         cursor = mention.end
     pieces.append(text[cursor:])
     return "".join(pieces)
+
+
+_IN_MINUTES = re.compile(
+    r"\bin\s+(?P<n>\d{1,4}|a|an|one|two|five|ten)\s+(?P<unit>minutes?|mins?|hours?)\b"
+    r"|(?P<zn>\d{1,4}|[一二两三四五六七八九十]|半)\s*(?:个)?(?P<zunit>分钟|小时|钟头)[以之]?后",
+    re.IGNORECASE,
+)
+_EN_COUNT = {"a": 1, "an": 1, "one": 1, "two": 2, "five": 5, "ten": 10}
+# A day named without a time of day: the reminder comes in the morning.
+MORNING = (9, 0)
+
+
+def moment_named(text: str, now: datetime) -> datetime | None:
+    """The moment `text` names from `now` (aware, in the user's zone): "in 10 minutes", "半小时后",
+    "tomorrow at 8pm", "周五早上8点", "at 7:30" (today's, else tomorrow's when it has passed), a
+    day alone at 9:00; None when it names neither a day nor a time."""
+    match = _IN_MINUTES.search(text)
+    if match is not None:
+        if match["n"]:
+            count = float(_EN_COUNT.get(match["n"].lower()) or int(match["n"]))
+            hours = match["unit"].lower().startswith("h")
+        else:
+            count = 0.5 if match["zn"] == "半" else float(_zh_number(match["zn"]))
+            hours = match["zunit"] != "分钟"
+        return now + timedelta(hours=count) if hours else now + timedelta(minutes=count)
+    days = [m for m in day_mentions(text, now) if m.one_day]
+    clock = time_of_day(text)
+    if not days and clock is None:
+        return None
+    day = days[0].first if days else now.date()
+    hour, minute = clock or MORNING
+    moment = now.replace(year=day.year, month=day.month, day=day.day, hour=hour, minute=minute,
+                         second=0, microsecond=0)  # fmt: skip
+    if not days and moment <= now:
+        moment += timedelta(days=1)
+    return moment
