@@ -1,9 +1,11 @@
 """Reminders on LangGraph's own scheduler: "remind me on Friday at 8 to call my mom" becomes a
 one-shot cron on the user's thread (the server's crons API: no scheduler of our own), whose run
-says the reminder in that thread at its time. Off with GULFSTREAM_REMINDERS=off."""
+says the reminder in that thread at its time; without a server (make chat) a local file the chat
+reads at each prompt. Off with GULFSTREAM_REMINDERS=off."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -12,6 +14,7 @@ from langchain_core.messages import AIMessage
 from langgraph.config import get_config
 from langgraph.runtime import get_runtime
 
+from graph import local_reminders as local
 from graph.context import Context
 from graph.state import State
 from prompts.reminders import DUE, NO_SERVER, NONE_SET, NOT_FOUND, SET, UNREAD_WHEN
@@ -55,7 +58,10 @@ async def set_reminder(what: str, when: str) -> str:
     due = (due + timedelta(seconds=59)).replace(second=0, microsecond=0)
     client = _client()
     thread_id, assistant_id = _thread_and_assistant()
-    if client is None or not thread_id:
+    if client is None:  # make chat: the chat shows it at the first prompt after it is due
+        kept = await asyncio.to_thread(local.add, context.user_id, thread_id, what, due)
+        return SET.format(what=what, due=f"{due:%A %Y-%m-%d %H:%M}", id=kept.id)
+    if not thread_id:
         return NO_SERVER
     at = due.astimezone(UTC)  # the schedule in UTC: the user's zone is already in `due`
     cron = await client.crons.create_for_thread(
@@ -75,7 +81,11 @@ async def list_reminders() -> str:
     """List the reminders set in this conversation that have not come yet, with their ids."""
     client = _client()
     thread_id, _ = _thread_and_assistant()
-    if client is None or not thread_id:
+    if client is None:
+        user = get_runtime(Context).context.user_id
+        mine = await asyncio.to_thread(local.listed, user, thread_id)
+        return "\n".join(f"- [{r.id}] {r.due}: {r.what}" for r in mine) or NONE_SET
+    if not thread_id:
         return NO_SERVER
     crons = await client.crons.search(thread_id=thread_id, limit=100)
     lines = [
@@ -91,7 +101,11 @@ async def cancel_reminder(reminder_id: str) -> str:
     """Cancel the reminder with this id (the 8 characters `list_reminders` shows)."""
     client = _client()
     thread_id, _ = _thread_and_assistant()
-    if client is None or not thread_id:
+    if client is None:
+        user = get_runtime(Context).context.user_id
+        gone = await asyncio.to_thread(local.cancel, user, reminder_id)
+        return f"Cancelled: {gone.what}" if gone else NOT_FOUND.format(id=reminder_id)
+    if not thread_id:
         return NO_SERVER
     for cron in await client.crons.search(thread_id=thread_id, limit=100):
         metadata = cron.get("metadata") or {}

@@ -10,10 +10,12 @@ import sys
 import uuid
 from pathlib import Path
 
+from graph import local_reminders
 from graph.cli.session import LocalSession
 from graph.cli.streaming import ReplyPrinter
 from graph.context import Context
 from memory.integration import Settings, get_settings, open_user_memory, prepare_deployment
+from prompts.reminders import DUE
 
 WRITE_WAIT_SECONDS = 120.0
 HELP = (
@@ -61,6 +63,9 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
         last_cost: dict[str, dict[str, int]] = {}
         last_sources: list[str] = []
         while True:
+            for reminder in await asyncio.to_thread(local_reminders.take_due, context.user_id,
+                                                    context.moment()):  # fmt: skip
+                print(DUE.format(what=reminder.what))
             line = await read_line("you> ")
             if line is None or line.strip() == "/quit":
                 print("Writing the last memories before exit (Ctrl-C leaves them journaled)...")
