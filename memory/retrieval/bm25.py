@@ -170,6 +170,10 @@ class MechanicalRetriever:
         reading = read_query(query, index.theme_keys)
         # A question about a day ("明天…", "on Friday") brings what is planned that day first.
         planned = index.planned_on(reading.days)
+        if len(planned) > limit:  # a busy day: its plans that match the question best first
+            candidates, scores = index.scored(reading.tokens)
+            score_of = dict(zip(candidates.tolist(), scores.tolist(), strict=True))
+            planned.sort(key=lambda position: -score_of.get(position, 0.0))
         return planned_first(planned, self._ranked(index, reading, query, limit, broad), limit)
 
     def _ranked(

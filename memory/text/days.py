@@ -246,6 +246,8 @@ def day_mentions(text: str, now: datetime | date) -> list[DayMention]:
         if resolved is None:
             continue
         first, last, relative = resolved
+        if not relative:  # "the week of 2026-12-14", "2026年12月14日起的那一周" name a span
+            last = _span_end(text, match.start(), match.end(), first, last)
         found.append(DayMention(match.start(), match.end(), first, last, relative,
                                 match.group(0), chinese=not english))  # fmt: skip
     found.sort(key=lambda m: (m.start, -(m.end - m.start)))
@@ -257,6 +259,24 @@ def day_mentions(text: str, now: datetime | date) -> list[DayMention]:
             mention = _joined(text, kept.pop(), mention)
         kept.append(mention)
     return kept
+
+
+_WEEK_OF = re.compile(r"(?:week|weekend) of\s*$", re.IGNORECASE)
+_UNTIL_ZH = re.compile(r"^至(\d{1,2})日")
+
+
+def _span_end(text: str, start: int, end: int, first: date, last: date) -> date:
+    """The last day of a span written around a date (how `anchor_days` writes a week, a
+    weekend): a date alone is one day."""
+    before, after = text[max(0, start - 12) : start], text[end : end + 8]
+    if _WEEK_OF.search(before):
+        return first + timedelta(days=1 if "weekend" in before.lower() else 6)
+    if after.startswith("起的那一周"):
+        return first + timedelta(days=6)
+    until = _UNTIL_ZH.match(after)
+    if until:
+        return _safe(first.year, first.month, int(until.group(1))) or last
+    return last
 
 
 _BETWEEN = re.compile(r"[\s,，(（]*")

@@ -105,6 +105,15 @@ def test_anchoring_replaces_relative_days_and_keeps_dates() -> None:
         assert anchor_days(once, later) == once
 
 
+def test_an_anchored_week_or_weekend_stays_a_span() -> None:
+    # A plan for "next week" names no one day: a question about its Monday is not about it.
+    for said in ("下周出差", "这周末爬山", "busy next week", "hiking this weekend"):
+        once = anchor_days(said, MONDAY)
+        assert named_days(once, MONDAY) == [], once
+        assert not day_mentions(once, MONDAY)[0].one_day
+        assert anchor_days(once, MONDAY) == once
+
+
 TIMES = [
     ("call mom at 8", (8, 0)),
     ("dinner at 7:30pm", (19, 30)),
