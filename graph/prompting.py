@@ -178,8 +178,9 @@ def build_chat_prompt(
     upcoming = format_coming_up(coming_up, language, context.moment().date())
     shown = {plan.get("id") for plan in coming_up} if upcoming else set()
     memories = [memory for memory in memories if memory.get("id") not in shown]
+    listed = format_memories(memories, language)
     memories_block = _with_block(
-        _with_block(upcoming, format_memories(memories, language)),
+        _with_block(upcoming, listed) if upcoming else listed,
         format_said_recently(said_recently, language),
     )
     if private:
@@ -223,17 +224,12 @@ def build_system_prompt(
     tools: Sequence[str] = (),
     said_recently: Sequence[dict[str, Any]] = (),
     standing_instructions: Sequence[dict[str, Any]] = (),
+    coming_up: Sequence[dict[str, Any]] = (),
 ) -> str:
     """The system prompt as one message (build_chat_prompt's parts joined)."""
     return build_chat_prompt(
-        context,
-        memories,
-        core_context,
-        language,
-        summary,
-        tools,
-        said_recently,
-        standing_instructions,
+        context, memories, core_context, language, summary, tools, said_recently,
+        standing_instructions=standing_instructions, coming_up=coming_up,
     ).whole
 
 

@@ -90,3 +90,19 @@ def test_a_turn_keeps_its_zone_through_the_journal() -> None:
     with pytest.raises(ValueError, match="timezone"):
         Turn.of("alice", [{"role": "user", "content": "hi"}], timezone="Nowhere/Else")
     assert "timezone" not in Turn.of("alice", [{"role": "user", "content": "hi"}]).to_dict()
+
+
+def test_the_chat_prompt_says_the_users_time_and_what_is_coming_up() -> None:
+    from graph.prompting import build_system_prompt
+
+    context = Context(now="2026-12-08T12:30:00+00:00", timezone="Asia/Shanghai", language="en")
+    exam = {"id": "m1", "description": "Exam on Wednesday 2026-12-09", "theme": "moments",
+            "day": "2026-12-09"}  # fmt: skip
+    past = {"id": "m2", "description": "Dentist on Monday 2026-12-07", "day": "2026-12-07"}
+    prompt = build_system_prompt(context, [exam], coming_up=[exam, past])
+    assert "Tuesday 2026-12-08 20:30 (UTC+0800)" in prompt  # not the server's UTC+0000
+    assert "<coming_up>\n- (2026-12-09, tomorrow) Exam on Wednesday 2026-12-09\n</coming_up>" in (
+        prompt
+    )
+    assert prompt.count("Exam on Wednesday") == 1  # shown once, as coming up
+    assert "Dentist" not in prompt  # its day passed: no longer coming up
