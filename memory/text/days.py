@@ -335,6 +335,8 @@ def named_days(text: str, written: date) -> list[date]:
 def _render(mention: DayMention, chinese: bool, has_preposition: bool) -> str:
     day = mention.first
     if chinese:
+        if (mention.last - day).days >= 364:
+            return f"{day.year}年"
         if mention.one_day:
             return f"{day.year}年{day.month}月{day.day}日（{WEEKDAYS_ZH[day.weekday()]}）"
         if (mention.last - day).days >= 27:
@@ -343,6 +345,8 @@ def _render(mention: DayMention, chinese: bool, has_preposition: bool) -> str:
             return f"{day.year}年{day.month}月{day.day}日至{mention.last.day}日的周末"
         return f"{day.year}年{day.month}月{day.day}日起的那一周"
     lead = "" if has_preposition else "on "
+    if (mention.last - day).days >= 364:
+        return f"in {day.year}"
     if mention.one_day:
         return f"{lead}{WEEKDAYS_EN[day.weekday()]} {day.isoformat()}"
     if (mention.last - day).days >= 27:

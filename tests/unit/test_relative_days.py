@@ -61,6 +61,7 @@ SPANS = [
     ("下周很忙", "2026-12-14", "2026-12-20"),
     ("next month", "2027-01-01", "2027-01-31"),
     ("下个月搬家", "2027-01-01", "2027-01-31"),
+    ("I went to Paris last year", "2025-01-01", "2025-12-31"),
 ]
 
 
@@ -90,6 +91,7 @@ def test_anchoring_replaces_relative_days_and_keeps_dates() -> None:
         "Remind me to call my mom on Tuesday 2026-12-08."
     )
     assert anchor_days("Dinner on Friday at 8pm", MONDAY) == "Dinner on Friday 2026-12-11 at 8pm"
+    assert anchor_days("I went to Paris last year", MONDAY) == "I went to Paris in 2025"
     kept = "I have a job interview at Acme on December 15."
     assert anchor_days(kept, MONDAY) == kept
     # Anchored text names the same day read a week later: that is the point.
