@@ -12,8 +12,8 @@ from memory.integration.settings import ENV_PREFIX, Settings
 from memory.integration.time_of_run import check_now, check_timezone, run_moment
 from memory.retrieval.modes import RetrievalMode
 from memory.store.branch import SCOPE_POLICIES
-from memory.text.days import moment_named
 from memory.text.language import LANGUAGE_POLICIES, resolve_language
+from memory.text.moments import moment_named
 
 DEFAULT_MODEL = "openai/gpt-4o-mini"
 

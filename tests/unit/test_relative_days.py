@@ -8,7 +8,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memory.text.days import anchor_days, day_mentions, named_days, time_of_day
+from memory.text.days import anchor_days, day_mentions, named_days
+from memory.text.moments import moment_named, time_of_day
 
 MONDAY = date(2026, 12, 7)  # a Monday
 
@@ -131,3 +132,22 @@ TIMES = [
 @pytest.mark.parametrize(("text", "expected"), TIMES)
 def test_times_of_day(text: str, expected: tuple[int, int]) -> None:
     assert time_of_day(text) == expected
+
+
+MOMENTS = [
+    ("in 10 minutes", "2026-12-07T20:10:00+08:00"),
+    ("半小时后", "2026-12-07T20:30:00+08:00"),
+    ("tomorrow at 8pm", "2026-12-08T20:00:00+08:00"),
+    ("Friday at 8", "2026-12-11T08:00:00+08:00"),
+    ("周五早上8点", "2026-12-11T08:00:00+08:00"),
+    ("at 7:30", "2026-12-08T07:30:00+08:00"),  # 7:30 has passed today: tomorrow's
+    ("明天", "2026-12-08T09:00:00+08:00"),  # a day alone: in the morning
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), MOMENTS)
+def test_the_moment_a_reminder_names(text: str, expected: str) -> None:
+    evening = datetime(2026, 12, 7, 20, 0, tzinfo=ZoneInfo("Asia/Shanghai"))
+    found = moment_named(text, evening)
+    assert found is not None and found.isoformat() == expected
+    assert moment_named("call mom", evening) is None
