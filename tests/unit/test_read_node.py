@@ -17,7 +17,7 @@ from memory.integration.settings import Settings, use_settings
 from memory.store.factory import open_memory_manager
 
 READ_KEYS = {"related_memories", "core_context", "cost", "user_id", "said_recently",
-             "standing_instructions", "private", "take_back"}  # fmt: skip
+             "standing_instructions", "private", "take_back", "coming_up"}  # fmt: skip
 ADDRESS = "Hangzhou, 18 Wenyi Road"
 CONFIG = {"configurable": {"thread_id": "t1"}}
 
