@@ -78,7 +78,7 @@ prepare_deployment(check_models="langgraph_api" in sys.modules)
 
 def served_graph(
     runtime: ServerRuntime,
-) -> CompiledStateGraph[State, Context, InputState, State]:
+) -> CompiledStateGraph[State, Context, AppInput, State]:
     """`graph` as `langgraph dev` and LangGraph Platform serve it (langgraph.json names this).
 
     The server drops the context keys its schema does not list before the graph runs, so a typo

@@ -228,8 +228,15 @@ def build_system_prompt(
 ) -> str:
     """The system prompt as one message (build_chat_prompt's parts joined)."""
     return build_chat_prompt(
-        context, memories, core_context, language, summary, tools, said_recently,
-        standing_instructions=standing_instructions, coming_up=coming_up,
+        context,
+        memories,
+        core_context,
+        language,
+        summary,
+        tools,
+        said_recently,
+        standing_instructions=standing_instructions,
+        coming_up=coming_up,
     ).whole
 
 
