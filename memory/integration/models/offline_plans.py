@@ -16,7 +16,7 @@ _ANY_DAY = date(2000, 1, 3)
 _REMIND_EN = re.compile(r"^(?:please\s+)?remind me (?:to |that |about |of )?(.+)$", re.I)
 _REMIND_ZH = re.compile(r"^(?:请)?提醒我(.+)$")
 # The user's own plan: "我…" or a day first ("下周三我要…"); not a request ("帮我查…", "告诉我…").
-_FIRST_PERSON_ZH = re.compile(r"^(?:[^，,。我]{1,8}[，,]?)?(?<![帮给诉叫让请替])我(?!们的)")
+_FIRST_PERSON_ZH = re.compile(r"^(?:[^，,。我]{1,8}[，,]?)?(?<![帮给诉叫让请替])我(?!们)")
 _FIRST_PERSON_EN = (
     (re.compile(r"^I(?:'m| am)\b", re.I), "User is"),
     (re.compile(r"^I(?:'ve got| have got| have)\b", re.I), "User has"),
