@@ -34,7 +34,7 @@ demo: $(STAMP)  ## two sessions on the offline model: a fact told in session 1 i
 	$(BIN)/python -m graph.cli.demo
 
 # The optional features' commands (/search, /consolidate) are left to the chat's own list.
-chat: $(STAMP)  ## terminal chat: /memories, /forget, /restore, /cost, /back, /new, /quit (it lists them all)
+chat: $(STAMP)  ## terminal chat: /memories, /forget, /restore, /why, /private, /cost, /back, /new, /quit (it lists them all)
 	$(BIN)/python -m graph.cli.chat
 
 archive: $(STAMP)  ## rebuild the conversation archive from make chat's threads (THREADS=, POSTGRES=)  # feature: archive
