@@ -12,7 +12,6 @@ from langgraph.runtime import Runtime
 from memory.integration.app_text import current_app_text
 from memory.integration.prompt_budget import latest_user_text
 from memory.integration.run_memory import open_run_memory
-from memory.integration.settings import get_settings
 from memory.integration.state import MemoryState
 from memory.integration.writing.said_recently import said_recently
 from memory.text.off_record import asks_off_the_record, asks_to_forget_last_turn
@@ -63,7 +62,7 @@ def retrieve_memory(state: MemoryState, runtime: Runtime[Any]) -> dict[str, Any]
         )
     shown = {instruction["id"] for instruction in instructions}  # once in the prompt
     memories = [memory for memory in memories if memory["id"] not in shown]
-    window = get_settings().coming_up_days  # unasked: what is planned for the next days
+    window = run.settings.coming_up_days  # unasked: what is planned for the next days
     coming = run.memory.coming_up(now, window, COMING_UP_LINES, lineage) if window >= 0 else []
     # What the user said that the writer has not filed yet (no model call, a few ms).
     said = said_recently(run, runtime.store, query, lineage, since=revision)

@@ -10,50 +10,58 @@ from memory.prompts.writer import SectionKind
 PROFILE: SectionKind = "profile"
 PREFERENCE: SectionKind = "preference"
 
-_END = r"[^.!?,;。！？，；、\n]"
+# What a captured fact runs to: the end of its clause (offline_rules.py's rules read it too).
+CLAUSE_END = r"[^.!?,;。！？，；、\n]"
 _I_AM = r"I(?: am|'m|’m| m)"  # "i m": how some people (and Persona-Chat) type it
 _I_HAVE = r"I(?: have|'ve|’ve| ve)(?: got)?"
 # A verb and its object after a negation, talk ("I don't know what …") left out.
 _DOING = (
-    rf"(?!know\b|think\b|mind\b|care\b|understand\b|remember\b|get\b|see\b)([a-z]+) ({_END}{{3,}})"
+    r"(?!know\b|think\b|mind\b|care\b|understand\b|remember\b|get\b|see\b)"
+    rf"([a-z]+) ({CLAUSE_END}{{3,}})"
 )
 # Checked before the generic "I am …" / "我是…" rules, most specific first. \b and ASCII
 # classes keep the English rules off Chinese text.
 ENGLISH_RULES: list[tuple[re.Pattern[str], str, SectionKind]] = [
-    (re.compile(rf"\bI work (?:as|in) ({_END}+)", re.I), "User works as {0}", PROFILE),
+    (re.compile(rf"\bI work (?:as|in) ({CLAUSE_END}+)", re.I), "User works as {0}", PROFILE),
     (
-        re.compile(rf"\bI(?: do not|'m not|’m not| don't| don’t) (?:like|enjoy) ({_END}+)", re.I),
+        re.compile(
+            rf"\bI(?: do not|'m not|’m not| don't| don’t) (?:like|enjoy) ({CLAUSE_END}+)", re.I
+        ),
         "User does not like {0}",
         PREFERENCE,
     ),
     (
-        re.compile(rf"\bI (?:hate|dislike|can't stand) ({_END}+)", re.I),
+        re.compile(rf"\bI (?:hate|dislike|can't stand) ({CLAUSE_END}+)", re.I),
         "User dislikes {0}",
         PREFERENCE,
     ),
-    (re.compile(rf"\bI prefer ({_END}+)", re.I), "User prefers {0}", PREFERENCE),
+    (re.compile(rf"\bI prefer ({CLAUSE_END}+)", re.I), "User prefers {0}", PREFERENCE),
     (
-        re.compile(rf"\b({_END}+?) (?:is|are) my favou?rite ({_END}+)", re.I),
+        re.compile(rf"\b({CLAUSE_END}+?) (?:is|are) my favou?rite ({CLAUSE_END}+)", re.I),
         "User's favourite {1} is {0}",
         PREFERENCE,
     ),
     (
-        re.compile(rf"\bI (?:grew up|was raised) in ({_END}+)", re.I),
+        re.compile(rf"\bI (?:grew up|was raised) in ({CLAUSE_END}+)", re.I),
         "User grew up in {0}",
         PROFILE,
     ),
-    (re.compile(rf"\bI was born in ({_END}+)", re.I), "User was born in {0}", PROFILE),
-    (re.compile(rf"\b{_I_AM} allergic to ({_END}+)", re.I), "User is allergic to {0}", PROFILE),
+    (re.compile(rf"\bI was born in ({CLAUSE_END}+)", re.I), "User was born in {0}", PROFILE),
     (
-        re.compile(rf"\b{_I_HAVE} (?!to\b|been\b|no idea\b|a question\b)({_END}+)", re.I),
+        re.compile(rf"\b{_I_AM} allergic to ({CLAUSE_END}+)", re.I),
+        "User is allergic to {0}",
+        PROFILE,
+    ),
+    (
+        re.compile(rf"\b{_I_HAVE} (?!to\b|been\b|no idea\b|a question\b)({CLAUSE_END}+)", re.I),
         "User has {0}",
         PROFILE,
     ),
-    (re.compile(rf"\bI own ({_END}+)", re.I), "User owns {0}", PROFILE),
+    (re.compile(rf"\bI own ({CLAUSE_END}+)", re.I), "User owns {0}", PROFILE),
     (
         re.compile(
             rf"\bmy ([a-z][a-z' ]{{0,30}}?) (was|were|has|had|passed away|[a-z]+ed|"
-            rf"(?!is\b)[a-z]+s) ({_END}+)",
+            rf"(?!is\b)[a-z]+s) ({CLAUSE_END}+)",
             re.I,
         ),
         "User's {0} {1} {2}",
@@ -69,22 +77,30 @@ ENGLISH_RULES: list[tuple[re.Pattern[str], str, SectionKind]] = [
         "User did not {0} {1}",
         PROFILE,
     ),
-    (re.compile(rf"\b{_I_AM} ({_END}+)", re.I), "User is {0}", PROFILE),
+    (re.compile(rf"\b{_I_AM} ({CLAUSE_END}+)", re.I), "User is {0}", PROFILE),
 ]
 CHINESE_RULES: list[tuple[re.Pattern[str], str, SectionKind]] = [
-    (re.compile(rf"我在({_END}{{1,20}}?)(?:工作|上班)"), "用户在{0}工作", PROFILE),
-    (re.compile(rf"我(?:从事|做)({_END}+?)(?:工作|行业|业务)"), "用户从事{0}工作", PROFILE),
-    (re.compile(rf"我不喜欢({_END}+)"), "用户不喜欢{0}", PREFERENCE),
-    (re.compile(rf"我(?:讨厌|不爱)({_END}+)"), "用户讨厌{0}", PREFERENCE),
-    (re.compile(rf"我最喜欢的({_END}{{1,12}}?)是({_END}+)"), "用户最喜欢的{0}是{1}", PREFERENCE),
-    (re.compile(rf"({_END}+?)是我的最爱"), "用户最爱{0}", PREFERENCE),
-    (re.compile(rf"我(?:最喜欢|热爱|爱)({_END}+)"), "用户喜欢{0}", PREFERENCE),
-    (re.compile(rf"({_END}+?)是我(?:最喜欢|最爱)的({_END}+)"), "用户最喜欢的{1}是{0}", PREFERENCE),
-    (re.compile(rf"({_END}+?)是我的首选({_END}+)"), "用户最喜欢的{1}是{0}", PREFERENCE),
-    (re.compile(rf"我(?:有|养了|养着|养)({_END}+)"), "用户有{0}", PROFILE),
-    (re.compile(rf"我(?:出生在|出生于)({_END}+)"), "用户出生在{0}", PROFILE),
-    (re.compile(rf"我在({_END}+?)长大"), "用户在{0}长大", PROFILE),
-    (re.compile(rf"我(今年{_END}+)"), "用户{0}", PROFILE),
+    (re.compile(rf"我在({CLAUSE_END}{{1,20}}?)(?:工作|上班)"), "用户在{0}工作", PROFILE),
+    (re.compile(rf"我(?:从事|做)({CLAUSE_END}+?)(?:工作|行业|业务)"), "用户从事{0}工作", PROFILE),
+    (re.compile(rf"我不喜欢({CLAUSE_END}+)"), "用户不喜欢{0}", PREFERENCE),
+    (re.compile(rf"我(?:讨厌|不爱)({CLAUSE_END}+)"), "用户讨厌{0}", PREFERENCE),
+    (
+        re.compile(rf"我最喜欢的({CLAUSE_END}{{1,12}}?)是({CLAUSE_END}+)"),
+        "用户最喜欢的{0}是{1}",
+        PREFERENCE,
+    ),
+    (re.compile(rf"({CLAUSE_END}+?)是我的最爱"), "用户最爱{0}", PREFERENCE),
+    (re.compile(rf"我(?:最喜欢|热爱|爱)({CLAUSE_END}+)"), "用户喜欢{0}", PREFERENCE),
+    (
+        re.compile(rf"({CLAUSE_END}+?)是我(?:最喜欢|最爱)的({CLAUSE_END}+)"),
+        "用户最喜欢的{1}是{0}",
+        PREFERENCE,
+    ),
+    (re.compile(rf"({CLAUSE_END}+?)是我的首选({CLAUSE_END}+)"), "用户最喜欢的{1}是{0}", PREFERENCE),
+    (re.compile(rf"我(?:有|养了|养着|养)({CLAUSE_END}+)"), "用户有{0}", PROFILE),
+    (re.compile(rf"我(?:出生在|出生于)({CLAUSE_END}+)"), "用户出生在{0}", PROFILE),
+    (re.compile(rf"我在({CLAUSE_END}+?)长大"), "用户在{0}长大", PROFILE),
+    (re.compile(rf"我(今年{CLAUSE_END}+)"), "用户{0}", PROFILE),
 ]
 
 # The catch-all after every rule: a clause where the user says what they do ("I exercise
@@ -98,7 +114,7 @@ _TALK_VERBS = (
 _NOT_FACTS = frozenset(_TALK_VERBS.split())
 _ENGLISH_CLAUSE = re.compile(
     r"^(?:\w+ )?I ((?:always |usually |often |also |still |currently |really |just |never )?"
-    r"([a-z]+)) (" + _END + r"{3,})$",
+    r"([a-z]+)) (" + CLAUSE_END + r"{3,})$",
     re.I,
 )
 _PAST_FORMS = (
@@ -106,7 +122,7 @@ _PAST_FORMS = (
     "built became found knew saw taught fell broke gave began sang swam flew"
 )
 _PAST = frozenset(_PAST_FORMS.split())
-_CHINESE_CLAUSE = re.compile(rf"^我({_END}{{2,}})$")
+_CHINESE_CLAUSE = re.compile(rf"^我({CLAUSE_END}{{2,}})$")
 _CHINESE_NOT_FACTS = (
     "觉得",
     "想想",

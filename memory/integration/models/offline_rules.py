@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 from memory.integration.app_text import current_app_text
 from memory.integration.models import offline_facts
+from memory.integration.models.offline_facts import CLAUSE_END, PREFERENCE, PROFILE
 from memory.integration.models.offline_plans import plan_of
 from memory.prompts.writer import SectionKind
 from memory.text.instructions import is_standing_instruction
@@ -15,8 +16,6 @@ from memory.text.statement_kinds import topics_of
 
 # Each rule names the kind of fact it finds; the section is the first of that kind among the
 # app's sections (AppText), so offline memories land where a real model would put them.
-PROFILE: SectionKind = "profile"
-PREFERENCE: SectionKind = "preference"
 TASK: SectionKind = "task"
 INSTRUCTION: SectionKind = "instruction"
 # A standing instruction is kept in the user's words, named as theirs (en, zh).
@@ -24,37 +23,36 @@ _INSTRUCTION_TEMPLATES = {"en": "User's instruction: {0}", "zh": "用户的要�
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？；;\n])\s*")
 _CLAUSE_SPLIT = re.compile(r"[,;，；]\s*|\s+(?:and|but)\s+(?=(?:I|my)\b)", re.I)
-_CLAUSE_END = r"[^.!?,;。！？，；、\n]"
 # (pattern, template, theme); \b and ASCII classes keep English rules off Chinese text.
 _ENGLISH_RULES: list[tuple[re.Pattern[str], str, SectionKind]] = [
     (
-        re.compile(rf"\bmy ([a-z][a-z' ]{{0,40}}?) (?:is|are) ({_CLAUSE_END}+)", re.I),
+        re.compile(rf"\bmy ([a-z][a-z' ]{{0,40}}?) (?:is|are) ({CLAUSE_END}+)", re.I),
         "User's {0} is {1}",
         PROFILE,
     ),
-    (re.compile(rf"\bI live in ({_CLAUSE_END}+)", re.I), "User lives in {0}", PROFILE),
+    (re.compile(rf"\bI live in ({CLAUSE_END}+)", re.I), "User lives in {0}", PROFILE),
     (
-        re.compile(rf"\bI work (?:at|for) ({_CLAUSE_END}+)", re.I),
+        re.compile(rf"\bI work (?:at|for) ({CLAUSE_END}+)", re.I),
         "User works at {0}",
         PROFILE,
     ),
     (
-        re.compile(rf"\bI (?:like|love|enjoy) ({_CLAUSE_END}+)", re.I),
+        re.compile(rf"\bI (?:like|love|enjoy) ({CLAUSE_END}+)", re.I),
         "User likes {0}",
         PREFERENCE,
     ),
-    (re.compile(rf"\bI(?: am|'m) ({_CLAUSE_END}+)", re.I), "User is {0}", PROFILE),
+    (re.compile(rf"\bI(?: am|'m) ({CLAUSE_END}+)", re.I), "User is {0}", PROFILE),
 ]
 _CHINESE_RULES: list[tuple[re.Pattern[str], str, SectionKind]] = [
     (
-        re.compile(rf"我的({_CLAUSE_END}{{1,12}}?)是({_CLAUSE_END}+)"),
+        re.compile(rf"我的({CLAUSE_END}{{1,12}}?)是({CLAUSE_END}+)"),
         "用户的{0}是{1}",
         PROFILE,
     ),
-    (re.compile(rf"我叫({_CLAUSE_END}+)"), "用户叫{0}", PROFILE),
-    (re.compile(rf"我住在({_CLAUSE_END}+)"), "用户住在{0}", PROFILE),
-    (re.compile(rf"我喜欢({_CLAUSE_END}+)"), "用户喜欢{0}", PREFERENCE),
-    (re.compile(rf"我是({_CLAUSE_END}+)"), "用户是{0}", PROFILE),
+    (re.compile(rf"我叫({CLAUSE_END}+)"), "用户叫{0}", PROFILE),
+    (re.compile(rf"我住在({CLAUSE_END}+)"), "用户住在{0}", PROFILE),
+    (re.compile(rf"我喜欢({CLAUSE_END}+)"), "用户喜欢{0}", PREFERENCE),
+    (re.compile(rf"我是({CLAUSE_END}+)"), "用户是{0}", PROFILE),
 ]
 # The common facts of a chat (job, family, home, pets, likes), before the generic "I am …" and
 # "我是…" (the last rule of each list).
@@ -69,21 +67,21 @@ _TASK_MARKER = re.compile(
     re.I,
 )
 _TASK_RULES: list[tuple[re.Pattern[str], str, SectionKind]] = [
-    (re.compile(rf"\blet(?:'s| us) ({_CLAUSE_END}+)", re.I), "Current task: {0}", TASK),
+    (re.compile(rf"\blet(?:'s| us) ({CLAUSE_END}+)", re.I), "Current task: {0}", TASK),
     (
-        re.compile(rf"\bwe(?: are|'re) working on ({_CLAUSE_END}+)", re.I),
+        re.compile(rf"\bwe(?: are|'re) working on ({CLAUSE_END}+)", re.I),
         "Current task: {0}",
         TASK,
     ),
-    (re.compile(rf"\bthis task is ({_CLAUSE_END}+)", re.I), "Current task: {0}", TASK),
+    (re.compile(rf"\bthis task is ({CLAUSE_END}+)", re.I), "Current task: {0}", TASK),
     (
-        re.compile(rf"\bfor this conversation,?\s*({_CLAUSE_END}+)", re.I),
+        re.compile(rf"\bfor this conversation,?\s*({CLAUSE_END}+)", re.I),
         "For this conversation: {0}",
         TASK,
     ),
-    (re.compile(rf"这个任务是?({_CLAUSE_END}+)"), "当前任务：{0}", TASK),
-    (re.compile(rf"我们在做({_CLAUSE_END}+)"), "当前任务：做{0}", TASK),
-    (re.compile(rf"这次({_CLAUSE_END}+)"), "本次对话：{0}", TASK),
+    (re.compile(rf"这个任务是?({CLAUSE_END}+)"), "当前任务：{0}", TASK),
+    (re.compile(rf"我们在做({CLAUSE_END}+)"), "当前任务：做{0}", TASK),
+    (re.compile(rf"这次({CLAUSE_END}+)"), "本次对话：{0}", TASK),
 ]
 # Facts that hold one value at a time: a new one replaces the old ("User lives in …").
 _SINGLE_VALUED = frozenset(
