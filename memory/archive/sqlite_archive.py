@@ -272,17 +272,20 @@ class SqliteArchive(ConversationArchive):
         with write_transaction(self._lock, self._db) as db:
             for thread, checkpoint, message_id, digest in dict.fromkeys(keys):
                 row = db.execute(
-                    "SELECT id, content FROM messages WHERE thread_id = ? AND checkpoint_id = ? "
-                    "AND message_id = ? AND content_hash = ?",
+                    "SELECT id, content, role FROM messages WHERE thread_id = ? AND "
+                    "checkpoint_id = ? AND message_id = ? AND content_hash = ?",
                     (thread, checkpoint, message_id, digest),
                 ).fetchone()
                 if row is None:
                     continue
-                # A contentless FTS table forgets a row only when told its terms again.
-                db.execute(
-                    "INSERT INTO messages_fts (messages_fts, rowid, terms) VALUES ('delete', ?, ?)",
-                    (row[0], index_text(row[1])),
-                )
+                # A contentless FTS table forgets a row only when told its terms again, and
+                # only a row it holds: told to forget a tool result it never indexed, it breaks.
+                if row[2] in SEARCHED_ROLES:
+                    db.execute(
+                        "INSERT INTO messages_fts (messages_fts, rowid, terms) "
+                        "VALUES ('delete', ?, ?)",
+                        (row[0], index_text(row[1])),
+                    )
                 db.execute("DELETE FROM messages WHERE id = ?", (row[0],))
                 erased += 1
         return erased

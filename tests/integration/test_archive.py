@@ -158,6 +158,20 @@ def test_a_tool_result_is_archived_as_a_preview(open_archive: OpenArchive, user:
     assert len(stored.content) < 700 and "50000 characters" in stored.content
 
 
+def test_erasing_a_tool_result_leaves_the_search_index_whole(
+    open_archive: OpenArchive, user: str
+) -> None:
+    # A tool result is stored but never indexed: erasing it must not tell the index to forget
+    # terms it never held (a contentless SQLite FTS table then reports itself malformed).
+    archive = open_archive(user)
+    tool = said(user, "t1", "c1", "Reminder set: pick up the Zanzibar tickets", 1_000.0, "tool")
+    person = said(user, "t1", "c1", "Remind me to pick up the Zanzibar tickets", 1_000.0)
+    archive.add([person, tool])
+    assert archive.erase_messages([tool.ref, person.ref]) == 2
+    archive.add([said(user, "t2", "c2", "The Zanzibar trip is booked", 2_000.0)])
+    assert contents(archive, "Zanzibar") == ["The Zanzibar trip is booked"]
+
+
 def test_daily_digests_answer_broad_questions(open_archive: OpenArchive, user: str) -> None:
     archive = open_archive(user)
     yesterday = (datetime.now() - timedelta(days=1)).replace(hour=10).astimezone().timestamp()
