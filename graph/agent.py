@@ -37,12 +37,10 @@ def build(settings: Settings) -> StateGraph[State, Context, AppInput, State]:
     builder.add_node("agent", agent)
     builder.add_node("tools", ToolNode(chat_tools(settings)))
     builder.add_node("ltm_write", ltm_write)
-    if settings.reminders:  # a scheduled reminder's run says it and ends
-        builder.add_node("say_reminder", say_reminder)
-        builder.add_conditional_edges(START, route_start, ["say_reminder", "retrieve_memory"])
-        builder.add_edge("say_reminder", END)
-    else:
-        builder.add_edge(START, "retrieve_memory")
+    # A scheduled reminder's run says it and ends (with reminders off, it drops them all).
+    builder.add_node("say_reminder", say_reminder)
+    builder.add_conditional_edges(START, route_start, ["say_reminder", "retrieve_memory"])
+    builder.add_edge("say_reminder", END)
     before_agent = "retrieve_memory"
     if settings.compaction_on:  # feature: compaction
         builder.add_node("compact", compaction_node(chat_prompt, chat_tools))  # feature: compaction

@@ -1,33 +1,35 @@
-"""Reminders on LangGraph's own scheduler: "remind me on Friday at 8 to call my mom" becomes a
-one-shot cron on the user's thread (the server's crons API: no scheduler of our own), whose run
-says the reminder in that thread at its time; without a server (make chat) a local file the chat
-reads at each prompt. Off with GULFSTREAM_REMINDERS=off."""
+"""Reminders on LangGraph's own scheduler: "remind me on Friday at 8 to call my mom" is kept in the
+user's memory (`memory.reminders`, tied to the memories of the turn that set it) and, on the
+server, a one-shot cron of the user's thread (the server's crons API: no scheduler of our own)
+whose run says it in that thread at its time; `make chat` says it at the first prompt after it
+is due. A reminder whose memory was forgotten is never said; an erase removes it. Off with
+GULFSTREAM_REMINDERS=off, which also drops those already set."""
 
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from datetime import UTC, timedelta
+from typing import Annotated, Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.config import get_config
+from langgraph.prebuilt import InjectedState
 from langgraph.runtime import get_runtime
 
-from graph import local_reminders as local
 from graph.context import Context
 from graph.state import State
-from prompts.reminders import DUE, NO_SERVER, NONE_SET, NOT_FOUND, SET, UNREAD_WHEN
+from memory.integration import RunMemory, get_settings
+from prompts.reminders import DUE, NO_THREAD, NONE_SET, NOT_FOUND, SET, UNREAD_WHEN
 
-# The cron's metadata key: what marks a cron of this thread as one of the user's reminders.
+# The cron's metadata key: the id of the reminder it brings (the text stays in the memory).
 REMINDER_KEY = "gulfstream_reminder"
 
 
 def _client() -> Any:
     """The server's own API, in process (no URL): only a run on `langgraph dev` or the Platform
-    has one; the CLI has no scheduler."""
-    import sys
-
+    has one; `make chat` says its reminders itself."""
     if "langgraph_api" not in sys.modules:
         return None
     from langgraph_sdk import get_client
@@ -35,106 +37,93 @@ def _client() -> Any:
     return get_client()
 
 
-def _thread_and_assistant() -> tuple[str, str]:
+def _assistant() -> str:
     config = get_config()
-    configurable = config.get("configurable", {})
-    metadata = config.get("metadata", {})
-    assistant = configurable.get("assistant_id") or metadata.get("assistant_id") or "agent"
-    return str(configurable.get("thread_id") or ""), str(assistant)
+    configurable, metadata = config.get("configurable", {}), config.get("metadata", {})
+    return str(configurable.get("assistant_id") or metadata.get("assistant_id") or "agent")
 
 
-async def set_reminder(what: str, when: str) -> str:
+def _turn_id(run: RunMemory, state: State) -> str:
+    """The turn setting the reminder, as the writer will name the memories it writes from it."""
+    asked = next((m for m in reversed(state.messages) if isinstance(m, HumanMessage)), None)
+    return f"{run.thread_id}:{asked.id}" if asked is not None and asked.id else ""
+
+
+async def set_reminder(what: str, when: str, state: Annotated[State, InjectedState]) -> str:
     """Remind the user of `what` (e.g. "call your mom") at `when` (e.g. "in 10 minutes",
     "Friday at 8", "tomorrow at 7:30pm", "明天下午3点"): at that time this conversation gets the
     reminder. Use it when the user asks to be reminded of something."""
-    context = get_runtime(Context).context
-    due = context.moment_named(when)
+    run = await asyncio.to_thread(RunMemory.open, get_runtime(Context))
+    due = run.context.moment_named(when)
     if due is None:
         return UNREAD_WHEN.format(when=when)
-    now = context.moment()
-    if due <= now:
-        due = now + timedelta(minutes=1)
-    # Crons fire on whole minutes: the first minute at or after the time asked.
+    now = run.context.moment()
+    # Crons fire on whole minutes: the first minute at or after the time asked (and not now).
+    due = max(due, now + timedelta(minutes=1))
     due = (due + timedelta(seconds=59)).replace(second=0, microsecond=0)
     client = _client()
-    thread_id, assistant_id = _thread_and_assistant()
-    if client is None:  # make chat: the chat shows it at the first prompt after it is due
-        kept = await asyncio.to_thread(local.add, context.user_id, thread_id, what, due)
-        return SET.format(what=what, due=f"{due:%A %Y-%m-%d %H:%M}", id=kept.id)
-    if not thread_id:
-        return NO_SERVER
-    at = due.astimezone(UTC)  # the schedule in UTC: the user's zone is already in `due`
-    cron = await client.crons.create_for_thread(
-        thread_id, assistant_id,
-        schedule=f"{at.minute} {at.hour} {at.day} {at.month} *", timezone="UTC",
-        input={"reminder": what},
-        metadata={REMINDER_KEY: what, "due": due.isoformat()},
-        context={"user_id": context.user_id},
-        # Once: the run it starts deletes it (`say_reminder`). Not `end_time`: the in-memory
-        # runtime of `langgraph dev` 0.16 keeps it as text and its scheduler then fails.
-        multitask_strategy="enqueue",
-    )  # fmt: skip
-    return SET.format(what=what, due=f"{due:%A %Y-%m-%d %H:%M}", id=str(cron["cron_id"])[:8])
+    if client is not None and not run.thread_id:
+        return NO_THREAD  # a threadless run on the server: no thread for the cron to say it in
+    kept = await asyncio.to_thread(
+        run.memory.reminders.add, run.thread_id, _turn_id(run, state), what, due
+    )
+    if client is not None:
+        at = due.astimezone(UTC)  # the schedule in UTC: the user's zone is already in `due`
+        await client.crons.create_for_thread(
+            run.thread_id, _assistant(),
+            schedule=f"{at.minute} {at.hour} {at.day} {at.month} *", timezone="UTC",
+            input={"reminder": kept.id}, metadata={REMINDER_KEY: kept.id},
+            context={"user_id": run.user_id, "timezone": run.context.timezone},
+            # Once: the run it starts deletes it (`say_reminder`). Not `end_time`: the in-memory
+            # runtime of `langgraph dev` 0.16 keeps it as text and its scheduler then fails.
+            multitask_strategy="enqueue",
+        )  # fmt: skip
+    return SET.format(what=kept.what, due=f"{due:%A %Y-%m-%d %H:%M}", id=kept.id)
 
 
-async def list_reminders() -> str:
+def list_reminders() -> str:
     """List the reminders set in this conversation that have not come yet, with their ids."""
-    client = _client()
-    thread_id, _ = _thread_and_assistant()
-    if client is None:
-        user = get_runtime(Context).context.user_id
-        mine = await asyncio.to_thread(local.listed, user, thread_id)
-        return "\n".join(f"- [{r.id}] {r.due}: {r.what}" for r in mine) or NONE_SET
-    if not thread_id:
-        return NO_SERVER
-    crons = await client.crons.search(thread_id=thread_id, limit=100)
-    lines = [
-        f"- [{str(cron['cron_id'])[:8]}] {cron['metadata'].get('due', '')}: "
-        f"{cron['metadata'][REMINDER_KEY]}"
-        for cron in crons
-        if REMINDER_KEY in (cron.get("metadata") or {})
-    ]
-    return "\n".join(lines) if lines else NONE_SET
+    run = RunMemory.open(get_runtime(Context))
+    pending = run.memory.reminders.pending(run.thread_id)
+    return "\n".join(f"- [{r.id}] {r.due_at:%A %Y-%m-%d %H:%M}: {r.what}" for r in pending) or (
+        NONE_SET
+    )
 
 
 async def cancel_reminder(reminder_id: str) -> str:
     """Cancel the reminder with this id (the 8 characters `list_reminders` shows)."""
+    run = await asyncio.to_thread(RunMemory.open, get_runtime(Context))
+    gone = await asyncio.to_thread(run.memory.reminders.cancel, reminder_id)
+    if gone is None:
+        return NOT_FOUND.format(id=reminder_id)
+    await _drop_crons(gone.thread_id, {gone.id})
+    return f"Cancelled: {gone.what}"
+
+
+async def _drop_crons(thread_id: str, ids: set[str] | None) -> None:
+    """Delete this thread's reminder crons bringing `ids` (every one: None)."""
     client = _client()
-    thread_id, _ = _thread_and_assistant()
-    if client is None:
-        user = get_runtime(Context).context.user_id
-        gone = await asyncio.to_thread(local.cancel, user, reminder_id)
-        return f"Cancelled: {gone.what}" if gone else NOT_FOUND.format(id=reminder_id)
-    if not thread_id:
-        return NO_SERVER
+    if client is None or not thread_id:
+        return
     for cron in await client.crons.search(thread_id=thread_id, limit=100):
-        metadata = cron.get("metadata") or {}
-        if REMINDER_KEY in metadata and str(cron["cron_id"]).startswith(reminder_id.strip()):
+        brings = (cron.get("metadata") or {}).get(REMINDER_KEY)
+        if brings is not None and (ids is None or brings in ids):
             await client.crons.delete(cron["cron_id"])
-            return f"Cancelled: {metadata[REMINDER_KEY]}"
-    return NOT_FOUND.format(id=reminder_id)
 
 
 async def say_reminder(state: State) -> dict[str, Any]:
-    """The scheduled run's only node: the reminder, said in the thread; the crons of this
-    thread's reminders that have come are deleted (a cron would come back next year)."""
-    client = _client()
-    thread_id, _ = _thread_and_assistant()
-    if client is not None and thread_id:
-        now = datetime.now(UTC)
-        for cron in await client.crons.search(thread_id=thread_id, limit=100):
-            metadata = cron.get("metadata") or {}
-            due = _parsed(str(metadata.get("due", "")))
-            if REMINDER_KEY in metadata and due is not None and due <= now + timedelta(minutes=1):
-                await client.crons.delete(cron["cron_id"])
-    return {"messages": [AIMessage(DUE.format(what=state.reminder))], "reminder": ""}
-
-
-def _parsed(stamp: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(stamp)
-    except ValueError:
-        return None
+    """The scheduled run's only node: the reminder it brings, said in the thread, unless it was
+    cancelled, forgotten or erased (then nothing is said); its cron is deleted either way (a
+    cron would come back next year). With reminders off, every reminder of the user goes."""
+    run = await asyncio.to_thread(RunMemory.open, get_runtime(Context))
+    if not get_settings().reminders:
+        await asyncio.to_thread(run.memory.reminders.clear)
+        await _drop_crons(run.thread_id, None)
+        return {"reminder": ""}
+    reminder = await asyncio.to_thread(run.memory.reminders.take, state.reminder)
+    await _drop_crons(run.thread_id, {state.reminder})
+    said = [AIMessage(DUE.format(what=reminder.what))] if reminder is not None else []
+    return {"messages": said, "reminder": ""}
 
 
 def route_start(state: State) -> str:

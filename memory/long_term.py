@@ -41,6 +41,7 @@ from memory.writer.turn import Turn
 if TYPE_CHECKING:
     from memory.erasure import ErasureReport
     from memory.erasure.archive import ErasableArchive
+    from memory.store.reminders import ReminderBook
     from memory.store.snapshots import SnapshotScheduler
     from memory.writer.queue import DurableWriteQueue, RetryPolicy, TurnConsumer, WriteStatus
     from memory.writer.staging import ToolEvent
@@ -131,6 +132,7 @@ class LongTermMemory:
         self._queue: DurableWriteQueue | None = None
         self._trace: WriteTrace | None = None
         self._usage: UsageLedger | None = None
+        self._reminders: ReminderBook | None = None
         self._open_lock = threading.Lock()
         self.snapshots: SnapshotScheduler | None = None  # set when the registry keeps snapshots
         # The user's conversation archive when the deployment keeps one (None otherwise; the
@@ -278,8 +280,11 @@ class LongTermMemory:
         self.retrievers.mechanical.min_score = fraction
 
     def close(self) -> None:
-        """Write the queued recalls and close the recall log (it reopens when used again)."""
+        """Write the queued recalls and close the recall log and reminders (each reopens when
+        used again)."""
         self.recall_log.close()
+        if self._reminders is not None:
+            self._reminders.db.close()
 
     # ── what the writer does, live ──────────────────────────────────────
 
@@ -324,6 +329,18 @@ class LongTermMemory:
                 path = self.trace_path
                 self._trace = WriteTrace(open_state(self.state_dsn, path, SCHEMA, "NORMAL"))
             return self._trace
+
+    @property
+    def reminders(self) -> ReminderBook:
+        """What the user asked to be reminded of (`ReminderBook`), beside the recall log; a
+        reminder whose memory was forgotten is never said, and an erase removes it."""
+        with self._open_lock:
+            if self._reminders is None:
+                from memory.store.reminders import REMINDERS_FILE, SCHEMA, ReminderBook
+
+                database = self.state_database(REMINDERS_FILE, SCHEMA, "NORMAL")
+                self._reminders = ReminderBook(database, self.manager)
+            return self._reminders
 
     @property
     def usage(self) -> UsageLedger:

@@ -10,7 +10,6 @@ import sys
 import uuid
 from pathlib import Path
 
-from graph import local_reminders
 from graph.cli.session import LocalSession
 from graph.cli.streaming import ReplyPrinter
 from graph.context import Context
@@ -63,7 +62,7 @@ async def chat(context: Context, data_dir: Path, thread_id: str) -> None:
         last_cost: dict[str, dict[str, int]] = {}
         last_sources: list[str] = []
         while True:
-            for reminder in await asyncio.to_thread(local_reminders.take_due, context.user_id,
+            for reminder in await asyncio.to_thread(session.memory.reminders.take_due,
                                                     context.moment()):  # fmt: skip
                 print(DUE.format(what=reminder.what))
             line = await read_line("you> ")

@@ -15,6 +15,7 @@ from memory.erasure.files import erase_plans, erase_snapshots, erase_yaml_copies
 from memory.erasure.rows import (
     JOURNAL_TABLES,
     RECALL_TABLES,
+    REMINDER_TABLES,
     STATE_TABLES,
     SUMMARY_TABLES,
     TRACE_TABLES,
@@ -31,6 +32,7 @@ from memory.erasure.threads import delete_threads, known_threads
 from memory.errors import MemoryNotFound
 from memory.store.erasure_report import ErasureReport
 from memory.store.item import MemoryItem
+from memory.store.reminders import REMINDER_COLUMNS, REMINDERS_FILE, reminder_of_row
 from memory.store.sqlite_file import scrub_file
 from memory.store.state_db import SUMMARIES_FILE, PostgresState, StateDatabase
 from memory.text.needles import MIN_CONTAINED_CHARS, Needles
@@ -97,7 +99,11 @@ def erase_memory(
     purge_items(manager, needles, report)
     redact_core_context(manager, needles, report)
     _drop_vectors(memory, set(chosen), report)
-    _erase_shared_rows(memory, needles.in_row, report)
+
+    def carries(row: dict[str, Any]) -> bool:
+        return needles.in_row(row) or _reminds_of(row, chosen.values())
+
+    _erase_shared_rows(memory, carries, report)
     _erase_side_files(memory, needles, report)
     scrub_backend(manager, report)
     report.notes.append(CHECKPOINTS_NOTE)
@@ -153,6 +159,15 @@ def erase_conversation(
     logger.info("a conversation of user %r taken off the record: %s", memory.user_id,
                 report.removed)  # fmt: skip
     return report
+
+
+def _reminds_of(row: dict[str, Any], items: Iterable[MemoryItem]) -> bool:
+    """Whether `row` is a reminder one of `items` is about (set by the turn that wrote it, or
+    saying what it says): erasing the memory erases the reminder."""
+    if not row.keys() >= REMINDER_COLUMNS:
+        return False
+    reminder = reminder_of_row(row)
+    return any(reminder.about(item) for item in items)
 
 
 def _of_conversation(row: dict[str, Any], thread_id: str, turns: list[str] | None) -> bool:
@@ -271,6 +286,7 @@ def _shared_files(
         (memory.trace_path, TRACE_TABLES),
         (memory.data_dir / RECALL_FILE, RECALL_TABLES),
         (memory.data_dir / SUMMARIES_FILE, SUMMARY_TABLES),
+        (memory.data_dir / REMINDERS_FILE, REMINDER_TABLES),
     ]
     if memory.state_dsn:
         shared.append((PostgresState(memory.state_dsn, ""), STATE_TABLES))

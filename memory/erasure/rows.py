@@ -41,8 +41,15 @@ SUMMARY_TABLES = (SharedTable("topic summaries", "topic_summaries", ("user_id", 
 CONSOLIDATION_TABLES = (SharedTable("consolidation state", "consolidation", ("user_id",)),)
 # memory.store.snapshot_rows' restore points; one erased memory is redacted out of them instead.
 SNAPSHOT_TABLES = (SharedTable("stored snapshots", "snapshots", ("user_id", "name"), False),)
+# memory.store.reminders' book: a reminder goes with the memory it is about (`Reminder.about`).
+REMINDER_TABLES = (SharedTable("reminders", "reminders", ("user_id", "id")),)
 STATE_TABLES = (
-    TRACE_TABLES + RECALL_TABLES + SUMMARY_TABLES + CONSOLIDATION_TABLES + SNAPSHOT_TABLES
+    TRACE_TABLES
+    + RECALL_TABLES
+    + SUMMARY_TABLES
+    + CONSOLIDATION_TABLES
+    + SNAPSHOT_TABLES
+    + REMINDER_TABLES
 )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from langgraph_sdk import get_client
 
@@ -79,7 +80,10 @@ async def test_a_reminder_set_in_chat_comes_in_its_thread_at_its_time(server: De
     reply = await _say(client, thread_id, "Remind me to call my mom in 1 minute")
     assert "Reminder set for" in reply, reply
     crons = await client.crons.search(thread_id=thread_id)
-    assert len(crons) == 1 and crons[0]["metadata"]["gulfstream_reminder"] == "call my mom"
+    # The cron brings the reminder's id; what to say stays in the user's memory.
+    reminder_id = reply.split("(id ", 1)[1].split(")", 1)[0]
+    assert len(crons) == 1 and crons[0]["metadata"]["gulfstream_reminder"] == reminder_id
+    assert "call my mom" not in json.dumps(crons[0])
     assert "call my mom" in await _say(client, thread_id, "list my reminders")
 
     deadline = time.monotonic() + DUE_WITHIN_SECONDS
@@ -102,12 +106,58 @@ async def test_a_cancelled_reminder_never_comes(server: DevServer) -> None:
     assert "No reminder" in await _say(client, thread_id, "list my reminders")
 
 
-def test_reminders_off_means_no_tool_and_no_node(tmp_path: Path) -> None:
+def _memories(page: Any) -> Iterator[dict[str, Any]]:
+    """Every memory card in an editor listing, however it is grouped."""
+    if isinstance(page, dict):
+        if "id" in page and "description" in page:
+            yield page
+        for value in page.values():
+            yield from _memories(value)
+    elif isinstance(page, list):
+        for value in page:
+            yield from _memories(value)
+
+
+@pytest.mark.uses("editor")
+async def test_a_reminder_whose_memory_is_forgotten_in_the_editor_never_comes(
+    server: DevServer,
+) -> None:
+    client = get_client(url=server.url)
+    thread_id = (await client.threads.create())["thread_id"]
+    reply = await _say(client, thread_id, "Remind me to water the plants in 1 minute")
+    assert "Reminder set for" in reply, reply
+    alice = {"X-Gulfstream-User": "alice", "X-Gulfstream-CSRF": "1"}
+    async with httpx.AsyncClient(base_url=server.url, headers=alice, timeout=30) as http:
+        found: list[dict[str, Any]] = []
+        for _ in range(240):  # the writer files the turn in the background
+            page = await http.get("/memories/api/memories", params={"q": "water the plants"})
+            found = [m for m in _memories(page.json()) if "water the plants" in m["description"]]
+            if found:
+                break
+            await asyncio.sleep(0.5)
+        assert found, page.text
+        deleted = await http.request(
+            "DELETE", f"/memories/api/memories/{found[0]['id']}", json={"reason": "forget it"}
+        )
+        assert deleted.status_code == 200, deleted.text
+    assert "No reminder" in await _say(client, thread_id, "list my reminders")
+
+    # Its minute comes: the cron runs, says nothing, and deletes itself.
+    deadline = time.monotonic() + DUE_WITHIN_SECONDS
+    while time.monotonic() < deadline and await client.crons.search(thread_id=thread_id):
+        await asyncio.sleep(3)
+    assert await client.crons.search(thread_id=thread_id) == [], server.log()[-3000:]
+    state = await client.threads.get_state(thread_id)
+    assert not [m for m in state["values"]["messages"] if "⏰" in _text(m)]
+
+
+def test_reminders_off_means_no_tool(tmp_path: Path) -> None:
     from graph.agent import build
     from graph.tools import chat_tools
     from memory.integration import Settings
 
     off = Settings(reminders=False)
     assert "set_reminder" not in [tool.__name__ for tool in chat_tools(off)]
-    assert "say_reminder" not in build(off).nodes
-    assert "say_reminder" in build(Settings()).nodes
+    # The node stays: a cron set before reminders were turned off comes, says nothing, and
+    # drops the user's reminders (tests/integration/test_reminders_forgetting.py).
+    assert "say_reminder" in build(off).nodes

@@ -98,7 +98,25 @@ def prepare_deployment(*, check_models: bool = True) -> None:
     """What a process serving the deployment does as it starts (the server importing the graph,
     `make chat`): with `check_models`, ModelUnavailable, one line naming what to install or set,
     for the first model the settings name that cannot be built (not at a user's first message);
-    and the offline embedding model loaded in the background, not inside the first reply."""
+    the offline embedding model loaded in the background, not inside the first reply; and with
+    reminders off, every reminder already set is dropped (off means gone)."""
     if check_models:
         check_deployment_models()
     load_deployment_embeddings_in_background()
+    drop_reminders_when_off()
+
+
+def drop_reminders_when_off() -> int:
+    """With GULFSTREAM_REMINDERS=off, remove every user's reminders from the deployment's
+    reminders table (their crons, which hold only an id, delete themselves when they come)."""
+    from memory.integration.settings import get_settings
+    from memory.store.reminders import REMINDERS_FILE, SCHEMA, drop_every_reminder
+    from memory.store.state_db import open_state
+
+    settings = get_settings()
+    if settings.reminders:
+        return 0
+    folder = settings.memory_folder
+    return drop_every_reminder(
+        open_state(settings.shared_database, folder / REMINDERS_FILE, SCHEMA)
+    )

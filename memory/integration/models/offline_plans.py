@@ -13,7 +13,8 @@ from memory.text.language import has_cjk
 
 # Any date works for "does it name a day": the day itself is resolved later, from the turn.
 _ANY_DAY = date(2000, 1, 3)
-_REMIND_EN = re.compile(r"^(?:please\s+)?remind me (?:to |that |about |of )?(.+)$", re.I)
+_REMIND_EN = re.compile(r"^(?:please\s+)?remind me (?:(to|that|about|of) )?(.+)$", re.I)
+_WHEN_FIRST_EN = re.compile(r"^(.+?)\s+to\s+(.+)$", re.I)
 _REMIND_ZH = re.compile(r"^(?:请)?提醒我(.+)$")
 # The user's own plan: "我…" or a day first ("下周三我要…"); not a request ("帮我查…", "告诉我…").
 _FIRST_PERSON_ZH = re.compile(r"^(?:[^，,。我]{1,8}[，,]?)?(?<![帮给诉叫让请替])我(?!们)")
@@ -46,7 +47,11 @@ def plan_of(sentence: str) -> tuple[str, str] | None:
         return None
     reminder = _REMIND_EN.match(text)
     if reminder:
-        return f"User asked to be reminded to {reminder.group(1)}", section
+        connector, asked = (reminder.group(1) or "").lower(), reminder.group(2)
+        when_first = None if connector else _WHEN_FIRST_EN.match(asked)
+        if when_first:  # "Remind me on Friday at 8 to call mom": the day, then what to do
+            asked = f"{when_first.group(2)} {when_first.group(1)}"
+        return f"User asked to be reminded {connector or 'to'} {asked}", section
     text = _LEAD_EN.sub("", text)
     for pattern, subject in _FIRST_PERSON_EN:
         if pattern.match(text):
