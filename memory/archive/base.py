@@ -8,7 +8,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from memory.archive.dates import day_bounds, question_period
@@ -47,6 +47,9 @@ class ConversationArchive(ABC):
 
     def __init__(self, user_id: str) -> None:
         self.user_id = validate_user_id(user_id)
+        # The zone its days are cut in (digests, "what happened on the 3rd"): the deployment's
+        # (GULFSTREAM_TIMEZONE, set by whoever opens it), None for the server's own.
+        self.zone: tzinfo | None = None
         self._forgotten_cache: (
             tuple[object, dict[str, ForgottenRecord], frozenset[MessageKey]] | None
         ) = None
@@ -380,7 +383,7 @@ class ConversationArchive(ABC):
             return found
         visible = []
         for digest in found:
-            start, end = day_bounds(digest.day)
+            start, end = day_bounds(digest.day, self.zone)
             day = self.messages(lineage.thread_id, start, end)
             if all(window.sees(m.thread_id, m.checkpoint_id) for m in day):
                 visible.append(digest)

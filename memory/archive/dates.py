@@ -1,10 +1,11 @@
 """Dates in a question ("last May", "on May 2nd", "yesterday", "去年五月", "5月2日"): the period
-a search may be limited to, in local time, resolved against the time of the question."""
+a search may be limited to, in the asker's zone (`tz`; None: the server's), resolved against the
+time of the question."""
 
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, time, timedelta, tzinfo
 
 MONTHS = {
     name: number
@@ -36,15 +37,22 @@ _ZH_RELATIVE = re.compile(r"昨天|前天|今天|上周|上个?星期|这周|本
 Period = tuple[float, float]
 
 
-def _bounds(first: date, last: date) -> Period:
-    start = datetime.combine(first, time()).astimezone()
-    end = datetime.combine(last + timedelta(days=1), time()).astimezone()
-    return start.timestamp(), end.timestamp()
+def _midnight(day: date, tz: tzinfo | None) -> datetime:
+    """The start of `day` in `tz` (None: the server's zone)."""
+    return (
+        datetime.combine(day, time(), tzinfo=tz)
+        if tz is not None
+        else (datetime.combine(day, time()).astimezone())
+    )
 
 
-def _month(year: int, month: int) -> Period:
+def _bounds(first: date, last: date, tz: tzinfo | None = None) -> Period:
+    return _midnight(first, tz).timestamp(), _midnight(last + timedelta(days=1), tz).timestamp()
+
+
+def _month(year: int, month: int, tz: tzinfo | None = None) -> Period:
     last = (date(year + month // 12, month % 12 + 1, 1)) - timedelta(days=1)
-    return _bounds(date(year, month, 1), last)
+    return _bounds(date(year, month, 1), last, tz)
 
 
 def _past(today: date, month: int, day: int = 1) -> int:
@@ -58,9 +66,11 @@ def _number(text: str) -> int:
 
 def question_period(question: str, now: datetime | None = None) -> Period | None:
     """The period a question is about when it names one (its first date), else None; "before
-    <date>" is everything until that day, "after <date>" everything from the next one."""
-    today = (now or datetime.now().astimezone()).date()
-    found = _named_period(question, today)
+    <date>" is everything until that day, "after <date>" everything from the next one. Days
+    are the asker's: `now`'s zone (the run's moment), else the server's."""
+    now = now or datetime.now().astimezone()
+    today, tz = now.date(), now.tzinfo
+    found = _named_period(question, today, tz)
     if found is None:
         return None
     (start, end), at = found
@@ -69,42 +79,42 @@ def question_period(question: str, now: datetime | None = None) -> Period | None
     if _BEFORE.search(lead.rstrip()) or "之前" in rest or "以前" in rest:
         return 0.0, start
     if _AFTER.search(lead.rstrip()) or "之后" in rest or "以后" in rest:
-        return end, datetime.combine(today + timedelta(days=1), time()).astimezone().timestamp()
+        return end, _midnight(today + timedelta(days=1), tz).timestamp()
     return start, end
 
 
-def _named_period(question: str, today: date) -> tuple[Period, int] | None:
+def _named_period(question: str, today: date, tz: tzinfo | None) -> tuple[Period, int] | None:
     """The first period named in the question, and where its words start."""
     for match in _NUMERIC_DAY.finditer(question):
         if match.group(1):
             year, month, day = int(match.group(1)), int(match.group(2)), int(match.group(3))
         else:
             year, month, day = int(match.group(6)), int(match.group(5)), int(match.group(4))
-        if (period := _safe_day(year, month, day)) is not None:
+        if (period := _safe_day(year, month, day, tz)) is not None:
             return period, match.start()
-    return _words_period(question, today)
+    return _words_period(question, today, tz)
 
 
-def _words_period(question: str, today: date) -> tuple[Period, int] | None:
+def _words_period(question: str, today: date, tz: tzinfo | None) -> tuple[Period, int] | None:
     if match := _ZH_DAY.search(question):
         month, day = _number(match.group(2)), int(match.group(3))
         if 1 <= month <= 12 and 1 <= day <= 31:
             year = int(match.group(1)) if match.group(1) else _past(today, month, day)
-            period = _safe_day(year, month, day)
+            period = _safe_day(year, month, day, tz)
             return (period, match.start()) if period else None
     if match := _ZH_MONTH.search(question):
         month = _number(match.group(2))
         if 1 <= month <= 12:
             lead = match.group(1)
             year = {"去年": today.year - 1, "今年": today.year}.get(lead or "", 0)
-            return _month(year or _past(today, month), month), match.start()
+            return _month(year or _past(today, month), month, tz), match.start()
     if match := _ZH_RELATIVE.search(question):
-        return _relative(match.group(), today), match.start()
+        return _relative(match.group(), today, tz), match.start()
     if match := _EN_DAY.search(question):
         name = (match.group(1) or match.group(4)).lower()
         month, day = MONTHS[name], int(match.group(2) or match.group(3))
         year = int(match.group(5)) if match.group(5) else _past(today, month, day)
-        period = _safe_day(year, month, day)
+        period = _safe_day(year, month, day, tz)
         return (period, match.start()) if period else None
     for match in _EN_MONTH.finditer(question):
         word, name, year_text = match.group(1), match.group(2).lower(), match.group(3)
@@ -112,49 +122,49 @@ def _words_period(question: str, today: date) -> tuple[Period, int] | None:
             continue  # "may" the verb
         month = MONTHS[name]
         if year_text:
-            return _month(int(year_text), month), match.start(2)
+            return _month(int(year_text), month, tz), match.start(2)
         year = _past(today, month)
         if (word or "").lower() == "last" and month == today.month:
             year -= 1
-        return _month(year, month), match.start(2)
+        return _month(year, month, tz), match.start(2)
     if match := _EN_RELATIVE.search(question):
-        return _relative(match.group().lower(), today), match.start()
+        return _relative(match.group().lower(), today, tz), match.start()
     return None
 
 
-def _safe_day(year: int, month: int, day: int) -> Period | None:
+def _safe_day(year: int, month: int, day: int, tz: tzinfo | None) -> Period | None:
     try:
         moment = date(year, month, day)
     except ValueError:
         return None
-    return _bounds(moment, moment)
+    return _bounds(moment, moment, tz)
 
 
-def _relative(word: str, today: date) -> Period:
+def _relative(word: str, today: date, tz: tzinfo | None) -> Period:
     monday = today - timedelta(days=today.weekday())
     if word in ("yesterday", "昨天"):
-        return _bounds(today - timedelta(days=1), today - timedelta(days=1))
+        return _bounds(today - timedelta(days=1), today - timedelta(days=1), tz)
     if word == "前天":
-        return _bounds(today - timedelta(days=2), today - timedelta(days=2))
+        return _bounds(today - timedelta(days=2), today - timedelta(days=2), tz)
     if word in ("today", "今天"):
-        return _bounds(today, today)
+        return _bounds(today, today, tz)
     if word in ("this week", "这周", "本周"):
-        return _bounds(monday, today)
+        return _bounds(monday, today, tz)
     if word in ("last week", "上周", "上星期", "上个星期"):
-        return _bounds(monday - timedelta(days=7), monday - timedelta(days=1))
+        return _bounds(monday - timedelta(days=7), monday - timedelta(days=1), tz)
     if word in ("last month", "上个月"):
         last = today.replace(day=1) - timedelta(days=1)
-        return _month(last.year, last.month)
-    return _bounds(date(today.year - 1, 1, 1), date(today.year - 1, 12, 31))  # last year, 去年
+        return _month(last.year, last.month, tz)
+    return _bounds(date(today.year - 1, 1, 1), date(today.year - 1, 12, 31), tz)  # 去年
 
 
-def local_day(timestamp: float) -> str:
-    """The local calendar day of `timestamp`, as YYYY-MM-DD (what a digest is named by)."""
-    return datetime.fromtimestamp(timestamp).astimezone().strftime("%Y-%m-%d")
+def local_day(timestamp: float, tz: tzinfo | None = None) -> str:
+    """The calendar day of `timestamp` in `tz` (None: the server's zone), as YYYY-MM-DD (what a
+    digest is named by)."""
+    return datetime.fromtimestamp(timestamp, tz).astimezone(tz).strftime("%Y-%m-%d")
 
 
-def day_bounds(day: str) -> Period:
-    """The first and the last instant of the local day `day` (YYYY-MM-DD), as timestamps."""
-    start = datetime.combine(date.fromisoformat(day), datetime.min.time()).astimezone()
-    end = datetime.combine(date.fromisoformat(day) + timedelta(days=1), datetime.min.time())
-    return start.timestamp(), end.astimezone().timestamp()
+def day_bounds(day: str, tz: tzinfo | None = None) -> Period:
+    """The first and the last instant of the day `day` (YYYY-MM-DD) in `tz` (None: the
+    server's zone), as timestamps."""
+    return _bounds(date.fromisoformat(day), date.fromisoformat(day), tz)

@@ -61,14 +61,14 @@ class DigestSealer:
         now = self.clock()
         known = {d.day: d for d in archive.digests()}
         # From the newest digest's day on (messages are added in time order), else two weeks.
-        newest = max(known, default=None) or local_day(now - LOOKBACK_DAYS * 86400)
-        since = day_bounds(newest)[0]
+        newest = max(known, default=None) or local_day(now - LOOKBACK_DAYS * 86400, archive.zone)
+        since = day_bounds(newest, archive.zone)[0]
         by_day: dict[str, list[ArchivedMessage]] = {}
         hidden = archive.hidden_keys()  # what carried a forgotten memory is sealed without it
         for message in archive.messages(since=since):
             if message.role in ("user", "assistant") and message.ref not in hidden:
-                by_day.setdefault(local_day(message.timestamp), []).append(message)
-        today = local_day(now)
+                by_day.setdefault(local_day(message.timestamp, archive.zone), []).append(message)
+        today = local_day(now, archive.zone)
         due = []
         for day, messages in sorted(by_day.items()):
             digest = known.get(day)

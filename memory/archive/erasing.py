@@ -53,7 +53,7 @@ def erase_carriers(
     report.count("archive: messages", archive.erase_messages([m.ref for m in messages]))
     _erase_forgotten_records(archive, prints, needles, {m.ref for m in messages}, report)
     digests = archive.digests()  # read once: nothing changes them until erase_digests below
-    days = {local_day(m.timestamp) for m in messages}
+    days = {local_day(m.timestamp, archive.zone) for m in messages}
     days |= {d.day for d in digests if needles.in_text(d.text)}
     days |= {d.day for d in digests for p in prints.values() if p.carries(d.text)}
     sealed = sorted({d.day for d in digests} & days)
@@ -71,7 +71,7 @@ def _names(text: str, prints: dict[str, Fingerprint], needles: Needles) -> bool:
 
 
 def _said_on(archive: ConversationArchive, day: str) -> bool:
-    start, end = day_bounds(day)
+    start, end = day_bounds(day, archive.zone)
     return any(m.role in ("user", "assistant") for m in archive.messages(since=start, until=end))
 
 
@@ -118,7 +118,7 @@ def erase_said(
     messages += [m for m in everything if m.ref not in taken and needles.in_text(m.content)]
     report.count("archive: messages", archive.erase_messages([m.ref for m in messages]))
     digests = archive.digests()
-    days = {local_day(m.timestamp) for m in messages}
+    days = {local_day(m.timestamp, archive.zone) for m in messages}
     days |= {d.day for d in digests if needles.in_text(d.text)}
     sealed = sorted({d.day for d in digests} & days)
     emptied = [day for day in sealed if not _said_on(archive, day)]

@@ -132,7 +132,7 @@ def hide(
     carried = _carrying(archive, [item, *ancestors], forgotten_at(item))
     keys = sorted(carried)
     print_ = fingerprint([item, *ancestors])
-    hidden_days = {local_day(m.timestamp) for m in carried.values()}
+    hidden_days = {local_day(m.timestamp, archive.zone) for m in carried.values()}
     digests = [
         d for d in archive.digests()
         if d.day in hidden_days or (not print_.empty and print_.carries(d.text))
@@ -156,7 +156,7 @@ def unhide(archive: ConversationArchive, memory_id: str) -> ForgottenRecord | No
         return None
     still = archive.hidden_keys()
     for original in record.digests:
-        start, end = day_bounds(original.day)
+        start, end = day_bounds(original.day, archive.zone)
         day = archive.messages(since=start, until=end)
         if not any(m.ref in still for m in day):
             archive.put_digest(original)
@@ -172,7 +172,7 @@ def reseal(
     called on the way to a reply), leaving out any line that still carries `prints`."""
     hidden = archive.hidden_keys()
     for day in dict.fromkeys(days):
-        start, end = day_bounds(day)
+        start, end = day_bounds(day, archive.zone)
         day_messages = [m for m in archive.messages(since=start, until=end)
                         if m.role in ("user", "assistant")]  # fmt: skip
         if not day_messages:

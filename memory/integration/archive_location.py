@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory.integration.settings import Settings, get_settings
+from memory.integration.time_of_run import zone_of
 from memory.store.factory import backend_folder
 
 # memory.archive is imported by the functions that run while the archive is on: a deployment
@@ -36,7 +37,23 @@ def existing_archive(user_id: str, settings: Settings | None = None) -> Conversa
     settings = settings or get_settings()
     if not settings.archive_on:
         return None
-    from memory.archive import archive_exists, archives
+    from memory.archive import archive_exists
 
-    spec = archive_spec(settings)
-    return archives.open(spec, user_id) if archive_exists(spec, user_id) else None
+    if not archive_exists(archive_spec(settings), user_id):
+        return None
+    return deployment_archive(user_id, settings)
+
+
+def deployment_archive(
+    user_id: str, settings: Settings | None = None
+) -> ConversationArchive | None:
+    """The user's archive as the deployment keeps it (None when `archives` says it is off), its
+    days cut in the deployment's zone (GULFSTREAM_TIMEZONE, else the server's): one zone for
+    every door, or a digest and the erase that reseals it would disagree on a message's day."""
+    settings = settings or get_settings()
+    from memory.archive import archives
+
+    archive = archives.open(archive_spec(settings), user_id)
+    if archive is not None:
+        archive.zone = zone_of(settings.timezone)
+    return archive

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -170,6 +170,33 @@ def test_erasing_a_tool_result_leaves_the_search_index_whole(
     assert archive.erase_messages([tool.ref, person.ref]) == 2
     archive.add([said(user, "t2", "c2", "The Zanzibar trip is booked", 2_000.0)])
     assert contents(archive, "Zanzibar") == ["The Zanzibar trip is booked"]
+
+
+def test_days_are_cut_in_the_archives_zone(open_archive: OpenArchive, user: str) -> None:
+    # 17:00 UTC on 6 December is 01:00 on the 7th in Shanghai: a Shanghai deployment's digest
+    # and its "yesterday" put it on the 7th, a UTC one on the 6th.
+    from zoneinfo import ZoneInfo
+
+    from memory.archive.dates import question_period
+
+    shanghai = ZoneInfo("Asia/Shanghai")
+    late = datetime(2026, 12, 6, 17, 0, tzinfo=UTC).timestamp()
+    archive = open_archive(user)
+    archive.zone = shanghai
+    archive.add([said(user, "t1", "c1", "The piano tuner came at one in the night", late)])
+    sealer = DigestSealer(clock=lambda: late + DAY)
+    assert [day for day, _ in sealer.due_days(archive)] == ["2026-12-07"]
+
+    asked = datetime(2026, 12, 8, 10, 0, tzinfo=shanghai)
+    start, end = question_period("what did I say yesterday?", asked) or (0.0, 0.0)
+    assert (start, end) == (
+        datetime(2026, 12, 7, tzinfo=shanghai).timestamp(),
+        datetime(2026, 12, 8, tzinfo=shanghai).timestamp(),
+    )
+    assert start <= late < end
+    utc_start, _ = question_period("what did I say yesterday?", asked.astimezone(UTC)) or (0, 0)
+    assert utc_start == datetime(2026, 12, 7, tzinfo=UTC).timestamp()  # a UTC asker's 7th
+    assert parse_day("2026-12-07", tz=shanghai) == start
 
 
 def test_daily_digests_answer_broad_questions(open_archive: OpenArchive, user: str) -> None:

@@ -97,6 +97,20 @@ def _written(text: str, when: datetime) -> MemoryItem:
     return item
 
 
+def test_a_day_is_over_in_the_deployments_zone() -> None:
+    # 17:00 UTC on 7 December is already the 8th in Shanghai: the flight's day is over there.
+    from zoneinfo import ZoneInfo
+
+    from memory.integration.settings import Settings
+
+    flight = _written("User's flight to Tokyo is on 7 December", datetime(2026, 12, 1, tzinfo=UTC))
+    now = datetime(2026, 12, 7, 17, 0, tzinfo=UTC)
+    assert passed_date(flight, now) is None
+    assert passed_date(flight, now.astimezone(ZoneInfo("Asia/Shanghai"))) == date(2026, 12, 7)
+    policy = Settings(timezone="Asia/Shanghai").consolidation_policy()
+    assert policy.timezone == "Asia/Shanghai"
+
+
 def test_only_episodic_memories_whose_date_is_over_pass() -> None:
     when = datetime(2026, 4, 20, tzinfo=UTC)
     now = datetime(2026, 5, 10, tzinfo=UTC)

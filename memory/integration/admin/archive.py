@@ -8,9 +8,9 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from memory.archive import ConversationArchive, Window, archives, render
+from memory.archive import ConversationArchive, Window, render
 from memory.archive.reconcile import reconcile
-from memory.integration.archive_location import archive_spec
+from memory.integration.archive_location import deployment_archive
 from memory.integration.conversations.archiving import archive_messages
 from memory.integration.settings import get_settings, load_dotenv
 from memory.store.branch import Lineage
@@ -84,15 +84,14 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     load_dotenv()
     try:
-        spec = archive_spec(get_settings())
         if args.command == "search":
-            archive = archives.open(spec, args.user)
+            archive = deployment_archive(args.user)
             if archive is not None and get_settings().memory_backend.split(":")[0] != "store":
                 # What carries a forgotten memory is left out, as the agent's search does.
                 reconcile(open_memory_manager(get_settings().memory_backend, args.user), archive)
             print(render(archive.search(args.query, Window())) if archive else "archive is off")
             return 0
-        counts = _rebuild_from(args, lambda user: archives.open(spec, user))
+        counts = _rebuild_from(args, deployment_archive)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

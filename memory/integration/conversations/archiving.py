@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from memory.integration.archive_location import archive_spec
+from memory.integration.archive_location import archive_spec, deployment_archive
 from memory.integration.run_memory import RunMemory
 from memory.store.branch import Lineage
 from memory.text.messages import text_of
@@ -27,9 +27,7 @@ def run_archive(run: RunMemory) -> ConversationArchive | None:
     """The run's user's archive (None when the deployment turned it off)."""
     if not run.settings.archive_on:
         return None
-    from memory.archive import archives
-
-    return archives.open(archive_spec(run.settings), run.user_id)
+    return deployment_archive(run.user_id, run.settings)
 
 
 def forget_in_run_archive(run: RunMemory) -> None:

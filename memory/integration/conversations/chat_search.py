@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory.archive import SearchResult, Window, archive_exists, archives, parse_day, render
+from memory.archive import SearchResult, Window, archive_exists, parse_day, render
 from memory.archive.reconcile import reconcile
 from memory.archive.render import local_time
-from memory.integration.archive_location import archive_spec
+from memory.integration.archive_location import archive_spec, deployment_archive
 from memory.integration.settings import get_settings
+from memory.integration.time_of_run import run_moment
 from memory.long_term import LongTermMemory
 from memory.store.branch import Lineage
 from memory.store.manager import BaseMemoryManager
@@ -25,7 +26,7 @@ def find_in_archive(manager: BaseMemoryManager, text: str, lineage: Lineage | No
     memory left out)."""
     if not text.strip():
         return "  usage: /search <text>"
-    archive = archives.open(archive_spec(), manager.user_id)
+    archive = deployment_archive(manager.user_id)
     if archive is None:
         return "  the conversation archive is off (GULFSTREAM_CONVERSATION_ARCHIVE)"
     reconcile(manager, archive)
@@ -47,18 +48,22 @@ def search_archive(
     ValueError names the accepted forms). With the user's `memory`, what carries a memory
     they forgot is left out, as for the agent. A user never archived gets no hits, and no
     archive is created to find out."""
-    window = Window(parse_day(since), parse_day(until, end=True), thread.strip() or None)
+    now = run_moment("", get_settings().timezone)  # the deployment's day: the caller has no zone
+    window = Window(
+        parse_day(since, tz=now.tzinfo),
+        parse_day(until, end=True, tz=now.tzinfo),
+        thread.strip() or None,
+    )
     if not get_settings().archive_on:  # said, not answered as if nothing was ever said
         return {"query": query, "hits": [], "notes": [ARCHIVE_OFF]}
-    spec = archive_spec()
-    if not archive_exists(spec, user_id):
+    if not archive_exists(archive_spec(), user_id):
         return {"query": query, "hits": [], "notes": []}
-    archive = archives.open(spec, user_id)
+    archive = deployment_archive(user_id)
     if archive is None:
         return {"query": query, "hits": [], "notes": [ARCHIVE_OFF]}
     if memory is not None:
         reconcile(memory.manager, archive)
-    return _as_json(archive.search(query, window, limit=limit))
+    return _as_json(archive.search(query, window, limit=limit, now=now))
 
 
 def _as_json(result: SearchResult) -> dict[str, Any]:

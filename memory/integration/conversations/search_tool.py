@@ -38,9 +38,10 @@ def search_conversations(query: str, since: str = "", until: str = "", thread: s
     if archive is None:  # not bound when the archive is off (chat_tools); a stale call
         return "The conversation archive is turned off on this deployment."
     forget_in_archive(run, archive)
+    now = run.context.moment()  # "yesterday", "May 2nd" and bare days are the user's
     try:
         window = Window(
-            parse_day(since), parse_day(until, end=True),
+            parse_day(since, tz=now.tzinfo), parse_day(until, end=True, tz=now.tzinfo),
             run.thread_id if thread.strip() == "current" else thread.strip() or None,
             run.lineage(),
         )  # fmt: skip
@@ -48,7 +49,7 @@ def search_conversations(query: str, since: str = "", until: str = "", thread: s
         return f"Error: {exc}"
     try:
         # No model call: the archive's full-text index, this branch of this thread only.
-        return render(archive.search(query, window))
+        return render(archive.search(query, window, now=now))
     except Exception as exc:
         logger.exception("searching the conversation archive of %r failed", run.user_id)
         return f"Error: the conversation archive cannot be read ({type(exc).__name__})."

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta, tzinfo
 
 from memory.store.item import MemoryItem, parse_time
 from memory.text.episodic import memory_kind
@@ -28,8 +28,8 @@ _LOOK_BACK = timedelta(days=30)
 
 
 def today(now: datetime | None = None) -> date:
-    """The local calendar date of `now` (default: the current time)."""
-    return (now if now is not None else datetime.now(UTC)).astimezone().date()
+    """The calendar date of `now` in its own zone (default: the current time, the server's)."""
+    return (now if now is not None else datetime.now().astimezone()).date()
 
 
 def _safe_date(year: int, month: int, day: int) -> date | None:
@@ -63,15 +63,16 @@ def dates_in(text: str, written: date) -> list[date]:
     return [d for d in found if d is not None]
 
 
-def written_on(item: MemoryItem) -> date:
-    """The local date the memory's current text was written (its last create/update/merge)."""
+def written_on(item: MemoryItem, zone: tzinfo | None = None) -> date:
+    """The date, in `zone` (None: the server's), the memory's current text was written (its
+    last create/update/merge)."""
     for entry in reversed(item.history):
         if entry.get("action") in ("create", "update", "merge"):
             moment = parse_time(entry.get("time"))
             if moment is not None:
-                return moment.astimezone().date()
+                return moment.astimezone(zone).date()
     moment = parse_time(item.latest_update_time)
-    return moment.astimezone().date() if moment is not None else today()
+    return moment.astimezone(zone).date() if moment is not None else today()
 
 
 def passed_date(item: MemoryItem, now: datetime | None = None) -> date | None:
@@ -79,7 +80,7 @@ def passed_date(item: MemoryItem, now: datetime | None = None) -> date | None:
     memories, undated ones, and plans still ahead)."""
     if memory_kind(item) != "episodic":
         return None
-    dates = dates_in(item.description, written_on(item))
+    dates = dates_in(item.description, written_on(item, now.tzinfo if now is not None else None))
     if not dates:
         return None
     latest = max(dates)

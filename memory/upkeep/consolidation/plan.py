@@ -49,6 +49,8 @@ class ConsolidationPolicy:
     max_removed_share: float = 0.25
     contained_jaccard: float = CONTAINED_JACCARD
     swapped_jaccard: float = SWAPPED_JACCARD
+    # The zone whose days decide that a dated memory's day has passed (IANA; "": the server's).
+    timezone: str = ""
 
 
 @dataclass

@@ -8,9 +8,10 @@ import threading
 import time
 import weakref
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
 from memory.errors import MemoryNotFound, StaleWrite
 from memory.retrieval.recall_log import RecallStats
@@ -100,7 +101,8 @@ def consolidate(
     with _passes_lock:
         lock = _running.setdefault((state.where, memory.user_id), threading.Lock())
     with lock:  # one pass per user at a time in this process
-        report = _run(memory, state, llm, now or datetime.now(UTC), policy or ConsolidationPolicy())
+        policy = policy or ConsolidationPolicy()
+        report = _run(memory, state, llm, now or _now_in(policy.timezone), policy)
     state.reset()  # a refused pass too: the next one waits for as many writes again
     return report
 
@@ -216,3 +218,8 @@ def _count(report: ConsolidationReport, step: PlanStep) -> None:
         report.staled.extend(step.ids)
     else:
         report.archived.extend(step.ids)
+
+
+def _now_in(timezone: str) -> datetime:
+    """The current time in `timezone` (IANA; "": the server's zone): whose today it is."""
+    return datetime.now(ZoneInfo(timezone)) if timezone else datetime.now().astimezone()
