@@ -65,7 +65,7 @@ async def set_reminder(what: str, when: str, state: Annotated[State, InjectedSta
     if client is not None and not run.thread_id:
         return NO_THREAD  # a threadless run on the server: no thread for the cron to say it in
     kept = await asyncio.to_thread(
-        run.memory.reminders.add, run.thread_id, _turn_id(run, state), what, due
+        run.memory.reminders.add, run.thread_id, _turn_id(run, state), what, due, now
     )
     if client is not None:
         at = due.astimezone(UTC)  # the schedule in UTC: the user's zone is already in `due`

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from memory.store.forgotten import forgotten_at, forgotten_items
@@ -56,7 +56,8 @@ class Reminder:
 
     def forgotten_with(self, item: MemoryItem) -> bool:
         """Whether forgetting `item` forgets this reminder: it was forgotten after the reminder
-        was set (a memory forgotten last month does not cancel today's) and is about it."""
+        was set (a memory forgotten last month does not cancel today's; both times are the
+        runs', so a replay at another `now` compares its own) and is about it."""
         return forgotten_at(item) >= datetime.fromisoformat(self.set_at).timestamp() and (
             self.about(item)
         )
@@ -84,14 +85,18 @@ class ReminderBook:
     def user_id(self) -> str:
         return self.manager.user_id
 
-    def add(self, thread_id: str, turn_id: str, what: str, due: datetime) -> Reminder:
-        """Keep a reminder of `what` at `due` (an aware time), set by turn `turn_id`."""
+    def add(
+        self, thread_id: str, turn_id: str, what: str, due: datetime, at: datetime | None = None
+    ) -> Reminder:
+        """Keep a reminder of `what` at `due` (an aware time), set by turn `turn_id` at `at`
+        (the run's moment, on the clock the writer dates that turn's memories by; default now)."""
         if due.tzinfo is None:
             raise ValueError("a reminder's time needs its offset (the user's zone)")
         if not what.strip():
             raise ValueError("a reminder needs something to remind of")
+        set_at = at.astimezone(UTC).isoformat() if at is not None else now_iso()
         reminder = Reminder(
-            uuid.uuid4().hex[:8], thread_id, turn_id, what.strip(), due.isoformat(), now_iso()
+            uuid.uuid4().hex[:8], thread_id, turn_id, what.strip(), due.isoformat(), set_at
         )
         with self.db.transaction() as tx:
             tx.execute(

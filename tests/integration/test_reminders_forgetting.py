@@ -98,6 +98,27 @@ async def test_forgetting_the_memory_of_a_reminder_cancels_it(
     assert memory.reminders.take_due(Context(user_id="alice", now=DUE_AT).moment()) == []
 
 
+async def test_asking_the_chat_to_forget_it_cancels_the_reminder(
+    data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The writer dates its delete by the run's `now`, as set_reminder dates the reminder.
+    memory, _, _ = await _set(
+        monkeypatch,
+        data,
+        "Remind me the day after tomorrow to renew my passport.",
+        "renew my passport",
+        "the day after tomorrow",
+    )
+    monkeypatch.setattr(
+        nodes, "load_chat_model", lambda name, **_: ScriptedModel(messages=iter([AIMessage("Ok.")]))
+    )
+    async with LocalSession(_context("2026-12-07T20:05:00+08:00"), data / "data") as session:
+        await session.say("t1", "Please forget that I need to renew my passport.")
+        await session.wait_for_writes(60)
+    assert not [i for i in memory.manager.all_items().values() if not i.deleted]
+    assert memory.reminders.pending() == []
+
+
 async def test_a_memory_forgotten_before_the_reminder_was_set_does_not_cancel_it(
     data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
