@@ -7,6 +7,7 @@ import json
 import multiprocessing
 import shutil
 import uuid
+from datetime import UTC, datetime, timedelta
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -210,10 +211,15 @@ async def test_erase_user_leaves_no_row_of_them_in_any_gulfstream_table(tmp_path
         archive = archives.open(f"postgres:{POSTGRES_URL}", user)
         assert archive is not None
         archive.add([ArchivedMessage(user, "thread-1", "cp-1", "m-1", "user", FACTS[0], 1.0, 0)])
+        due = datetime.now(UTC) + timedelta(days=1)
+        set_here = memory.reminders.add("thread-1", "", "call the Qingdao office", due)
+        # Another replica, its own data folder: the same reminder, from the database.
+        assert replica(user, tmp_path / "other").reminders.pending() == [set_here]
     before, bob_before = user_rows_by_table(ada), user_rows_by_table(bob)
     expected = {"gulfstream_write_trace", "gulfstream_admissions", "gulfstream_model_usage",
                 "gulfstream_recalls", "gulfstream_recall_queries", "gulfstream_recall_flushes",
-                "gulfstream_consolidation", "gulfstream_archive_messages"}  # fmt: skip
+                "gulfstream_consolidation", "gulfstream_archive_messages",
+                "gulfstream_reminders"}  # fmt: skip
     assert expected <= {table for table, count in before.items() if count}
     report = memories[ada].erase_user(archive=archives.open(f"postgres:{POSTGRES_URL}", ada))
     assert report.removed
