@@ -7,8 +7,8 @@ import json
 import multiprocessing
 import shutil
 import uuid
-from datetime import UTC, datetime, timedelta
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
