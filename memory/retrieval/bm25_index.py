@@ -21,6 +21,7 @@ from memory.retrieval.date_cue import month_day, planned_days
 from memory.retrieval.query import is_bare_question, theme_key
 from memory.store.item import MemoryItem
 from memory.text.episodic import memory_kind
+from memory.text.language import has_cjk
 from memory.text.preferences import states_preference
 from memory.text.tokenize import tokenize
 
@@ -422,6 +423,21 @@ class Bm25Index:
                 if at < len(docs) and docs[at] == position:
                     held += idf
         return held / total if total > 0 else 0.0
+
+    def shares_word(self, tokens: list[str], position: int) -> bool:
+        """Whether the memory at `position` holds a word of the query: any of its terms but a
+        single Chinese character (a character alone is not a word: 多 of "我多大了" is in 很多,
+        大 in 更大). An English term is always a word."""
+        for term in dict.fromkeys(tokens):
+            if len(term) == 1 and has_cjk(term):
+                continue
+            posting = self.postings.get(term)
+            if posting is not None:
+                docs = posting[0]
+                at = int(np.searchsorted(docs, position))
+                if at < len(docs) and docs[at] == position:
+                    return True
+        return False
 
     def scores(self, tokens: list[str]) -> dict[str, float]:
         """BM25 score of every matching live memory, by id (for tests and debugging)."""

@@ -38,9 +38,12 @@ class FusionWeights:
     The embedding's confidence is its margin: the best cosine minus the `margin_depth`-th,
     over `confident_margin` (capped at 1). A flat similarity profile (every memory about as
     close, chit-chat, a query the model does not understand) weighs nothing; `lexical_gap`
-    also lowers it when BM25's first place stands out from its second. Fitted on the tuning
+    also lowers it when BM25's first place stands out from its second. BM25's side has its own
+    evidence check: when its best memory shares no word with the query, only single Chinese
+    characters, it weighs `wordless_lexical` and the embedding leads (issue 46: "我多大了？" put
+    "我三十多岁了" and "更大的房子" above "我今年40岁"). Fitted on the tuning
     splits of tests/data/memorybank_set.json and of REALTALK's chats with
-    bench/dialogue_recall.py; the bare-question factor and the newness of
+    bench/dialogue_recall.py; the bare-question factor, `wordless_lexical` and the newness of
     `Bm25Index.newness` on the tuning splits of every set in tests/data/recall_sets/, kept
     because no held-out split got worse (bench/recall_kinds.py; docs/MEMORY.md has both).
     """
@@ -54,6 +57,12 @@ class FusionWeights:
     # BM25's own confidence: its side weighs min(1, coverage / `lexical_coverage`), the
     # coverage being the IDF-weighted share of the query's terms its best memory holds; 0 off.
     lexical_coverage: float = 0.0
+    # BM25 without a word: when its best memory shares no word with the query, only single
+    # Chinese characters ("我多大了？" finds 多 in 很多, 大 in 更大; "我今年40岁" shares none),
+    # its side weighs this (1 off): the embedding leads, BM25 only breaks near ties and fills
+    # the list (0 would leave the embedding's shortlist alone). An English term is a word, so
+    # this never fires on an English query. 0.1-0.3 equal on every tuning split, 0.5 loses.
+    wordless_lexical: float = 0.2
     # A topic opened is followed by its details ("one of my paintings was chosen for an
     # exhibition", then "the inspiration came from a trip to Tibet"): each of the fused
     # `conversation_sources` best passes `next_in_conversation` × its score to the memory its
@@ -82,6 +91,7 @@ def fuse_scores(
     weights: FusionWeights = DEFAULT_WEIGHTS,
     hotness: HotnessOf | None = None,
     lexical_coverage: float = 1.0,
+    lexical_word: bool = True,
     next_in_conversation: Callable[[int], int | None] | None = None,
     prior: Callable[[list[int]], npt.NDArray[np.float64]] | None = None,
 ) -> list[int]:
@@ -92,13 +102,17 @@ def fuse_scores(
     by its item's `prior` (`FusedRanking.prior`: newer answers to a question about now, bare
     questions lower); equal scores go to the hotter item, then to BM25's order, then to the
     embedding's. `lexical_coverage` is how much of the query BM25's best match holds
-    (`Bm25Index.coverage`)."""
+    (`Bm25Index.coverage`), `lexical_word` whether it shares a word with it
+    (`Bm25Index.shares_word`)."""
     scores: dict[int, float] = {}
     first_seen: dict[int, int] = {}
     best_lexical = max((score for _, score in lexical), default=0.0)
+    lexical_weight = lexical_confidence(lexical_coverage, weights) * (
+        1.0 if lexical_word else weights.wordless_lexical)  # fmt: skip
+    if lexical_weight <= 0 and semantic:  # BM25 has no evidence: the embedding judges alone
+        best_lexical = 0.0
     if best_lexical > 0:
         ranked = sorted(lexical, key=lambda pair: -pair[1])
-        lexical_weight = lexical_confidence(lexical_coverage, weights)
         for item, score in ranked:
             scores[item] = lexical_weight * score / best_lexical
             first_seen.setdefault(item, len(first_seen))
@@ -272,8 +286,9 @@ class FusedRanking:
                                 newest_first=reading.current, hotness=hotness,
                                 min_score=min_score)  # fmt: skip
         coverage = best_coverage(index, reading, lexical, self.weights)
+        word = self.weights.wordless_lexical == 1.0 or shares_word(index, reading, lexical)
         return fuse_scores(lexical, semantic, limit, dated=dated, weights=self.weights,
-                           hotness=hotness, lexical_coverage=coverage,
+                           hotness=hotness, lexical_coverage=coverage, lexical_word=word,
                            next_in_conversation=index.next_in_conversation,
                            prior=partial(self.prior, index, reading))  # fmt: skip
 
@@ -344,3 +359,13 @@ def best_coverage(
         return 1.0
     best = max(lexical, key=lambda pair: pair[1])[0]
     return index.coverage(reading.tokens, best)
+
+
+def shares_word(
+    index: Bm25Index, reading: QueryReading, lexical: Sequence[tuple[int, float]]
+) -> bool:
+    """Whether BM25's best match shares a word with the query (`Bm25Index.shares_word`)."""
+    if not lexical:
+        return True
+    best = max(lexical, key=lambda pair: pair[1])[0]
+    return index.shares_word(reading.tokens, best)
