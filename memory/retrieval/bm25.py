@@ -181,12 +181,16 @@ class MechanicalRetriever:
     ) -> list[int]:
         if broad and reading.theme_key is not None:
             return self.hotness.hottest_first(index, index.themes[reading.theme_key])[:limit]
-        if broad and reading.broad:
+        if broad and reading.broad and not (reading.meaning_only and self.fused is not None):
             return self.hotness.broad_order(index, reading.time_cue)[:limit]
         hotness = partial(self.hotness.at, index)
         if self.fused is not None:
-            return self.fused(index, reading, query, limit, hotness=hotness,
-                              min_score=self.min_score)  # fmt: skip
+            fused = self.fused(index, reading, query, limit, hotness=hotness,
+                               min_score=self.min_score)  # fmt: skip
+            # A question only meaning answers, the embedding down: the broad order after all.
+            if fused or not (broad and reading.broad):
+                return fused
+            return self.hotness.broad_order(index, reading.time_cue)[:limit]
         return index.search(reading.tokens, limit, favour_recent=reading.time_cue,
                             newest_first=reading.current, hotness=hotness,
                             min_score=self.min_score)  # fmt: skip

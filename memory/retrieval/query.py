@@ -73,7 +73,9 @@ class QueryReading:
     """What the query asks for: `tokens` for BM25, whether it is broad, time cues, a bare theme,
     the calendar days it names (`dates`, month * 100 + day; `days`, full dates as ordinals),
     whether it asks for the current value (`current`) or for a recommendation among things
-    (`advice`: "can you recommend a hotel?", not "what should I do?")."""
+    (`advice`: "can you recommend a hotel?", not "what should I do?"), and whether it is a
+    question about the user that no search word carries (`meaning_only`: "Where am I from?",
+    all stop words; broad for BM25 alone, the embedding's to answer when it is on)."""
 
     tokens: list[str]
     broad: bool
@@ -83,6 +85,7 @@ class QueryReading:
     current: bool = False
     advice: bool = False
     days: tuple[int, ...] = ()  # the days asked about, ordinals (ISO dates in the query)
+    meaning_only: bool = False
 
 
 def theme_key(text: str) -> str:
@@ -120,10 +123,14 @@ def read_query(query: str, theme_keys: frozenset[str] = frozenset()) -> QueryRea
     remainder_key = theme_key(" ".join(kept_words))
     if remainder_key and remainder_key in theme_keys:
         return QueryReading(tokens, broad=True, time_cue=time_cue, theme_key=remainder_key)
-    # Nothing left to search for: the broad order (recent, much-used) beats an empty answer.
+    # Nothing left to search for: the broad order (recent, much-used) beats an empty answer;
+    # but a question about the user made of stop words only ("Where am I from?") asks for one
+    # fact, which the embedding can find when it reads the question as its answer ("I from").
+    about_me = bool(_ABOUT_ME_EN.search(text)) or any(p in text for p in _ABOUT_ME_ZH)
+    meaning_only = not tokens and not about_me and as_statement(query) != query
     return QueryReading(tokens, broad=not content, time_cue=time_cue, dates=dates_in(text),
                         current=current, advice=asks_recommendation(text),
-                        days=asked_days)  # fmt: skip
+                        days=asked_days, meaning_only=meaning_only)  # fmt: skip
 
 
 def as_statement(query: str) -> str:

@@ -1,6 +1,7 @@
 """The fusion follows the embedding where BM25 has no evidence for a question (issue 46: the
 fused ranking never below its own channels): a Chinese question whose BM25 best match shares
-only single characters with it ("我多大了？" finds 多 in 很多)."""
+only single characters with it ("我多大了？" finds 多 in 很多), and a question about the user made
+of stop words only ("Where am I from?"), which BM25 alone answers with the broad order."""
 
 from __future__ import annotations
 
@@ -69,3 +70,51 @@ AGES = ["我今年40岁。", "我现在要买更大的房子，考虑到我会�
 def test_how_old_am_i_finds_the_age_not_the_characters(tmp_path: Path) -> None:
     found = _store(tmp_path, AGES).get_related_memory_from("我多大了？", "mechanical", 3)
     assert "m0" in [m["id"] for m in found]
+
+
+@pytest.mark.parametrize(
+    ("query", "meaning_only"),
+    [
+        ("Where am I from?", True),  # all stop words, one fact asked
+        ("What do I do?", True),
+        ("Who am I?", False),  # about the user as a whole: the broad order
+        ("how are you?", False),  # chit-chat, not about the user
+        ("What's new?", False),
+        ("Where do I live?", False),  # "live" is searched
+        ("我来自哪里？", False),
+    ],
+)
+def test_a_question_only_meaning_can_answer(query: str, meaning_only: bool) -> None:
+    assert read_query(query).meaning_only is meaning_only
+
+
+# Persona-Chat-like lines (CC BY 4.0): nothing shares a search word with "Where am I from?".
+ORIGINS = ["I was born in Puerto Rico and grew up there.", "I love to dance on weekends.",
+           "My favourite book is Dune.", "I have two cats named Salt and Pepper.",
+           "Hello.", "That sounds like a lot of fun!"]  # fmt: skip
+
+
+@needs_model
+def test_where_am_i_from_is_answered_by_meaning(tmp_path: Path) -> None:
+    found = _store(tmp_path, ORIGINS).get_related_memory_from("Where am I from?", "mechanical", 2)
+    assert found[0]["id"] == "m0"
+
+
+def test_without_the_embedding_it_keeps_the_broad_order(tmp_path: Path) -> None:
+    memory = _store(tmp_path, ORIGINS, embeddings="off")
+    assert len(memory.get_related_memory_from("Where am I from?", "mechanical", 3)) == 3
+
+
+@needs_model
+def test_with_the_embedding_down_it_falls_back_to_the_broad_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = _store(tmp_path, ORIGINS)
+    fused = memory.retrievers.mechanical.fused
+    assert fused is not None
+
+    def down(*args: object, **kwargs: object) -> list[tuple[int, float]]:
+        raise ConnectionError("provider down")
+
+    monkeypatch.setattr(fused.channel, "similar_scores", down)
+    assert len(memory.get_related_memory_from("Where am I from?", "mechanical", 3)) == 3
