@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory.integration.settings import Settings, get_settings
-from memory.integration.time_of_run import zone_of
+from memory.integration.time_of_run import deployment_timezone, zone_of
 from memory.store.factory import backend_folder
 
 # memory.archive is imported by the functions that run while the archive is on: a deployment
@@ -55,5 +55,5 @@ def deployment_archive(
 
     archive = archives.open(archive_spec(settings), user_id)
     if archive is not None:
-        archive.zone = zone_of(settings.timezone)
+        archive.zone = zone_of(deployment_timezone())
     return archive

@@ -8,7 +8,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from datetime import datetime
 from typing import Annotated, Any
 
-from memory.integration.settings import ENV_PREFIX, Settings, get_settings
+from memory.integration.settings import ENV_PREFIX, Settings
 from memory.integration.time_of_run import check_now, check_timezone, run_moment
 from memory.retrieval.modes import RetrievalMode
 from memory.store.branch import SCOPE_POLICIES
@@ -102,9 +102,9 @@ class MemoryContext:
     timezone: str = field(
         default="",
         metadata={
-            "description": "The user's time zone, an IANA name such as 'Asia/Shanghai'; empty = "
-            "the deployment's GULFSTREAM_TIMEZONE, else the server's own zone. \"Tomorrow\" is "
-            "the user's tomorrow."
+            "description": "The user's time zone, an IANA name such as 'Asia/Shanghai' (by "
+            "default the deployment's GULFSTREAM_TIMEZONE); empty = the server's own zone. "
+            '"Tomorrow" is the user\'s tomorrow.'
         },
     )
 
@@ -166,9 +166,7 @@ class MemoryContext:
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"Context.{name} must be a string, got {getattr(self, name)!r}")
         self.writer_model = self.writer_model.strip() or self.model
-        # The deployment's zone when the run names none (GULFSTREAM_TIMEZONE; else the server's).
-        self.timezone = check_timezone(self.timezone) or get_settings().timezone
-        self.now = check_now(self.now)
+        self.timezone, self.now = check_timezone(self.timezone), check_now(self.now)
         for name in ("model", "writer_model"):
             if "/" not in getattr(self, name):
                 raise ValueError(

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.integration.env_values import ENV_PREFIX, parse_value, read_dotenv
-from memory.integration.time_of_run import check_timezone
+from memory.integration.time_of_run import deployment_timezone
 from memory.store.factory import backend_folder
 from memory.store.state_db import is_postgres_dsn
 from memory.upkeep.consolidation.plan import ConsolidationPolicy  # feature: consolidation
@@ -242,13 +242,6 @@ class Settings:
             "instead of filling the limit with weak ones (0: keep every match)"
         },
     )
-    timezone: str = field(
-        default="",
-        metadata={
-            "help": "the users' time zone (IANA name, Asia/Shanghai) when a run's context names "
-            "none: \"tomorrow\" is the user's tomorrow (empty: the server's zone)"
-        },
-    )
     coming_up_days: int = field(
         default=7,
         metadata={
@@ -324,13 +317,6 @@ class Settings:
         return cls(**values)
 
     def __post_init__(self) -> None:
-        try:
-            check_timezone(self.timezone)
-        except ValueError:
-            raise ValueError(
-                f"GULFSTREAM_TIMEZONE must be an IANA time zone such as 'Asia/Shanghai', "
-                f"got {self.timezone!r}"
-            ) from None
         if self.write_mode not in WRITE_MODES:
             raise ValueError(
                 f"GULFSTREAM_WRITE_MODE must be one of {', '.join(WRITE_MODES)}; "
@@ -454,7 +440,7 @@ class Settings:
         return ConsolidationPolicy(  # feature: consolidation
             half_life_days=self.hotness_half_life_days,  # feature: consolidation
             archive_cold_after_days=self.archive_cold_after_days,  # feature: consolidation
-            timezone=self.timezone,  # feature: consolidation
+            timezone=deployment_timezone(),  # feature: consolidation
         )  # feature: consolidation
 
     @property

@@ -3,6 +3,7 @@ server's), checked once where the run's context is read."""
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -32,6 +33,13 @@ def check_now(value: str) -> str:
                 f"got {value!r}"
             ) from exc
     return text
+
+
+def deployment_timezone() -> str:
+    """GULFSTREAM_TIMEZONE: the zone of a run that names none (`Context.timezone`'s default, read
+    from the environment like every context field's) and of what runs apart from any turn (the
+    archive's digests, consolidation); "" for the server's own zone."""
+    return check_timezone(os.environ.get("GULFSTREAM_TIMEZONE", ""))
 
 
 def zone_of(timezone: str) -> tzinfo | None:

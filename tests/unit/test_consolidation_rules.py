@@ -97,7 +97,7 @@ def _written(text: str, when: datetime) -> MemoryItem:
     return item
 
 
-def test_a_day_is_over_in_the_deployments_zone() -> None:
+def test_a_day_is_over_in_the_deployments_zone(monkeypatch: pytest.MonkeyPatch) -> None:
     # 17:00 UTC on 7 December is already the 8th in Shanghai: the flight's day is over there.
     from zoneinfo import ZoneInfo
 
@@ -107,7 +107,8 @@ def test_a_day_is_over_in_the_deployments_zone() -> None:
     now = datetime(2026, 12, 7, 17, 0, tzinfo=UTC)
     assert passed_date(flight, now) is None
     assert passed_date(flight, now.astimezone(ZoneInfo("Asia/Shanghai"))) == date(2026, 12, 7)
-    policy = Settings(timezone="Asia/Shanghai").consolidation_policy()
+    monkeypatch.setenv("GULFSTREAM_TIMEZONE", "Asia/Shanghai")
+    policy = Settings().consolidation_policy()
     assert policy.timezone == "Asia/Shanghai"
 
 

@@ -81,16 +81,20 @@ def test_a_runs_time_is_in_the_users_zone() -> None:
         Context(now="next tuesday")
 
 
-def test_the_deployments_zone_is_the_users_when_a_run_names_none() -> None:
-    from memory.integration.settings import Settings, use_settings
+def test_the_deployments_zone_is_the_users_when_a_run_names_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memory.integration.time_of_run import deployment_timezone
 
-    with use_settings(timezone="America/New_York"):
-        unnamed = Context(now="2026-12-07T18:30:00+00:00")
-        named = Context(now="2026-12-07T18:30:00+00:00", timezone="Asia/Shanghai")
+    monkeypatch.setenv("GULFSTREAM_TIMEZONE", "America/New_York")
+    unnamed = Context(now="2026-12-07T18:30:00+00:00")
+    named = Context(now="2026-12-07T18:30:00+00:00", timezone="Asia/Shanghai")
     assert unnamed.moment().isoformat() == "2026-12-07T13:30:00-05:00"
     assert named.moment().isoformat() == "2026-12-08T02:30:00+08:00"  # the run's own wins
-    with pytest.raises(ValueError, match="GULFSTREAM_TIMEZONE"):
-        Settings.from_env({"GULFSTREAM_TIMEZONE": "Mars/Olympus"})
+    assert deployment_timezone() == "America/New_York"  # the archive's and consolidation's
+    monkeypatch.setenv("GULFSTREAM_TIMEZONE", "Mars/Olympus")
+    with pytest.raises(ValueError, match="IANA"):
+        Context()
 
 
 def test_a_turn_keeps_its_zone_through_the_journal() -> None:

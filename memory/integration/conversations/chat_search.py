@@ -10,7 +10,7 @@ from memory.archive.reconcile import reconcile
 from memory.archive.render import local_time
 from memory.integration.archive_location import archive_spec, deployment_archive
 from memory.integration.settings import get_settings
-from memory.integration.time_of_run import run_moment
+from memory.integration.time_of_run import deployment_timezone, run_moment
 from memory.long_term import LongTermMemory
 from memory.store.branch import Lineage
 from memory.store.manager import BaseMemoryManager
@@ -48,7 +48,7 @@ def search_archive(
     ValueError names the accepted forms). With the user's `memory`, what carries a memory
     they forgot is left out, as for the agent. A user never archived gets no hits, and no
     archive is created to find out."""
-    now = run_moment("", get_settings().timezone)  # the deployment's day: the caller has no zone
+    now = run_moment("", deployment_timezone())  # the deployment's days: a caller has no zone
     window = Window(
         parse_day(since, tz=now.tzinfo),
         parse_day(until, end=True, tz=now.tzinfo),
