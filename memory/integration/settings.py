@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.integration.env_values import ENV_PREFIX, parse_value, read_dotenv
-from memory.integration.time_of_run import deployment_timezone
+from memory.integration.time_of_run import deployment_timezone  # feature: consolidation
 from memory.store.factory import backend_folder
 from memory.store.state_db import is_postgres_dsn
 from memory.upkeep.consolidation.plan import ConsolidationPolicy  # feature: consolidation
