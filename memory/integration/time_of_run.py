@@ -36,8 +36,8 @@ def check_now(value: str) -> str:
 
 
 def deployment_timezone() -> str:
-    """GULFSTREAM_TIMEZONE: the zone of a run that names none (`Context.timezone`'s default, read
-    from the environment like every context field's) and of what runs apart from any turn (the
+    """GULFSTREAM_TIMEZONE: the zone of a run that names none (`Context.timezone`'s default, as
+    every context field defaults to its variable) and of what runs apart from any turn (the
     archive's digests, consolidation); "" for the server's own zone."""
     return check_timezone(os.environ.get("GULFSTREAM_TIMEZONE", ""))
 
