@@ -37,6 +37,11 @@ def _client() -> Any:
     return get_client()
 
 
+async def _run_memory() -> RunMemory:
+    """The run's memory, opened off the event loop (opening reads files or the database)."""
+    return await asyncio.to_thread(RunMemory.open, get_runtime(Context))
+
+
 def _assistant() -> str:
     config = get_config()
     configurable, metadata = config.get("configurable", {}), config.get("metadata", {})
@@ -53,7 +58,7 @@ async def set_reminder(what: str, when: str, state: Annotated[State, InjectedSta
     """Remind the user of `what` (e.g. "call your mom") at `when` (e.g. "in 10 minutes",
     "Friday at 8", "tomorrow at 7:30pm", "明天下午3点"): at that time this conversation gets the
     reminder. Use it when the user asks to be reminded of something."""
-    run = await asyncio.to_thread(RunMemory.open, get_runtime(Context))
+    run = await _run_memory()
     due = run.context.moment_named(when)
     if due is None:
         return UNREAD_WHEN.format(when=when)
@@ -92,7 +97,7 @@ def list_reminders() -> str:
 
 async def cancel_reminder(reminder_id: str) -> str:
     """Cancel the reminder with this id (the 8 characters `list_reminders` shows)."""
-    run = await asyncio.to_thread(RunMemory.open, get_runtime(Context))
+    run = await _run_memory()
     gone = await asyncio.to_thread(run.memory.reminders.cancel, reminder_id)
     if gone is None:
         return NOT_FOUND.format(id=reminder_id)
@@ -115,7 +120,7 @@ async def say_reminder(state: State) -> dict[str, Any]:
     """The scheduled run's only node: the reminder it brings, said in the thread, unless it was
     cancelled, forgotten or erased (then nothing is said); its cron is deleted either way (a
     cron would come back next year). With reminders off, every reminder of the user goes."""
-    run = await asyncio.to_thread(RunMemory.open, get_runtime(Context))
+    run = await _run_memory()
     if not get_settings().reminders:
         await asyncio.to_thread(run.memory.reminders.clear)
         await _drop_crons(run.thread_id, None)

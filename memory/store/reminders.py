@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 from memory.store.forgotten import forgotten_at, forgotten_items
@@ -69,7 +70,12 @@ class Reminder:
             return True
         texts = [item.description]
         texts += [entry.get("previous_description", "") for entry in item.history]
-        return any(Fingerprint.of([self.what]).carries(text) for text in texts if text)
+        return any(self._print.carries(text) for text in texts if text)
+
+    @cached_property
+    def _print(self) -> Fingerprint:
+        """What makes a text say this reminder: made once, read for every forgotten memory."""
+        return Fingerprint.of([self.what])
 
 
 class ReminderBook:
@@ -139,14 +145,14 @@ class ReminderBook:
 
     def clear(self) -> int:
         """Remove every reminder of the user (reminders turned off); how many there were."""
-        if not self.db.exists() or "reminders" not in self.db.tables():
+        if not _has_reminders(self.db):
             return 0
         with self.db.transaction() as tx:
             cursor = tx.execute("DELETE FROM {p}reminders WHERE user_id = ?", (self.user_id,))
             return int(cursor.rowcount or 0)
 
     def _rows(self) -> list[Reminder]:
-        if not self.db.exists() or "reminders" not in self.db.tables():
+        if not _has_reminders(self.db):
             return []  # nothing set yet: reading never makes the file
         rows = self.db.query(
             f"SELECT {', '.join(_COLUMNS)} FROM {{p}}reminders WHERE user_id = ?", (self.user_id,)
@@ -170,6 +176,11 @@ class ReminderBook:
                 tx.executemany("DELETE FROM {p}reminders WHERE user_id = ? AND id = ?", doomed)
 
 
+def _has_reminders(db: StateDatabase) -> bool:
+    """Whether `db` holds a reminders table yet (asking never creates the file)."""
+    return db.exists() and "reminders" in db.tables()
+
+
 def reminder_of_row(row: dict[str, Any]) -> Reminder:
     """A reminders row (as the erasure reads it) as a Reminder."""
     return Reminder(*(str(row.get(column, "")) for column in _COLUMNS))
@@ -179,7 +190,7 @@ def drop_every_reminder(db: StateDatabase) -> int:
     """Remove every user's reminders from `db` (reminders turned off), leaving none of their
     bytes in the file; how many there were."""
     try:
-        if not db.exists() or "reminders" not in db.tables():
+        if not _has_reminders(db):
             return 0
         with db.transaction() as tx:
             removed = int(tx.execute("DELETE FROM {p}reminders").rowcount or 0)
