@@ -112,6 +112,14 @@ def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+@pytest.fixture(params=["yaml", "sqlite"])
+def file_backend(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A memory backend on real files in the test's folder: a YAML folder, then a SQLite file."""
+    if request.param == "yaml":
+        return f"yaml:{tmp_path / 'memory'}"
+    return f"sqlite:{tmp_path / 'memory.sqlite'}"
+
+
 @pytest.fixture
 def open_manager(backend: str, tmp_path: Path) -> Iterator[OpenManager]:
     """`open_manager(user_id)` → a new manager over this test's storage; call again to reopen."""

@@ -34,16 +34,11 @@ ASKED_EN = ["Please don't remember this conversation.", "I am planning a surpris
 ASKED_ZH = ["这段对话别记下来。", "我住在翡翠山庄。"]
 
 
-@pytest.fixture(params=["yaml", "sqlite"])
-def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    backend = (
-        f"yaml:{tmp_path / 'memory'}"
-        if request.param == "yaml"
-        else f"sqlite:{tmp_path / 'memory.sqlite'}"
-    )
+@pytest.fixture
+def settings(file_backend: str, tmp_path: Path) -> Iterator[Any]:
     with use_settings(
         data_dir=str(tmp_path / "data"), embeddings="off", snapshot_seconds=None,
-        memory_backend=backend, context_budget_tokens="200", compaction_keep_messages=2,
+        memory_backend=file_backend, context_budget_tokens="200", compaction_keep_messages=2,
     ) as chosen:  # fmt: skip
         yield chosen
     registry.clear()

@@ -38,16 +38,11 @@ FILLER = [
 ]  # fmt: skip
 
 
-@pytest.fixture(params=["yaml", "sqlite"])
-def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    backend = (
-        f"yaml:{tmp_path / 'memory'}"
-        if request.param == "yaml"
-        else f"sqlite:{tmp_path / 'memory.sqlite'}"
-    )
+@pytest.fixture
+def settings(file_backend: str, tmp_path: Path) -> Iterator[Any]:
     with use_settings(
         data_dir=str(tmp_path / "data"), embeddings="off", snapshot_seconds=None,
-        memory_backend=backend, context_budget_tokens=str(BUDGET), digests=False,
+        memory_backend=file_backend, context_budget_tokens=str(BUDGET), digests=False,
     ) as chosen:  # fmt: skip
         yield chosen
     registry.clear()
